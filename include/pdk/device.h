@@ -1,0 +1,358 @@
+// pdk/device.h — a C++ device runtime behind the StreamExecutor C API
+// (tensorflow/c/experimental/stream_executor/stream_executor.h).
+//
+// A plugin implements `pdk::Platform` and `pdk::Device` (and its Stream, Event
+// and Timer classes); `pdk::InitPlatform` fills every SP_* table TensorFlow asks
+// for with trampolines that start from zero-initialized structs carrying their
+// `struct_size`, convert Status into TF_Status and catch exceptions.
+//
+// Units: sizes are bytes, times nanoseconds, bandwidth bytes/s... as named.
+#ifndef PDK_DEVICE_H_
+#define PDK_DEVICE_H_
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "pdk/status.h"
+#include "tensorflow/c/experimental/stream_executor/stream_executor.h"
+
+namespace pdk {
+
+class Stream {
+ public:
+  virtual ~Stream() = default;
+};
+class Event {
+ public:
+  virtual ~Event() = default;
+};
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  // Elapsed time between StartTimer and StopTimer, in nanoseconds.
+  virtual uint64_t Nanoseconds() const = 0;
+};
+
+// Allocator statistics, as SP_AllocatorStats (bytes, counts).
+struct AllocatorStats {
+  int64_t num_allocs = 0;
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes_in_use = 0;
+  int64_t largest_alloc_size = 0;
+  int64_t bytes_limit = -1;  // < 0: no limit
+};
+
+enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+// One device. Memory pointers are device addresses; `stream` may be null for
+// the synchronous copy variants.
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  // Returns nullptr when the request cannot be met (TensorFlow then reports
+  // ResourceExhaustedError for the tensor).
+  virtual void* Allocate(uint64_t bytes, int64_t memory_space) = 0;
+  virtual void Deallocate(void* ptr, uint64_t bytes) = 0;
+  virtual void* HostAllocate(uint64_t bytes) = 0;
+  virtual void HostDeallocate(void* ptr) = 0;
+  virtual AllocatorStats Stats() const = 0;
+  // Free and total device memory in bytes.
+  virtual bool MemoryUsage(int64_t* free, int64_t* total) const = 0;
+
+  virtual StatusOr<std::unique_ptr<Stream>> CreateStream() = 0;
+  virtual Status CreateStreamDependency(Stream& dependent, Stream& other) = 0;
+  virtual Status StreamStatus(Stream& s) = 0;
+  virtual Status BlockHostUntilDone(Stream& s) = 0;
+  virtual Status SynchronizeAllActivity() = 0;
+
+  virtual StatusOr<std::unique_ptr<Event>> CreateEvent() = 0;
+  virtual SE_EventStatus EventStatus(Event& e) = 0;
+  virtual Status RecordEvent(Stream& s, Event& e) = 0;
+  virtual Status WaitForEvent(Stream& s, Event& e) = 0;
+  virtual Status BlockHostForEvent(Event& e) = 0;
+
+  virtual StatusOr<std::unique_ptr<Timer>> CreateTimer() = 0;
+  virtual Status StartTimer(Stream& s, Timer& t) = 0;
+  virtual Status StopTimer(Stream& s, Timer& t) = 0;
+
+  virtual Status Memcpy(Stream* s, void* dst, const void* src, uint64_t bytes, CopyKind kind) = 0;
+  virtual Status Memset(Stream& s, void* dst, uint8_t pattern, uint64_t bytes) = 0;
+  // `bytes` must be a multiple of 4.
+  virtual Status Memset32(Stream& s, void* dst, uint32_t pattern, uint64_t bytes) = 0;
+  // Runs `cb` after all work enqueued on `s` so far; returns false if it cannot.
+  virtual bool HostCallback(Stream& s, std::function<Status()> cb) = 0;
+
+  // SP_Device strings; must outlive the device.
+  virtual const char* hardware_name() const = 0;
+  virtual const char* vendor() const = 0;
+  virtual const char* pci_bus_id() const { return nullptr; }
+  virtual int32_t numa_node() const { return -1; }
+  virtual int64_t memory_bandwidth() const { return 0; }  // bytes/s
+  virtual double gflops() const { return 0; }             // GFLOP/s
+};
+
+// The platform: a name/type matching [A-Z][A-Z_]*, the device count, devices.
+class Platform {
+ public:
+  virtual ~Platform() = default;
+  virtual const char* name() const = 0;
+  virtual const char* type() const = 0;
+  virtual StatusOr<int> DeviceCount() const = 0;
+  virtual StatusOr<std::unique_ptr<Device>> CreateDevice(int ordinal) = 0;
+  virtual bool use_bfc_allocator() const { return true; }
+  virtual bool force_memory_growth() const { return true; }
+};
+
+namespace se_internal {
+
+inline Device* Dev(const SP_Device* d) { return static_cast<Device*>(d->device_handle); }
+inline Platform* Plat(const SP_Platform* p) { return static_cast<Platform*>(p->ext); }
+inline Stream* Str(SP_Stream s) { return reinterpret_cast<Stream*>(s); }
+inline Event* Evt(SP_Event e) { return reinterpret_cast<Event*>(e); }
+inline Timer* Tmr(SP_Timer t) { return reinterpret_cast<Timer*>(t); }
+
+template <class Fn>
+void Run(TF_Status* out, const char* where, Fn&& fn) {
+  Status s = GuardedCall(where, std::forward<Fn>(fn));
+  s.ToTF(out);
+}
+
+inline void FillStreamExecutor(SP_StreamExecutor* se) {
+  se->allocate = [](const SP_Device* d, uint64_t size, int64_t space, SP_DeviceMemoryBase* mem) {
+    mem->struct_size = SP_DEVICE_MEMORY_BASE_STRUCT_SIZE;
+    void* p = nullptr;
+    GuardedCall("allocate", [&] {
+      p = Dev(d)->Allocate(size, space);
+      return Status::OK();
+    });
+    mem->opaque = p;
+    mem->size = p ? size : 0;
+  };
+  se->deallocate = [](const SP_Device* d, SP_DeviceMemoryBase* mem) {
+    if (mem && mem->opaque) Dev(d)->Deallocate(mem->opaque, mem->size);
+    if (mem) {
+      mem->opaque = nullptr;
+      mem->size = 0;
+    }
+  };
+  se->host_memory_allocate = [](const SP_Device* d, uint64_t size) -> void* {
+    void* p = nullptr;
+    GuardedCall("host_memory_allocate", [&] {
+      p = Dev(d)->HostAllocate(size);
+      return Status::OK();
+    });
+    return p;
+  };
+  se->host_memory_deallocate = [](const SP_Device* d, void* mem) { Dev(d)->HostDeallocate(mem); };
+  se->get_allocator_stats = [](const SP_Device* d, SP_AllocatorStats* out) -> TF_Bool {
+    const AllocatorStats s = Dev(d)->Stats();
+    out->struct_size = SP_ALLOCATORSTATS_STRUCT_SIZE;
+    out->num_allocs = s.num_allocs;
+    out->bytes_in_use = s.bytes_in_use;
+    out->peak_bytes_in_use = s.peak_bytes_in_use;
+    out->largest_alloc_size = s.largest_alloc_size;
+    out->has_bytes_limit = s.bytes_limit >= 0;
+    out->bytes_limit = s.bytes_limit >= 0 ? s.bytes_limit : 0;
+    return true;
+  };
+  se->device_memory_usage = [](const SP_Device* d, int64_t* free, int64_t* total) -> TF_Bool {
+    return Dev(d)->MemoryUsage(free, total);
+  };
+  se->create_stream = [](const SP_Device* d, SP_Stream* out, TF_Status* st) {
+    Run(st, "create_stream", [&]() -> Status {
+      PDK_ASSIGN_OR_RETURN(auto s, Dev(d)->CreateStream());
+      *out = reinterpret_cast<SP_Stream>(s.release());
+      return Status::OK();
+    });
+  };
+  se->destroy_stream = [](const SP_Device*, SP_Stream s) { delete Str(s); };
+  se->create_stream_dependency = [](const SP_Device* d, SP_Stream dep, SP_Stream other,
+                                    TF_Status* st) {
+    Run(st, "create_stream_dependency",
+        [&] { return Dev(d)->CreateStreamDependency(*Str(dep), *Str(other)); });
+  };
+  se->get_stream_status = [](const SP_Device* d, SP_Stream s, TF_Status* st) {
+    Run(st, "get_stream_status", [&] { return Dev(d)->StreamStatus(*Str(s)); });
+  };
+  se->create_event = [](const SP_Device* d, SP_Event* out, TF_Status* st) {
+    Run(st, "create_event", [&]() -> Status {
+      PDK_ASSIGN_OR_RETURN(auto e, Dev(d)->CreateEvent());
+      *out = reinterpret_cast<SP_Event>(e.release());
+      return Status::OK();
+    });
+  };
+  se->destroy_event = [](const SP_Device*, SP_Event e) { delete Evt(e); };
+  se->get_event_status = [](const SP_Device* d, SP_Event e) {
+    return Dev(d)->EventStatus(*Evt(e));
+  };
+  se->record_event = [](const SP_Device* d, SP_Stream s, SP_Event e, TF_Status* st) {
+    Run(st, "record_event", [&] { return Dev(d)->RecordEvent(*Str(s), *Evt(e)); });
+  };
+  se->wait_for_event = [](const SP_Device* const d, SP_Stream s, SP_Event e, TF_Status* const st) {
+    Run(st, "wait_for_event", [&] { return Dev(d)->WaitForEvent(*Str(s), *Evt(e)); });
+  };
+  se->create_timer = [](const SP_Device* d, SP_Timer* out, TF_Status* st) {
+    Run(st, "create_timer", [&]() -> Status {
+      PDK_ASSIGN_OR_RETURN(auto t, Dev(d)->CreateTimer());
+      *out = reinterpret_cast<SP_Timer>(t.release());
+      return Status::OK();
+    });
+  };
+  se->destroy_timer = [](const SP_Device*, SP_Timer t) { delete Tmr(t); };
+  se->start_timer = [](const SP_Device* d, SP_Stream s, SP_Timer t, TF_Status* st) {
+    Run(st, "start_timer", [&] { return Dev(d)->StartTimer(*Str(s), *Tmr(t)); });
+  };
+  se->stop_timer = [](const SP_Device* d, SP_Stream s, SP_Timer t, TF_Status* st) {
+    Run(st, "stop_timer", [&] { return Dev(d)->StopTimer(*Str(s), *Tmr(t)); });
+  };
+  se->memcpy_dtoh = [](const SP_Device* d, SP_Stream s, void* dst, const SP_DeviceMemoryBase* src,
+                       uint64_t n, TF_Status* st) {
+    Run(st, "memcpy_dtoh",
+        [&] { return Dev(d)->Memcpy(Str(s), dst, src->opaque, n, CopyKind::kDeviceToHost); });
+  };
+  se->memcpy_htod = [](const SP_Device* d, SP_Stream s, SP_DeviceMemoryBase* dst, const void* src,
+                       uint64_t n, TF_Status* st) {
+    Run(st, "memcpy_htod",
+        [&] { return Dev(d)->Memcpy(Str(s), dst->opaque, src, n, CopyKind::kHostToDevice); });
+  };
+  se->memcpy_dtod = [](const SP_Device* d, SP_Stream s, SP_DeviceMemoryBase* dst,
+                       const SP_DeviceMemoryBase* src, uint64_t n, TF_Status* st) {
+    Run(st, "memcpy_dtod", [&] {
+      return Dev(d)->Memcpy(Str(s), dst->opaque, src->opaque, n, CopyKind::kDeviceToDevice);
+    });
+  };
+  se->sync_memcpy_dtoh = [](const SP_Device* d, void* dst, const SP_DeviceMemoryBase* src,
+                            uint64_t n, TF_Status* st) {
+    Run(st, "sync_memcpy_dtoh",
+        [&] { return Dev(d)->Memcpy(nullptr, dst, src->opaque, n, CopyKind::kDeviceToHost); });
+  };
+  se->sync_memcpy_htod = [](const SP_Device* d, SP_DeviceMemoryBase* dst, const void* src,
+                            uint64_t n, TF_Status* st) {
+    Run(st, "sync_memcpy_htod",
+        [&] { return Dev(d)->Memcpy(nullptr, dst->opaque, src, n, CopyKind::kHostToDevice); });
+  };
+  se->sync_memcpy_dtod = [](const SP_Device* d, SP_DeviceMemoryBase* dst,
+                            const SP_DeviceMemoryBase* src, uint64_t n, TF_Status* st) {
+    Run(st, "sync_memcpy_dtod", [&] {
+      return Dev(d)->Memcpy(nullptr, dst->opaque, src->opaque, n, CopyKind::kDeviceToDevice);
+    });
+  };
+  se->block_host_for_event = [](const SP_Device* d, SP_Event e, TF_Status* st) {
+    Run(st, "block_host_for_event", [&] { return Dev(d)->BlockHostForEvent(*Evt(e)); });
+  };
+  se->block_host_until_done = [](const SP_Device* d, SP_Stream s, TF_Status* st) {
+    Run(st, "block_host_until_done", [&] { return Dev(d)->BlockHostUntilDone(*Str(s)); });
+  };
+  se->synchronize_all_activity = [](const SP_Device* d, TF_Status* st) {
+    Run(st, "synchronize_all_activity", [&] { return Dev(d)->SynchronizeAllActivity(); });
+  };
+  se->mem_zero = [](const SP_Device* d, SP_Stream s, SP_DeviceMemoryBase* loc, uint64_t n,
+                    TF_Status* st) {
+    Run(st, "mem_zero", [&] { return Dev(d)->Memset(*Str(s), loc->opaque, 0, n); });
+  };
+  se->memset = [](const SP_Device* d, SP_Stream s, SP_DeviceMemoryBase* loc, uint8_t pattern,
+                  uint64_t n, TF_Status* st) {
+    Run(st, "memset", [&] { return Dev(d)->Memset(*Str(s), loc->opaque, pattern, n); });
+  };
+  se->memset32 = [](const SP_Device* d, SP_Stream s, SP_DeviceMemoryBase* loc, uint32_t pattern,
+                    uint64_t n, TF_Status* st) {
+    Run(st, "memset32", [&] { return Dev(d)->Memset32(*Str(s), loc->opaque, pattern, n); });
+  };
+  se->host_callback = [](const SP_Device* d, SP_Stream s, SE_StatusCallbackFn fn,
+                         void* arg) -> TF_Bool {
+    return Dev(d)->HostCallback(*Str(s), [fn, arg]() -> Status {
+      TFStatusPtr st = NewTFStatus();
+      fn(arg, st.get());
+      return Status::FromTF(st.get());
+    });
+  };
+}
+
+}  // namespace se_internal
+
+// Fills `params` for SE_InitPlugin. `platform` must outlive the process's use
+// of the device (a function-local static is the usual choice).
+inline void InitPlatform(Platform* platform, SE_PlatformRegistrationParams* params,
+                         TF_Status* status) {
+  using namespace se_internal;  // NOLINT
+  Status st = GuardedCall("SE_InitPlugin", [&]() -> Status {
+    if (params == nullptr || params->platform == nullptr || params->platform_fns == nullptr)
+      return InvalidArgument("SE_InitPlugin: null registration parameters");
+    SP_Platform* p = params->platform;
+    const size_t p_size = p->struct_size;
+    std::memset(p, 0, sizeof(*p));
+    p->struct_size = p_size ? std::min<size_t>(p_size, SP_PLATFORM_STRUCT_SIZE) : SP_PLATFORM_STRUCT_SIZE;
+    p->ext = platform;
+    p->name = platform->name();
+    p->type = platform->type();
+    p->supports_unified_memory = false;
+    p->use_bfc_allocator = platform->use_bfc_allocator();
+    p->force_memory_growth = platform->force_memory_growth();
+    params->destroy_platform = [](SP_Platform*) {};
+
+    SP_PlatformFns* f = params->platform_fns;
+    std::memset(f, 0, sizeof(*f));
+    f->struct_size = SP_PLATFORM_FNS_STRUCT_SIZE;
+    f->get_device_count = [](const SP_Platform* p, int* count, TF_Status* st) {
+      Run(st, "get_device_count", [&]() -> Status {
+        PDK_ASSIGN_OR_RETURN(*count, Plat(p)->DeviceCount());
+        return Status::OK();
+      });
+    };
+    f->create_device = [](const SP_Platform* p, SE_CreateDeviceParams* dp, TF_Status* st) {
+      Run(st, "create_device", [&]() -> Status {
+        PDK_ASSIGN_OR_RETURN(auto dev, Plat(p)->CreateDevice(dp->ordinal));
+        SP_Device* d = dp->device;
+        d->struct_size = SP_DEVICE_STRUCT_SIZE;
+        d->ext = nullptr;
+        d->ordinal = dp->ordinal;
+        d->hardware_name = dev->hardware_name();
+        d->device_vendor = dev->vendor();
+        d->pci_bus_id = dev->pci_bus_id();
+        d->device_handle = dev.release();
+        return Status::OK();
+      });
+    };
+    f->destroy_device = [](const SP_Platform*, SP_Device* d) {
+      delete Dev(d);
+      d->device_handle = nullptr;
+    };
+    f->create_device_fns = [](const SP_Platform*, SE_CreateDeviceFnsParams* dp, TF_Status* st) {
+      SP_DeviceFns* fns = dp->device_fns;
+      std::memset(fns, 0, sizeof(*fns));
+      fns->struct_size = SP_DEVICE_FNS_STRUCT_SIZE;
+      fns->get_numa_node = [](const SP_Device* d) { return Dev(d)->numa_node(); };
+      fns->get_memory_bandwidth = [](const SP_Device* d) { return Dev(d)->memory_bandwidth(); };
+      fns->get_gflops = [](const SP_Device* d) { return Dev(d)->gflops(); };
+      TF_SetStatus(st, TF_OK, "");
+    };
+    f->destroy_device_fns = [](const SP_Platform*, SP_DeviceFns*) {};
+    f->create_stream_executor = [](const SP_Platform*, SE_CreateStreamExecutorParams* sp,
+                                   TF_Status* st) {
+      SP_StreamExecutor* se = sp->stream_executor;
+      std::memset(se, 0, sizeof(*se));
+      se->struct_size = SP_STREAMEXECUTOR_STRUCT_SIZE;
+      FillStreamExecutor(se);
+      TF_SetStatus(st, TF_OK, "");
+    };
+    f->destroy_stream_executor = [](const SP_Platform*, SP_StreamExecutor*) {};
+    f->create_timer_fns = [](const SP_Platform*, SP_TimerFns* t, TF_Status* st) {
+      std::memset(t, 0, sizeof(*t));
+      t->struct_size = SP_TIMER_FNS_STRUCT_SIZE;
+      t->nanoseconds = [](SP_Timer timer) -> uint64_t { return Tmr(timer)->Nanoseconds(); };
+      TF_SetStatus(st, TF_OK, "");
+    };
+    f->destroy_timer_fns = [](const SP_Platform*, SP_TimerFns*) {};
+    params->destroy_platform_fns = [](SP_PlatformFns*) {};
+    return Status::OK();
+  });
+  st.ToTF(status);
+}
+
+}  // namespace pdk
+
+#endif  // PDK_DEVICE_H_

@@ -1,0 +1,471 @@
+// pdk/kernel.h — writing and registering kernels over TensorFlow's kernel C API
+// (tensorflow/c/kernels.h).
+//
+// A kernel is a class template over its element type(s):
+//
+//   template <class T>
+//   class MatMulOp {
+//    public:
+//     pdk::Status Init(const pdk::Attrs& a) {          // optional; runs once per node
+//       PDK_RETURN_IF_ERROR(a.Get("transpose_a", &transpose_a_));
+//       return a.Get("transpose_b", &transpose_b_);
+//     }
+//     pdk::Status Compute(pdk::Context& ctx) const;     // runs per launch
+//   };
+//
+//   PDK_REGISTER_KERNELS(MatMul, r) {                   // deferred: replayed by TF_InitKernel
+//     pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+//       using T = typename decltype(t)::type;
+//       r.Add(pdk::KernelDef<MatMulOp<T>>("MatMul").Type<T>("T"));
+//     });
+//   }
+//
+// The kit owns every TF_* handle (pdk::Tensor releases its TF_Tensor), converts
+// a returned error Status into TF_OpKernelContext_Failure, catches exceptions at
+// the C boundary, decodes attributes once (Init), registers one builder per
+// listed dtype with its type constraint, and counts launches per op.
+#ifndef PDK_KERNEL_H_
+#define PDK_KERNEL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "pdk/status.h"
+#include "pdk/tensor.h"
+#include "pdk/types.h"
+#include "tensorflow/c/kernels.h"
+#include "tensorflow/c/tf_buffer.h"
+
+namespace pdk {
+
+// ------------------------------------------------------------------ attributes
+
+// Typed read access to a node's attributes at kernel construction.
+// Every getter returns InvalidArgument naming the attribute on failure.
+class Attrs {
+ public:
+  explicit Attrs(TF_OpKernelConstruction* c) : c_(c) {}
+
+  bool Has(const char* name) const {
+    TFStatusPtr s = NewTFStatus();
+    return TF_OpKernelConstruction_HasAttr(c_, name, s.get());
+  }
+  Status Get(const char* name, bool* v) const {
+    TF_Bool b = 0;
+    return Call(name, [&](TF_Status* s) { TF_OpKernelConstruction_GetAttrBool(c_, name, &b, s); },
+                [&] { *v = b != 0; });
+  }
+  Status Get(const char* name, int32_t* v) const {
+    return Call(name, [&](TF_Status* s) { TF_OpKernelConstruction_GetAttrInt32(c_, name, v, s); });
+  }
+  Status Get(const char* name, int64_t* v) const {
+    return Call(name, [&](TF_Status* s) { TF_OpKernelConstruction_GetAttrInt64(c_, name, v, s); });
+  }
+  Status Get(const char* name, float* v) const {
+    return Call(name, [&](TF_Status* s) { TF_OpKernelConstruction_GetAttrFloat(c_, name, v, s); });
+  }
+  Status Get(const char* name, TF_DataType* v) const {
+    return Call(name, [&](TF_Status* s) { TF_OpKernelConstruction_GetAttrType(c_, name, v, s); });
+  }
+  Status Get(const char* name, std::string* v) const {
+    int32_t list_size = 0, total = 0;
+    PDK_RETURN_IF_ERROR(Size(name, &list_size, &total));
+    std::string buf(static_cast<size_t>(total < 0 ? 0 : total), '\0');
+    return Call(name, [&](TF_Status* s) {
+      TF_OpKernelConstruction_GetAttrString(c_, name, buf.data(), buf.size(), s);
+    }, [&] { *v = std::move(buf); });
+  }
+  Status Get(const char* name, std::vector<int32_t>* v) const {
+    int32_t n = 0, total = 0;
+    PDK_RETURN_IF_ERROR(Size(name, &n, &total));
+    v->assign(n < 0 ? 0 : n, 0);
+    return Call(name, [&](TF_Status* s) {
+      TF_OpKernelConstruction_GetAttrInt32List(c_, name, v->data(), n, s);
+    });
+  }
+  Status Get(const char* name, std::vector<int64_t>* v) const {
+    int32_t n = 0, total = 0;
+    PDK_RETURN_IF_ERROR(Size(name, &n, &total));
+    v->assign(n < 0 ? 0 : n, 0);
+    return Call(name, [&](TF_Status* s) {
+      TF_OpKernelConstruction_GetAttrInt64List(c_, name, v->data(), n, s);
+    });
+  }
+  // Reads `name` if present, else leaves *v at its default.
+  template <class V>
+  Status GetOptional(const char* name, V* v) const {
+    return Has(name) ? Get(name, v) : Status::OK();
+  }
+
+  std::string node_name() const {
+    TF_StringView n = TF_OpKernelConstruction_GetName(c_);
+    return std::string(n.data, n.len);
+  }
+
+ private:
+  Status Size(const char* name, int32_t* list_size, int32_t* total) const {
+    return Call(name, [&](TF_Status* s) {
+      TF_OpKernelConstruction_GetAttrSize(c_, name, list_size, total, s);
+    });
+  }
+  template <class F, class Then = void (*)()>
+  Status Call(const char* name, F&& f, Then&& then = [] {}) const {
+    TFStatusPtr s = NewTFStatus();
+    f(s.get());
+    if (TF_GetCode(s.get()) != TF_OK)
+      return InvalidArgument("attribute '", name, "': ", TF_Message(s.get()));
+    then();
+    return Status::OK();
+  }
+  TF_OpKernelConstruction* c_;
+};
+
+// --------------------------------------------------------------- kernel context
+
+// The per-launch view of TF_OpKernelContext. Every tensor it returns is owned.
+class Context {
+ public:
+  Context(TF_OpKernelContext* c, const std::string& op) : c_(c), op_(op) {}
+
+  // The TensorFlow op type being run ("AddV2"), for error messages.
+  const char* op() const { return op_.c_str(); }
+  int num_inputs() const { return TF_NumInputs(c_); }
+  int num_outputs() const { return TF_NumOutputs(c_); }
+  TF_DataType input_dtype(int i) const { return TF_InputDatatype(c_, i); }
+  TF_DataType output_dtype(int i) const { return TF_ExpectedOutputDataType(c_, i); }
+  int device_id() const { return TF_GetDeviceId(c_); }
+
+  StatusOr<Tensor> input(int i) const {
+    TFStatusPtr s = NewTFStatus();
+    TF_Tensor* t = nullptr;
+    TF_GetInput(c_, i, &t, s.get());
+    Tensor owned(t);
+    if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    return owned;
+  }
+
+  // Allocates output `i` with `shape` and the dtype the graph expects.
+  StatusOr<Tensor> allocate_output(int i, const Shape& shape) const {
+    const TF_DataType dt = output_dtype(i);
+    TFStatusPtr s = NewTFStatus();
+    const size_t bytes = static_cast<size_t>(shape.num_elements()) * TF_DataTypeSize(dt);
+    Tensor t(TF_AllocateOutput(c_, i, dt, shape.dims().data(), shape.rank(), bytes, s.get()));
+    if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    return t;
+  }
+
+  // Reuses the buffer of one of `candidates` (an input of the same size that no
+  // one else holds) as output `i`, or allocates a new one.
+  StatusOr<Tensor> forward_or_allocate_output(std::initializer_list<int> candidates, int i,
+                                              const Shape& shape) const {
+    TFStatusPtr s = NewTFStatus();
+    int forwarded = -1;
+    std::vector<int> cand(candidates);
+    Tensor t(TF_ForwardInputOrAllocateOutput(c_, cand.data(), static_cast<int>(cand.size()), i,
+                                             shape.dims().data(), shape.rank(), &forwarded,
+                                             s.get()));
+    if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    return t;
+  }
+
+  // A scratch tensor on the device, released when the returned Tensor dies.
+  StatusOr<Tensor> allocate_temp(TF_DataType dt, const Shape& shape) const {
+    TFStatusPtr s = NewTFStatus();
+    TF_AllocatorAttributes attrs{TF_ALLOCATOR_ATTRIBUTES_STRUCT_SIZE, 0};
+    Tensor t(TF_AllocateTemp(c_, dt, shape.dims().data(), shape.rank(), &attrs, s.get()));
+    if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    return t;
+  }
+
+  // Makes output `i` share the buffer of `t` (no copy), e.g. Identity, Reshape.
+  Status set_output(int i, const Tensor& t) const {
+    TFStatusPtr s = NewTFStatus();
+    TF_SetOutput(c_, i, t.get(), s.get());
+    return Status::FromTF(s.get());
+  }
+
+  TF_OpKernelContext* raw() const { return c_; }
+
+ private:
+  TF_OpKernelContext* c_;
+  const std::string& op_;
+};
+
+// ------------------------------------------------------------- launch counters
+
+// Per-op launch counts, keyed by TensorFlow op type. Entries are created at
+// registration (before any kernel runs) and never removed, so lookups need no lock.
+class LaunchStats {
+ public:
+  static LaunchStats& Global() {
+    static LaunchStats* g = new LaunchStats;  // never destroyed: kernels may outlive exit
+    return *g;
+  }
+  std::atomic<uint64_t>* CounterFor(const std::string& op) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto& c = counters_[op];
+    if (!c) c = std::make_unique<std::atomic<uint64_t>>(0);
+    return c.get();
+  }
+  std::map<std::string, uint64_t> Snapshot() const {
+    std::lock_guard<std::mutex> l(mu_);
+    std::map<std::string, uint64_t> out;
+    for (auto& [op, c] : counters_) out[op] = c->load(std::memory_order_relaxed);
+    return out;
+  }
+  void Reset() {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto& [op, c] : counters_) c->store(0, std::memory_order_relaxed);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<std::atomic<uint64_t>>> counters_;
+};
+
+namespace internal {
+
+// Reads field 2 (`op`) of a serialized tensorflow.NodeDef
+// (tensorflow/core/framework/node_def.proto: name = 1, op = 2). Protobuf wire
+// format: https://protobuf.dev/programming-guides/encoding/.
+inline std::string NodeDefOp(const uint8_t* p, size_t n) {
+  auto varint = [&](size_t& i, uint64_t& v) {
+    v = 0;
+    for (int shift = 0; i < n && shift < 64; shift += 7) {
+      const uint8_t b = p[i++];
+      v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  };
+  size_t i = 0;
+  while (i < n) {
+    uint64_t key, len;
+    if (!varint(i, key)) break;
+    const int field = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
+    if (wire == 0) {
+      if (!varint(i, len)) break;
+    } else if (wire == 2) {
+      if (!varint(i, len) || len > n - i) break;
+      if (field == 2) return std::string(reinterpret_cast<const char*>(p + i), len);
+      i += len;
+    } else if (wire == 1) {
+      i += 8;
+    } else if (wire == 5) {
+      i += 4;
+    } else {
+      break;
+    }
+  }
+  return std::string();
+}
+
+inline std::string OpTypeOf(TF_OpKernelConstruction* c) {
+  TFStatusPtr s = NewTFStatus();
+  TF_Buffer* b = TF_OpKernelConstruction_GetNodeDef(c, s.get());
+  std::string op;
+  if (b) {
+    if (TF_GetCode(s.get()) == TF_OK)
+      op = NodeDefOp(static_cast<const uint8_t*>(b->data), b->length);
+    TF_DeleteBuffer(b);
+  }
+  return op;
+}
+
+template <class K, class = void>
+struct HasInit : std::false_type {};
+template <class K>
+struct HasInit<K, std::void_t<decltype(std::declval<K&>().Init(std::declval<const Attrs&>()))>>
+    : std::true_type {};
+
+template <class K>
+struct Instance {
+  K kernel;
+  std::string op;
+  std::atomic<uint64_t>* launches = nullptr;
+};
+
+inline void Fail(TF_OpKernelContext* c, const Status& st) {
+  TFStatusPtr s = NewTFStatus();
+  st.ToTF(s.get());
+  TF_OpKernelContext_Failure(c, s.get());
+}
+
+template <class K>
+void* CreateTrampoline(TF_OpKernelConstruction* c) {
+  Instance<K>* inst = nullptr;
+  Status st = GuardedCall("kernel construction", [&]() -> Status {
+    auto owned = std::make_unique<Instance<K>>();
+    owned->op = OpTypeOf(c);
+    owned->launches = LaunchStats::Global().CounterFor(owned->op);
+    if constexpr (HasInit<K>::value) {
+      Status init = owned->kernel.Init(Attrs(c));
+      if (!init.ok()) return Status(init.code(), owned->op + ": " + init.message());
+    }
+    inst = owned.release();
+    return Status::OK();
+  });
+  if (!st.ok()) {
+    TFStatusPtr s = NewTFStatus();
+    st.ToTF(s.get());
+    TF_OpKernelConstruction_Failure(c, s.get());
+    return nullptr;
+  }
+  return inst;
+}
+
+template <class K>
+void ComputeTrampoline(void* p, TF_OpKernelContext* c) {
+  auto* inst = static_cast<Instance<K>*>(p);
+  if (inst == nullptr) return Fail(c, Internal("kernel was not constructed"));
+  inst->launches->fetch_add(1, std::memory_order_relaxed);
+  Status st = GuardedCall(inst->op.c_str(), [&] {
+    Context ctx(c, inst->op);
+    return inst->kernel.Compute(ctx);
+  });
+  if (!st.ok()) Fail(c, st);
+}
+
+template <class K>
+void DeleteTrampoline(void* p) {
+  delete static_cast<Instance<K>*>(p);
+}
+
+}  // namespace internal
+
+// ---------------------------------------------------------------- registration
+
+// One (op, type constraints) pair that the plugin registers, as listed by
+// `tensorflow_pdk.registered_kernels()`.
+struct RegisteredKernel {
+  std::string op;
+  std::vector<std::pair<std::string, TF_DataType>> type_constraints;
+  std::vector<std::string> host_memory;
+  int priority = 0;
+};
+
+// Describes one kernel builder: op name, type constraints, host-memory args.
+template <class K>
+class KernelDef {
+ public:
+  explicit KernelDef(std::string op) { info_.op = std::move(op); }
+
+  // Constrains type attribute `attr` to C++ type T (checked at compile time).
+  template <class T>
+  KernelDef& Type(const char* attr) {
+    info_.type_constraints.emplace_back(attr, kDataType<T>);
+    return *this;
+  }
+  // Declares input or output `arg` to live in host memory (shapes, axes).
+  KernelDef& HostMemory(const char* arg) {
+    info_.host_memory.emplace_back(arg);
+    return *this;
+  }
+  KernelDef& Priority(int p) {
+    info_.priority = p;
+    return *this;
+  }
+
+  Status Register(const char* device_type) const {
+    TF_KernelBuilder* b =
+        TF_NewKernelBuilder(info_.op.c_str(), device_type, &internal::CreateTrampoline<K>,
+                            &internal::ComputeTrampoline<K>, &internal::DeleteTrampoline<K>);
+    TFStatusPtr s = NewTFStatus();
+    for (const auto& [attr, dt] : info_.type_constraints) {
+      TF_KernelBuilder_TypeConstraint(b, attr.c_str(), dt, s.get());
+      if (TF_GetCode(s.get()) != TF_OK) {
+        TF_DeleteKernelBuilder(b);
+        return Status(TF_GetCode(s.get()), info_.op + ": " + TF_Message(s.get()));
+      }
+    }
+    for (const auto& arg : info_.host_memory) TF_KernelBuilder_HostMemory(b, arg.c_str());
+    if (info_.priority) TF_KernelBuilder_Priority(b, info_.priority);
+    // TF_RegisterKernelBuilder takes ownership of the builder.
+    TF_RegisterKernelBuilder((info_.op + "_pdk").c_str(), b, s.get());
+    if (TF_GetCode(s.get()) != TF_OK)
+      return Status(TF_GetCode(s.get()), info_.op + ": " + TF_Message(s.get()));
+    LaunchStats::Global().CounterFor(info_.op);
+    return Status::OK();
+  }
+  const RegisteredKernel& info() const { return info_; }
+
+ private:
+  RegisteredKernel info_;
+};
+
+// Collects registrations during replay; keeps the first error.
+class Registrar {
+ public:
+  explicit Registrar(const char* device_type) : device_type_(device_type) {}
+  template <class K>
+  void Add(const KernelDef<K>& def) {
+    if (!status_.ok()) return;
+    status_ = def.Register(device_type_);
+    if (status_.ok()) registered_.push_back(def.info());
+  }
+  const Status& status() const { return status_; }
+  std::vector<RegisteredKernel>& registered() { return registered_; }
+
+ private:
+  const char* device_type_;
+  Status status_;
+  std::vector<RegisteredKernel> registered_;
+};
+
+// The deferred registration list: file-level PDK_REGISTER_KERNELS blocks append
+// here during static initialization; `RegisterAll` replays them (TF_InitKernel).
+class KernelRegistry {
+ public:
+  using Fn = void (*)(Registrar&);
+  static KernelRegistry& Global() {
+    static KernelRegistry* g = new KernelRegistry;
+    return *g;
+  }
+  bool Add(const char* name, Fn fn) {
+    fns_.emplace_back(name, fn);
+    return true;
+  }
+  // Registers every kernel for `device_type`. Idempotent: a second call (the
+  // plugin loaded again under another path) registers nothing and returns OK.
+  Status RegisterAll(const char* device_type) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (done_) return Status::OK();
+    Registrar r(device_type);
+    for (auto& [name, fn] : fns_) {
+      Status st = GuardedCall(name, [&] {
+        fn(r);
+        return Status::OK();
+      });
+      if (!st.ok()) return st;
+      if (!r.status().ok()) return r.status();
+    }
+    registered_ = std::move(r.registered());
+    done_ = true;
+    return Status::OK();
+  }
+  const std::vector<RegisteredKernel>& registered() const { return registered_; }
+
+ private:
+  std::mutex mu_;
+  bool done_ = false;
+  std::vector<std::pair<const char*, Fn>> fns_;
+  std::vector<RegisteredKernel> registered_;
+};
+
+}  // namespace pdk
+
+// Defines a deferred registration block: `PDK_REGISTER_KERNELS(Name, r) { r.Add(...); }`.
+#define PDK_REGISTER_KERNELS(NAME, R)                                                      \
+  static void PdkRegister_##NAME(::pdk::Registrar& R);                                     \
+  [[maybe_unused]] static const bool pdk_registered_##NAME =                              \
+      ::pdk::KernelRegistry::Global().Add(#NAME, &PdkRegister_##NAME);                     \
+  static void PdkRegister_##NAME(::pdk::Registrar& R)
+
+#endif  // PDK_KERNEL_H_

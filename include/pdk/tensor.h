@@ -1,0 +1,176 @@
+// pdk/tensor.h — shapes and an owning tensor handle.
+//
+// `pdk::Shape` is a vector of int64 dimensions (row-major, NHWC where images are
+// concerned). `pdk::Tensor` owns one TF_Tensor*: the handle is released in the
+// destructor, exactly once, so an early return cannot leak a buffer
+// (TensorFlow's C API requires TF_DeleteTensor on every tensor it hands out).
+// Shape checks live here, with messages of the form
+//   "MatMul: a.shape[1] (3) != b.shape[0] (4)".
+#ifndef PDK_TENSOR_H_
+#define PDK_TENSOR_H_
+
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pdk/status.h"
+#include "pdk/types.h"
+#include "tensorflow/c/tf_tensor.h"
+
+namespace pdk {
+
+class Shape {
+ public:
+  Shape() = default;  // a scalar
+  Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}
+  explicit Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {}
+
+  int rank() const { return static_cast<int>(dims_.size()); }
+  int64_t dim(int i) const { return dims_[i < 0 ? i + rank() : i]; }
+  int64_t& operator[](int i) { return dims_[i]; }
+  int64_t operator[](int i) const { return dims_[i]; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  void push_back(int64_t d) { dims_.push_back(d); }
+  int64_t num_elements() const {
+    int64_t n = 1;
+    for (int64_t d : dims_) n *= d;
+    return n;
+  }
+  bool operator==(const Shape& o) const { return dims_ == o.dims_; }
+  bool operator!=(const Shape& o) const { return dims_ != o.dims_; }
+
+  // "[2,3]" ("[]" for a scalar), as TensorFlow prints shapes.
+  std::string ToString() const {
+    std::string s = "[";
+    for (size_t i = 0; i < dims_.size(); ++i) {
+      if (i) s += ",";
+      s += std::to_string(dims_[i]);
+    }
+    return s + "]";
+  }
+
+ private:
+  std::vector<int64_t> dims_;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.ToString(); }
+
+// Owns one TF_Tensor*. Move-only.
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(TF_Tensor* t) : t_(t) {}
+  ~Tensor() { reset(); }
+  Tensor(Tensor&& o) noexcept : t_(std::exchange(o.t_, nullptr)) {}
+  Tensor& operator=(Tensor&& o) noexcept {
+    if (this != &o) {
+      reset();
+      t_ = std::exchange(o.t_, nullptr);
+    }
+    return *this;
+  }
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+
+  void reset() {
+    if (t_) TF_DeleteTensor(t_);
+    t_ = nullptr;
+  }
+  bool valid() const { return t_ != nullptr; }
+  TF_Tensor* get() const { return t_; }
+
+  TF_DataType dtype() const { return TF_TensorType(t_); }
+  int rank() const { return TF_NumDims(t_); }
+  int64_t dim(int i) const { return TF_Dim(t_, i < 0 ? i + rank() : i); }
+  Shape shape() const {
+    std::vector<int64_t> d(rank());
+    for (int i = 0; i < rank(); ++i) d[i] = TF_Dim(t_, i);
+    return Shape(std::move(d));
+  }
+  int64_t num_elements() const { return TF_TensorElementCount(t_); }
+  size_t bytes() const { return TF_TensorByteSize(t_); }
+  void* raw_data() const { return TF_TensorData(t_); }
+
+  // Typed element pointer. The caller's T must match dtype(); kernels get T
+  // from their registration, so the match is guaranteed by construction.
+  template <class T>
+  T* data() const {
+    return static_cast<T*>(TF_TensorData(t_));
+  }
+
+ private:
+  TF_Tensor* t_ = nullptr;
+};
+
+// ---- shape checks: one place, messages name operand, expected and actual ----
+
+// `op: name must be rank R, got shape S`.
+inline Status CheckRank(const char* op, const char* name, const Shape& s, int rank) {
+  if (s.rank() != rank)
+    return InvalidArgument(op, ": ", name, " must be rank ", rank, ", got shape ", s);
+  return Status::OK();
+}
+inline Status CheckRankAtLeast(const char* op, const char* name, const Shape& s, int rank) {
+  if (s.rank() < rank)
+    return InvalidArgument(op, ": ", name, " must be at least rank ", rank, ", got shape ", s);
+  return Status::OK();
+}
+// `op: a.shape[i] (x) != b.shape[j] (y)`.
+inline Status CheckDimsEqual(const char* op, const char* a, int ai, int64_t av, const char* b,
+                             int bi, int64_t bv) {
+  if (av != bv)
+    return InvalidArgument(op, ": ", a, ".shape[", ai, "] (", av, ") != ", b, ".shape[", bi,
+                           "] (", bv, ")");
+  return Status::OK();
+}
+inline Status CheckSameShape(const char* op, const char* a, const Shape& as, const char* b,
+                             const Shape& bs) {
+  if (as != bs)
+    return InvalidArgument(op, ": ", a, ".shape ", as, " != ", b, ".shape ", bs);
+  return Status::OK();
+}
+
+// NumPy broadcasting (https://numpy.org/doc/stable/user/basics.broadcasting.html):
+// align trailing dimensions; each pair must be equal or contain a 1.
+inline StatusOr<Shape> BroadcastShapes(const char* op, const char* a, const Shape& as,
+                                       const char* b, const Shape& bs) {
+  const int r = std::max(as.rank(), bs.rank());
+  std::vector<int64_t> out(r);
+  for (int i = 0; i < r; ++i) {
+    const int ia = as.rank() - r + i, ib = bs.rank() - r + i;
+    const int64_t da = ia >= 0 ? as[ia] : 1, db = ib >= 0 ? bs[ib] : 1;
+    if (da == db || db == 1) {
+      out[i] = da;
+    } else if (da == 1) {
+      out[i] = db;
+    } else {
+      return InvalidArgument(op, ": ", a, ".shape ", as, " and ", b, ".shape ", bs,
+                             " are not broadcast-compatible (dimension ", i, ": ", da, " vs ", db,
+                             ")");
+    }
+  }
+  return Shape(std::move(out));
+}
+
+// Reads an integer vector (int32 or int64) from a host tensor, e.g. a shape or
+// axis argument. `name` is used in the error message.
+inline StatusOr<std::vector<int64_t>> ReadIntVector(const char* op, const char* name,
+                                                    const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.num_elements()));
+  if (t.dtype() == TF_INT32) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t.data<int32_t>()[i];
+  } else if (t.dtype() == TF_INT64) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t.data<int64_t>()[i];
+  } else {
+    return InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
+                           DataTypeName(t.dtype()));
+  }
+  return v;
+}
+
+}  // namespace pdk
+
+#endif  // PDK_TENSOR_H_

@@ -1,0 +1,84 @@
+"""tensorflow_pdk: the Python side of PDK, the Pluggable Device Kit.
+
+Installing the wheel puts the plugin library in
+``site-packages/tensorflow-plugins/``; ``import tensorflow`` then registers the
+``PDK`` device (``tf.device("/PDK:0")``). This package reports on it:
+
+- :func:`registered_kernels` — every (op, type constraints) pair PDK registers;
+- :func:`launch_counts` / :func:`reset_launch_counts` — kernel launches per op;
+- :func:`device_allocator_stats` — the plugin allocator's own byte counts;
+- :mod:`tensorflow_pdk.placement` — which ops of a tf.function ran where.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Tuple
+
+from tensorflow_pdk import _native
+
+__version__ = "0.1.0"
+DEVICE_TYPE = "PDK"
+
+
+def version() -> str:
+    """Version of the loaded plugin library."""
+    return _native.lib().PDK_Version().decode()
+
+
+def built_for_tensorflow() -> str:
+    """The TensorFlow version the plugin was compiled against."""
+    return _native.lib().PDK_BuiltForTensorFlow().decode()
+
+
+def disabled_reason() -> str:
+    """Why the plugin registered no devices ('' when it is enabled)."""
+    return _native.lib().PDK_DisabledReason().decode()
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelRegistration:
+    op: str                                   # TensorFlow op name, e.g. "MatMul"
+    type_constraints: Tuple[Tuple[str, str], ...]  # (attr, dtype name), e.g. (("T", "float32"),)
+    host_memory: Tuple[str, ...]              # args kept in host memory
+
+
+def registered_kernels() -> List[KernelRegistration]:
+    """Every kernel PDK registered, one entry per (op, dtype combination)."""
+    out = []
+    for line in _native.read_text(_native.lib().PDK_RegisteredKernels).splitlines():
+        op, types, host = (line.split("\t") + ["", ""])[:3]
+        tc = tuple(tuple(p.split("=", 1)) for p in types.split(",") if p)
+        out.append(KernelRegistration(op, tc, tuple(h for h in host.split(",") if h)))
+    return out
+
+
+def launch_counts() -> Dict[str, int]:
+    """Kernel launches per op type on PDK since load (or the last reset)."""
+    counts = {}
+    for line in _native.read_text(_native.lib().PDK_LaunchCounts).splitlines():
+        op, n = line.split("\t")
+        counts[op] = int(n)
+    return counts
+
+
+def reset_launch_counts() -> None:
+    """Sets every launch counter to zero."""
+    _native.lib().PDK_ResetLaunchCounts()
+
+
+def device_allocator_stats(ordinal: int = 0) -> Dict[str, int]:
+    """Byte counts of the plugin's allocator for ``/PDK:<ordinal>``: the memory
+    regions TensorFlow's BFC allocator reserved from the device (tensor-level
+    figures come from ``tf.config.experimental.get_memory_info``)."""
+    import ctypes
+
+    out = (ctypes.c_int64 * 5)()
+    if not _native.lib().PDK_DeviceAllocatorStats(ordinal, out):
+        raise ValueError(f"PDK device {ordinal} has not been created")
+    keys = ("num_allocs", "bytes_in_use", "peak_bytes_in_use", "largest_alloc_size", "bytes_limit")
+    return dict(zip(keys, list(out)))
+
+
+def plugin_path() -> str:
+    """Filesystem path of the plugin library."""
+    return str(_native.plugin_path())

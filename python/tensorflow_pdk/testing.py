@@ -1,0 +1,89 @@
+"""Helpers for tests that compare PDK with TensorFlow's own CPU kernels.
+
+``assert_matches_cpu(fn, *arrays, ops=[...])`` runs ``fn`` on ``/CPU:0`` and on
+``/PDK:0`` with the same inputs (numpy arrays, placed on each device), checks
+the outputs agree within tolerance, and checks that each named op launched a
+PDK kernel, so a silent CPU fallback fails the test.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence
+
+import numpy as np
+
+import tensorflow_pdk
+
+# Default tolerances per dtype name: (rtol, atol).
+TOLERANCES = {
+    "float32": (1e-5, 1e-6),
+    "float64": (1e-12, 1e-12),
+    "float16": (1e-2, 1e-3),
+    "bfloat16": (2e-2, 2e-2),
+}
+
+
+@contextlib.contextmanager
+def launches() -> Iterator[Dict[str, int]]:
+    """Yields a dict that, on exit, holds PDK kernel launches per op made inside."""
+    before = tensorflow_pdk.launch_counts()
+    delta: Dict[str, int] = {}
+    yield delta
+    after = tensorflow_pdk.launch_counts()
+    for op, n in after.items():
+        if n - before.get(op, 0):
+            delta[op] = n - before.get(op, 0)
+
+
+def run_on(device: str, fn: Callable, *arrays):
+    """Runs ``fn`` on ``device`` with ``arrays`` converted to tensors there;
+    returns a list of numpy outputs."""
+    import tensorflow as tf
+
+    with tf.device(device):
+        tensors = [tf.constant(a) if not isinstance(a, tf.Tensor) else tf.identity(a)
+                   for a in arrays]
+        out = fn(*tensors)
+    if isinstance(out, (list, tuple)):
+        return [np.asarray(o) for o in out]
+    return [np.asarray(out)]
+
+
+def assert_close(actual, expected, rtol: float, atol: float, what: str = "") -> None:
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    if expected.dtype.kind in "biu?" or expected.dtype == np.bool_:
+        np.testing.assert_array_equal(actual, expected, err_msg=what)
+    else:
+        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64),
+                                   rtol=rtol, atol=atol, err_msg=what, equal_nan=True)
+
+
+def assert_matches_cpu(fn: Callable, *arrays, ops: Optional[Iterable[str]] = None,
+                       rtol: Optional[float] = None, atol: Optional[float] = None) -> list:
+    """Asserts ``fn(*arrays)`` on PDK equals TensorFlow's CPU result and that
+    every op in ``ops`` launched on PDK. Returns the PDK outputs."""
+    expected = run_on("/CPU:0", fn, *arrays)
+    with launches() as delta:
+        actual = run_on("/PDK:0", fn, *arrays)
+    for op in ops or ():
+        assert delta.get(op, 0) > 0, f"{op} did not run on PDK (launches: {delta})"
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        dt = str(e.dtype)
+        r, t = TOLERANCES.get(dt, (0.0, 0.0))
+        assert_close(a, e, rtol if rtol is not None else r, atol if atol is not None else t,
+                     what=f"output {i}")
+    return actual
+
+
+def random_array(shape: Sequence[int], dtype, rng: np.random.Generator, low=-2.0, high=2.0):
+    """Random test data of numpy ``dtype`` (bool, ints, floats, bfloat16 via ml_dtypes)."""
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        lo = 0 if dt.kind == "u" else int(low) * 5
+        return rng.integers(lo, max(lo + 1, int(high) * 5), size=shape).astype(dt)
+    return rng.uniform(low, high, size=shape).astype(dt)

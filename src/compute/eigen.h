@@ -1,0 +1,66 @@
+// Eigen's Tensor module for PDK kernels: element-type mappings for the 16-bit
+// floats, and views of pdk::Tensor as Eigen tensors.
+//
+// Eigen (https://eigen.tuxfamily.org, Debian's libeigen3-dev) is the library
+// TensorFlow's own CPU kernels are written in; PDK uses it for elementwise,
+// broadcast, reduction and contraction expressions evaluated on the device's
+// thread pool.
+#ifndef PDK_SRC_COMPUTE_EIGEN_H_
+#define PDK_SRC_COMPUTE_EIGEN_H_
+
+#ifndef EIGEN_USE_THREADS
+#define EIGEN_USE_THREADS
+#endif
+#include <unsupported/Eigen/CXX11/Tensor>
+
+#include "compute/thread_pool.h"
+#include "pdk/kernel.h"
+#include "pdk/tensor.h"
+#include "pdk/types.h"
+
+namespace pdk {
+template <> struct DataTypeOf<Eigen::half> { static constexpr TF_DataType value = TF_HALF; };
+template <> struct DataTypeOf<Eigen::bfloat16> { static constexpr TF_DataType value = TF_BFLOAT16; };
+}  // namespace pdk
+
+namespace pdk_compute {
+
+template <class T>
+using Flat = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::DenseIndex>>;
+template <class T>
+using ConstFlat =
+    Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::DenseIndex>>;
+template <class T, int N>
+using Mapped = Eigen::TensorMap<Eigen::Tensor<T, N, Eigen::RowMajor, Eigen::DenseIndex>>;
+template <class T, int N>
+using ConstMapped =
+    Eigen::TensorMap<Eigen::Tensor<const T, N, Eigen::RowMajor, Eigen::DenseIndex>>;
+
+// The whole tensor as a 1-D Eigen view.
+template <class T>
+Flat<T> flat(const pdk::Tensor& t) {
+  return Flat<T>(t.data<T>(), t.num_elements());
+}
+template <class T>
+ConstFlat<T> cflat(const pdk::Tensor& t) {
+  return ConstFlat<T>(t.data<T>(), t.num_elements());
+}
+
+// An N-D view with explicit dimensions (e.g. a reshaped or collapsed view).
+template <class T, int N>
+Mapped<T, N> view(const pdk::Tensor& t, const Eigen::DSizes<Eigen::DenseIndex, N>& dims) {
+  return Mapped<T, N>(t.data<T>(), dims);
+}
+template <class T, int N>
+ConstMapped<T, N> cview(const pdk::Tensor& t, const Eigen::DSizes<Eigen::DenseIndex, N>& dims) {
+  return ConstMapped<T, N>(t.data<T>(), dims);
+}
+
+// The Eigen thread-pool device of the kernel's PDK device.
+inline const Eigen::ThreadPoolDevice& Device(const pdk::Context& ctx) {
+  return EigenDevice(ctx.device_id());
+}
+
+}  // namespace pdk_compute
+
+#endif  // PDK_SRC_COMPUTE_EIGEN_H_

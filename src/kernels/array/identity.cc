@@ -1,0 +1,25 @@
+// Identity, Snapshot, StopGradient: output 0 shares input 0's buffer.
+#include "compute/eigen.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+
+class IdentityOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+    return ctx.set_output(0, x);
+  }
+};
+
+PDK_REGISTER_KERNELS(Identity, r) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int64_t, bool,
+                                 uint8_t, int8_t, int16_t>{},
+                   [&](auto t) {
+                     using T = typename decltype(t)::type;
+                     for (const char* op : {"Identity", "Snapshot", "StopGradient"})
+                       r.Add(pdk::KernelDef<IdentityOp>(op).Type<T>("T"));
+                   });
+}
+
+}  // namespace pdk_kernels

@@ -1,0 +1,164 @@
+// The exported entry points of the PDK plugin library, and nothing else.
+//
+// TensorFlow looks up SE_InitPlugin (device runtime) and TF_InitKernel
+// (kernels) when it loads libpdk_plugin.so from site-packages/tensorflow-plugins.
+// The PDK_* functions are a small C ABI read by the Python package
+// (tensorflow_pdk/_native.py) through ctypes.
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "device/pdk_device.h"
+#include "pdk/device.h"
+#include "pdk/kernel.h"
+#include "tensorflow/c/kernels.h"
+
+#ifndef PDK_VERSION
+#define PDK_VERSION "0.0.0"
+#endif
+#ifndef PDK_TF_VERSION
+#define PDK_TF_VERSION "unknown"
+#endif
+
+#define PDK_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+std::atomic<int> g_se_init_calls{0};
+std::string g_disabled_reason;  // set once in the first SE_InitPlugin
+
+// The running TensorFlow's version, from TF_Version in libtensorflow_cc.so.2
+// (resolved at run time, beside the libtensorflow_framework.so.2 we link).
+std::string RunningTensorFlowVersion() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(&TF_NewStatus), &info) || !info.dli_fname) return "";
+  std::string dir(info.dli_fname);
+  dir = dir.substr(0, dir.find_last_of('/') + 1);
+  void* cc = dlopen((dir + "libtensorflow_cc.so.2").c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (!cc) return "";
+  using VersionFn = const char* (*)();
+  auto fn = reinterpret_cast<VersionFn>(dlsym(cc, "TF_Version"));
+  std::string v = fn ? fn() : "";
+  dlclose(cc);
+  return v;
+}
+
+std::string MajorMinor(const std::string& v) {
+  const size_t a = v.find('.');
+  const size_t b = a == std::string::npos ? a : v.find('.', a + 1);
+  return v.substr(0, b);
+}
+
+// A platform with no devices, registered when the library is initialized a
+// second time in one process (TensorFlow loads every .so it finds, and a venv
+// whose lib64 links to lib shows it the same file twice, issue 55497). A
+// second "PDK" platform would abort the process inside TensorFlow; this one is
+// harmless: it has a distinct name and zero devices.
+class InertPlatform final : public pdk::Platform {
+ public:
+  explicit InertPlatform(std::string name) : name_(std::move(name)) {}
+  const char* name() const override { return name_.c_str(); }
+  const char* type() const override { return name_.c_str(); }
+  pdk::StatusOr<int> DeviceCount() const override { return 0; }
+  pdk::StatusOr<std::unique_ptr<pdk::Device>> CreateDevice(int ordinal) override {
+    return pdk::FailedPrecondition(name_, " has no devices (ordinal ", ordinal, ")");
+  }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace
+
+PDK_EXPORT void SE_InitPlugin(SE_PlatformRegistrationParams* params, TF_Status* status) {
+  const int call = g_se_init_calls.fetch_add(1);
+  if (call == 0) {
+    const std::string running = RunningTensorFlowVersion();
+    if (!running.empty() && MajorMinor(running) != MajorMinor(PDK_TF_VERSION)) {
+      g_disabled_reason = "PDK was built against TensorFlow " PDK_TF_VERSION
+                          " but TensorFlow " + running +
+                          " is running; rebuild PDK for it. The PDK device is disabled.";
+      std::fprintf(stderr, "PDK: %s\n", g_disabled_reason.c_str());
+    }
+    static pdk_plugin::PdkPlatform platform(g_disabled_reason.empty());
+    pdk::InitPlatform(&platform, params, status);
+    return;
+  }
+  // Names must match [A-Z][A-Z_]*: PDK_DUPLICATE_LOAD_A, _B, ...
+  std::string name = "PDK_DUPLICATE_LOAD_";
+  for (int n = call; n > 0; n /= 26) name += static_cast<char>('A' + (n - 1) % 26);
+  std::fprintf(stderr,
+               "PDK: plugin library initialized again (loaded under a second path); "
+               "the duplicate registers no devices (%s).\n",
+               name.c_str());
+  static auto* inert = new std::vector<std::unique_ptr<InertPlatform>>;
+  inert->push_back(std::make_unique<InertPlatform>(name));
+  pdk::InitPlatform(inert->back().get(), params, status);
+}
+
+PDK_EXPORT void TF_InitKernel() {
+  if (!g_disabled_reason.empty()) return;
+  pdk::Status st = pdk::KernelRegistry::Global().RegisterAll(pdk_plugin::kDeviceType);
+  if (!st.ok()) std::fprintf(stderr, "PDK: kernel registration failed: %s\n", st.message().c_str());
+}
+
+// ---- C ABI for the Python package (tensorflow_pdk/_native.py) ----
+
+namespace {
+// Copies `s` into buf (NUL-terminated, truncated to cap) and returns the full
+// length, so callers can retry with a larger buffer.
+size_t CopyOut(const std::string& s, char* buf, size_t cap) {
+  if (buf && cap) {
+    const size_t n = s.size() < cap - 1 ? s.size() : cap - 1;
+    std::memcpy(buf, s.data(), n);
+    buf[n] = '\0';
+  }
+  return s.size();
+}
+}  // namespace
+
+PDK_EXPORT const char* PDK_Version() { return PDK_VERSION; }
+PDK_EXPORT const char* PDK_BuiltForTensorFlow() { return PDK_TF_VERSION; }
+PDK_EXPORT const char* PDK_DisabledReason() { return g_disabled_reason.c_str(); }
+
+// One line per registered kernel: "op<TAB>attr=dtype,attr=dtype<TAB>host_arg,host_arg".
+PDK_EXPORT size_t PDK_RegisteredKernels(char* buf, size_t cap) {
+  std::string out;
+  for (const auto& k : pdk::KernelRegistry::Global().registered()) {
+    out += k.op + "\t";
+    for (size_t i = 0; i < k.type_constraints.size(); ++i)
+      out += (i ? "," : "") + k.type_constraints[i].first + "=" +
+             pdk::DataTypeName(k.type_constraints[i].second);
+    out += "\t";
+    for (size_t i = 0; i < k.host_memory.size(); ++i) out += (i ? "," : "") + k.host_memory[i];
+    out += "\n";
+  }
+  return CopyOut(out, buf, cap);
+}
+
+// One line per op with a PDK kernel: "op<TAB>launches".
+PDK_EXPORT size_t PDK_LaunchCounts(char* buf, size_t cap) {
+  std::string out;
+  for (const auto& [op, n] : pdk::LaunchStats::Global().Snapshot())
+    out += op + "\t" + std::to_string(n) + "\n";
+  return CopyOut(out, buf, cap);
+}
+
+PDK_EXPORT void PDK_ResetLaunchCounts() { pdk::LaunchStats::Global().Reset(); }
+
+// out[0..4] = num_allocs, bytes_in_use, peak_bytes_in_use, largest_alloc_size,
+// bytes_limit of the plugin's own allocator for device `ordinal` (the regions
+// TensorFlow's BFC allocator reserved). Returns 0 if no such device exists.
+PDK_EXPORT int PDK_DeviceAllocatorStats(int ordinal, int64_t* out) {
+  pdk::AllocatorStats s;
+  if (!pdk_plugin::DeviceStatsFor(ordinal, &s)) return 0;
+  out[0] = s.num_allocs;
+  out[1] = s.bytes_in_use;
+  out[2] = s.peak_bytes_in_use;
+  out[3] = s.largest_alloc_size;
+  out[4] = s.bytes_limit;
+  return 1;
+}
