@@ -5,6 +5,12 @@
 // The PDK_* functions are a small C ABI read by the Python package
 // (tensorflow_pdk/_native.py) through ctypes.
 #include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include <atomic>
 #include <cstdio>
@@ -29,6 +35,21 @@ namespace {
 
 std::atomic<int> g_se_init_calls{0};
 std::string g_disabled_reason;  // set once in the first SE_InitPlugin
+bool g_is_duplicate = false;    // this copy's SE_InitPlugin registered an inert platform
+
+// Claims the "PDK" platform for this process. Another copy of the library (a
+// second build, or the same file loaded under another path) must not register
+// it again: TensorFlow aborts on a duplicate platform or device factory. The
+// claim is an environment variable holding the pid, which every copy of the
+// library in the process sees and a child process does not inherit as valid.
+bool ClaimProcessWide() {
+  static constexpr char kVar[] = "PDK_PLUGIN_REGISTERED_PID";
+  const std::string me = std::to_string(static_cast<long>(getpid()));
+  const char* cur = std::getenv(kVar);
+  if (cur != nullptr && me == cur) return false;
+  setenv(kVar, me.c_str(), 1);
+  return true;
+}
 
 // The running TensorFlow's version, from TF_Version in libtensorflow_cc.so.2
 // (resolved at run time, beside the libtensorflow_framework.so.2 we link).
@@ -74,8 +95,9 @@ class InertPlatform final : public pdk::Platform {
 }  // namespace
 
 PDK_EXPORT void SE_InitPlugin(SE_PlatformRegistrationParams* params, TF_Status* status) {
-  const int call = g_se_init_calls.fetch_add(1);
-  if (call == 0) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (g_se_init_calls.fetch_add(1) == 0 && ClaimProcessWide()) {
     const std::string running = RunningTensorFlowVersion();
     if (!running.empty() && MajorMinor(running) != MajorMinor(PDK_TF_VERSION)) {
       g_disabled_reason = "PDK was built against TensorFlow " PDK_TF_VERSION
@@ -87,12 +109,18 @@ PDK_EXPORT void SE_InitPlugin(SE_PlatformRegistrationParams* params, TF_Status* 
     pdk::InitPlatform(&platform, params, status);
     return;
   }
-  // Names must match [A-Z][A-Z_]*: PDK_DUPLICATE_LOAD_A, _B, ...
+  // A duplicate: a process-wide sequence number names it (names must match
+  // [A-Z][A-Z_]*): PDK_DUPLICATE_LOAD_A, _B, ...
+  static constexpr char kCountVar[] = "PDK_PLUGIN_DUPLICATES";
+  const char* prev = std::getenv(kCountVar);
+  const int n = (prev ? std::atoi(prev) : 0) + 1;
+  setenv(kCountVar, std::to_string(n).c_str(), 1);
   std::string name = "PDK_DUPLICATE_LOAD_";
-  for (int n = call; n > 0; n /= 26) name += static_cast<char>('A' + (n - 1) % 26);
+  for (int k = n; k > 0; k = (k - 1) / 26) name += static_cast<char>('A' + (k - 1) % 26);
+  g_is_duplicate = true;
   std::fprintf(stderr,
-               "PDK: plugin library initialized again (loaded under a second path); "
-               "the duplicate registers no devices (%s).\n",
+               "PDK: a second copy of the PDK plugin was loaded in this process; "
+               "it registers no devices and no kernels (%s).\n",
                name.c_str());
   static auto* inert = new std::vector<std::unique_ptr<InertPlatform>>;
   inert->push_back(std::make_unique<InertPlatform>(name));
@@ -100,7 +128,7 @@ PDK_EXPORT void SE_InitPlugin(SE_PlatformRegistrationParams* params, TF_Status* 
 }
 
 PDK_EXPORT void TF_InitKernel() {
-  if (!g_disabled_reason.empty()) return;
+  if (!g_disabled_reason.empty() || g_is_duplicate) return;
   pdk::Status st = pdk::KernelRegistry::Global().RegisterAll(pdk_plugin::kDeviceType);
   if (!st.ok()) std::fprintf(stderr, "PDK: kernel registration failed: %s\n", st.message().c_str());
 }
