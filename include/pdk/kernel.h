@@ -191,6 +191,21 @@ class Context {
     return Status::FromTF(s.get());
   }
 
+  // Makes output `i` share the buffer of `t` under `shape`, which must hold as
+  // many elements (Reshape, ExpandDims, Squeeze): no copy. `t` is this kernel's
+  // own handle (e.g. from input()); its shape becomes `shape` (TF_SetShape acts
+  // on the handle only, never on the graph's tensor). An empty result gets a
+  // fresh zero-byte output, as TF_GetInput hands out no device buffer for it.
+  Status set_output_reshaped(int i, Tensor& t, const Shape& shape) const {
+    if (shape.num_elements() != t.num_elements())
+      return Internal(op_, ": cannot alias a tensor of shape ", t.shape(), " (",
+                      t.num_elements(), " elements) as shape ", shape, " (",
+                      shape.num_elements(), " elements)");
+    if (shape.num_elements() == 0) return allocate_output(i, shape).status();
+    TF_SetShape(t.get(), shape.dims().data(), shape.rank());
+    return set_output(i, t);
+  }
+
   TF_OpKernelContext* raw() const { return c_; }
 
  private:

@@ -1,0 +1,1 @@
+"""Runnable examples: ``python -m tensorflow_pdk.examples.digits``."""

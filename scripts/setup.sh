@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Sets up everything PDK needs on a fresh Debian machine, idempotently:
+#   1. system packages (apt-get): compiler, CMake, Ninja, ccache, Eigen, GoogleTest;
+#   2. a project venv ($PDK_VENV, default .venv) with tensorflow-cpu 2.21.0;
+#   3. the PDK wheel, built with scikit-build-core and installed into the venv —
+#      rebuilt only when a source file changed (ccache keeps rebuilds short).
+# Prints the venv's python path on its last line.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${PDK_VENV:-$ROOT/.venv}"
+PY="${PDK_PYTHON:-python3}"
+log() { echo "[pdk setup] $*" >&2; }
+
+# ---- 1. system packages
+missing=()
+command -v g++ >/dev/null || missing+=(g++)
+command -v cmake >/dev/null || missing+=(cmake)
+command -v ninja >/dev/null || missing+=(ninja-build)
+command -v ccache >/dev/null || missing+=(ccache)
+[ -f /usr/include/eigen3/unsupported/Eigen/CXX11/Tensor ] || missing+=(libeigen3-dev)
+[ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
+"$PY" -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing system packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# ---- 2. the venv
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating venv $VENV"
+  "$PY" -m venv "$VENV"
+fi
+REQ_STAMP="$VENV/.pdk-requirements"
+REQS="tensorflow-cpu==2.21.0 scikit-learn pytest scikit-build-core>=0.10 numpy"
+if [ "$(cat "$REQ_STAMP" 2>/dev/null)" != "$REQS" ]; then
+  log "installing Python packages: $REQS"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  # shellcheck disable=SC2086
+  "$VENV/bin/python" -m pip install -q $REQS
+  echo "$REQS" > "$REQ_STAMP"
+fi
+
+# ---- 3. the wheel (only when sources changed)
+cd "$ROOT"
+SRC_HASH="$( (find CMakeLists.txt pyproject.toml README.md cmake include src python -type f \
+  -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1)"
+WHEEL_STAMP="$VENV/.pdk-wheel-hash"
+if [ "$(cat "$WHEEL_STAMP" 2>/dev/null)" != "$SRC_HASH" ] || \
+   ! "$VENV/bin/python" -c "import tensorflow_pdk" 2>/dev/null; then
+  log "building the PDK wheel"
+  rm -rf build/dist
+  export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
+  "$VENV/bin/python" -m pip wheel -q --no-build-isolation --no-deps -w build/dist . >&2
+  "$VENV/bin/python" -m pip install -q --no-deps --force-reinstall build/dist/tensorflow_pdk-*.whl >&2
+  echo "$SRC_HASH" > "$WHEEL_STAMP"
+else
+  log "PDK wheel is up to date"
+fi
+echo "$VENV/bin/python"

@@ -1,0 +1,255 @@
+// The PDK device runtime through the StreamExecutor C API tables, as TensorFlow
+// calls them: SE_PlatformRegistrationParams -> SP_PlatformFns -> SP_Device ->
+// SP_StreamExecutor / SP_TimerFns. Runs with PDK_MEMORY_LIMIT_MB=64 and
+// PDK_DEVICE_COUNT=2, set below before the runtime first reads its config.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "device/pdk_device.h"
+#include "pdk/device.h"
+
+namespace {
+
+const bool kEnvironmentSet = [] {
+  setenv("PDK_MEMORY_LIMIT_MB", "64", 1);
+  setenv("PDK_DEVICE_COUNT", "2", 1);
+  return true;
+}();
+
+struct Runtime {
+  pdk_plugin::PdkPlatform platform{true};
+  SE_PlatformRegistrationParams params{SE_PLATFORM_REGISTRATION_PARAMS_STRUCT_SIZE};
+  SP_Platform sp_platform{SP_PLATFORM_STRUCT_SIZE};
+  SP_PlatformFns fns{SP_PLATFORM_FNS_STRUCT_SIZE};
+  SP_Device device{SP_DEVICE_STRUCT_SIZE};
+  SP_StreamExecutor se{SP_STREAMEXECUTOR_STRUCT_SIZE};
+  SP_TimerFns timer_fns{SP_TIMER_FNS_STRUCT_SIZE};
+  SP_DeviceFns device_fns{SP_DEVICE_FNS_STRUCT_SIZE};
+  pdk::TFStatusPtr status = pdk::NewTFStatus();
+
+  Runtime() {
+    params.platform = &sp_platform;
+    params.platform_fns = &fns;
+    pdk::InitPlatform(&platform, &params, status.get());
+    Check();
+    SE_CreateDeviceParams dp{SE_CREATE_DEVICE_PARAMS_STRUCT_SIZE};
+    dp.ordinal = 0;
+    dp.device = &device;
+    fns.create_device(&sp_platform, &dp, status.get());
+    Check();
+    SE_CreateStreamExecutorParams sp{SE_CREATE_STREAM_EXECUTOR_PARAMS_STRUCT_SIZE};
+    sp.stream_executor = &se;
+    fns.create_stream_executor(&sp_platform, &sp, status.get());
+    Check();
+    fns.create_timer_fns(&sp_platform, &timer_fns, status.get());
+    Check();
+    SE_CreateDeviceFnsParams dfp{SE_CREATE_DEVICE_FNS_PARAMS_STRUCT_SIZE};
+    dfp.device_fns = &device_fns;
+    fns.create_device_fns(&sp_platform, &dfp, status.get());
+    Check();
+  }
+  ~Runtime() { fns.destroy_device(&sp_platform, &device); }
+  void Check() { ASSERT_EQ(TF_GetCode(status.get()), TF_OK) << TF_Message(status.get()); }
+  bool Ok() const { return TF_GetCode(status.get()) == TF_OK; }
+};
+
+TEST(Platform, RegistrationFieldsAndDeviceCount) {
+  Runtime rt;
+  EXPECT_STREQ(rt.sp_platform.name, "PDK");
+  EXPECT_STREQ(rt.sp_platform.type, "PDK");
+  EXPECT_TRUE(rt.sp_platform.use_bfc_allocator);
+  int count = -1;
+  rt.fns.get_device_count(&rt.sp_platform, &count, rt.status.get());
+  EXPECT_TRUE(rt.Ok());
+  EXPECT_EQ(count, 2);  // PDK_DEVICE_COUNT=2
+  EXPECT_NE(rt.device.hardware_name, nullptr);
+  EXPECT_NE(rt.device.device_vendor, nullptr);
+  EXPECT_EQ(rt.device_fns.get_numa_node(&rt.device), 0);
+  EXPECT_GT(rt.device_fns.get_gflops(&rt.device), 0.0);
+  EXPECT_GT(rt.device_fns.get_memory_bandwidth(&rt.device), 0);
+}
+
+TEST(Platform, CreateDeviceRejectsBadOrdinal) {
+  Runtime rt;
+  SP_Device d{SP_DEVICE_STRUCT_SIZE};
+  SE_CreateDeviceParams dp{SE_CREATE_DEVICE_PARAMS_STRUCT_SIZE};
+  dp.ordinal = 7;
+  dp.device = &d;
+  rt.fns.create_device(&rt.sp_platform, &dp, rt.status.get());
+  EXPECT_EQ(TF_GetCode(rt.status.get()), TF_INVALID_ARGUMENT);
+}
+
+TEST(Memory, AlignedAllocationAccountingAndLimit) {
+  Runtime rt;
+  SP_DeviceMemoryBase a{SP_DEVICE_MEMORY_BASE_STRUCT_SIZE};
+  rt.se.allocate(&rt.device, 1000, 0, &a);
+  ASSERT_NE(a.opaque, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.opaque) % 64, 0u);
+  SP_AllocatorStats st{SP_ALLOCATORSTATS_STRUCT_SIZE};
+  ASSERT_TRUE(rt.se.get_allocator_stats(&rt.device, &st));
+  EXPECT_EQ(st.bytes_in_use, 1000);
+  EXPECT_EQ(st.num_allocs, 1);
+  EXPECT_TRUE(st.has_bytes_limit);
+  EXPECT_EQ(st.bytes_limit, int64_t(64) << 20);
+  int64_t free = 0, total = 0;
+  ASSERT_TRUE(rt.se.device_memory_usage(&rt.device, &free, &total));
+  EXPECT_EQ(total, int64_t(64) << 20);
+  EXPECT_EQ(free, total - 1000);
+
+  // Over the limit: a null allocation, not a crash; the device keeps working.
+  SP_DeviceMemoryBase big{SP_DEVICE_MEMORY_BASE_STRUCT_SIZE};
+  rt.se.allocate(&rt.device, uint64_t(65) << 20, 0, &big);
+  EXPECT_EQ(big.opaque, nullptr);
+  rt.se.deallocate(&rt.device, &a);
+  EXPECT_EQ(a.opaque, nullptr);
+  ASSERT_TRUE(rt.se.get_allocator_stats(&rt.device, &st));
+  EXPECT_EQ(st.bytes_in_use, 0);
+  EXPECT_EQ(st.peak_bytes_in_use, 1000);
+  EXPECT_EQ(st.largest_alloc_size, 1000);
+  rt.se.allocate(&rt.device, uint64_t(32) << 20, 0, &big);
+  EXPECT_NE(big.opaque, nullptr);
+  rt.se.deallocate(&rt.device, &big);
+
+  void* h = rt.se.host_memory_allocate(&rt.device, 100);
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(h) % 64, 0u);
+  rt.se.host_memory_deallocate(&rt.device, h);
+}
+
+TEST(Streams, CopiesInEveryDirectionAndMemsets) {
+  Runtime rt;
+  SP_Stream s = nullptr;
+  rt.se.create_stream(&rt.device, &s, rt.status.get());
+  ASSERT_TRUE(rt.Ok());
+  SP_DeviceMemoryBase d1{SP_DEVICE_MEMORY_BASE_STRUCT_SIZE}, d2{SP_DEVICE_MEMORY_BASE_STRUCT_SIZE};
+  rt.se.allocate(&rt.device, 64, 0, &d1);
+  rt.se.allocate(&rt.device, 64, 0, &d2);
+  std::vector<uint8_t> host(64), back(64);
+  for (int i = 0; i < 64; ++i) host[i] = static_cast<uint8_t>(i);
+
+  rt.se.memcpy_htod(&rt.device, s, &d1, host.data(), 64, rt.status.get());
+  ASSERT_TRUE(rt.Ok());
+  rt.se.memcpy_dtod(&rt.device, s, &d2, &d1, 64, rt.status.get());
+  ASSERT_TRUE(rt.Ok());
+  rt.se.memcpy_dtoh(&rt.device, s, back.data(), &d2, 64, rt.status.get());
+  ASSERT_TRUE(rt.Ok());
+  EXPECT_EQ(back, host);
+
+  rt.se.mem_zero(&rt.device, s, &d1, 64, rt.status.get());
+  rt.se.sync_memcpy_dtoh(&rt.device, back.data(), &d1, 64, rt.status.get());
+  EXPECT_EQ(back, std::vector<uint8_t>(64, 0));
+  rt.se.memset(&rt.device, s, &d1, 0xab, 64, rt.status.get());
+  rt.se.sync_memcpy_dtod(&rt.device, &d2, &d1, 64, rt.status.get());
+  rt.se.sync_memcpy_dtoh(&rt.device, back.data(), &d2, 64, rt.status.get());
+  EXPECT_EQ(back, std::vector<uint8_t>(64, 0xab));
+  rt.se.memset32(&rt.device, s, &d1, 0x01020304u, 64, rt.status.get());
+  ASSERT_TRUE(rt.Ok());
+  uint32_t words[16];
+  rt.se.sync_memcpy_dtoh(&rt.device, words, &d1, 64, rt.status.get());
+  for (uint32_t w : words) EXPECT_EQ(w, 0x01020304u);
+  rt.se.memset32(&rt.device, s, &d1, 0, 6, rt.status.get());  // not a multiple of 4
+  EXPECT_EQ(TF_GetCode(rt.status.get()), TF_INVALID_ARGUMENT);
+  rt.se.sync_memcpy_htod(&rt.device, &d1, host.data(), 64, rt.status.get());
+  EXPECT_TRUE(rt.Ok());
+
+  rt.se.block_host_until_done(&rt.device, s, rt.status.get());
+  EXPECT_TRUE(rt.Ok());
+  rt.se.synchronize_all_activity(&rt.device, rt.status.get());
+  EXPECT_TRUE(rt.Ok());
+  rt.se.deallocate(&rt.device, &d1);
+  rt.se.deallocate(&rt.device, &d2);
+  rt.se.destroy_stream(&rt.device, s);
+}
+
+struct CallbackState {
+  int calls = 0;
+  TF_Code code = TF_OK;
+};
+
+TEST(Streams, HostCallbackRunsAndItsErrorBecomesTheStreamStatus) {
+  Runtime rt;
+  SP_Stream s = nullptr, other = nullptr;
+  rt.se.create_stream(&rt.device, &s, rt.status.get());
+  rt.se.create_stream(&rt.device, &other, rt.status.get());
+  CallbackState ok_state;
+  EXPECT_TRUE(rt.se.host_callback(&rt.device, s, [](void* arg, TF_Status* st) {
+    static_cast<CallbackState*>(arg)->calls++;
+    TF_SetStatus(st, TF_OK, "");
+  }, &ok_state));
+  EXPECT_EQ(ok_state.calls, 1);
+  rt.se.get_stream_status(&rt.device, s, rt.status.get());
+  EXPECT_TRUE(rt.Ok());
+
+  EXPECT_TRUE(rt.se.host_callback(&rt.device, other, [](void*, TF_Status* st) {
+    TF_SetStatus(st, TF_DATA_LOSS, "callback failed");
+  }, nullptr));
+  rt.se.get_stream_status(&rt.device, other, rt.status.get());
+  EXPECT_EQ(TF_GetCode(rt.status.get()), TF_DATA_LOSS);
+  // A dependency on a failed stream reports its error.
+  rt.se.create_stream_dependency(&rt.device, s, other, rt.status.get());
+  EXPECT_EQ(TF_GetCode(rt.status.get()), TF_DATA_LOSS);
+  rt.se.destroy_stream(&rt.device, s);
+  rt.se.destroy_stream(&rt.device, other);
+}
+
+TEST(Events, CompleteOnceRecorded) {
+  Runtime rt;
+  SP_Stream s = nullptr;
+  SP_Event e = nullptr;
+  rt.se.create_stream(&rt.device, &s, rt.status.get());
+  rt.se.create_event(&rt.device, &e, rt.status.get());
+  ASSERT_TRUE(rt.Ok());
+  rt.se.record_event(&rt.device, s, e, rt.status.get());
+  EXPECT_TRUE(rt.Ok());
+  EXPECT_EQ(rt.se.get_event_status(&rt.device, e), SE_EVENT_COMPLETE);
+  rt.se.wait_for_event(&rt.device, s, e, rt.status.get());
+  EXPECT_TRUE(rt.Ok());
+  rt.se.block_host_for_event(&rt.device, e, rt.status.get());
+  EXPECT_TRUE(rt.Ok());
+  rt.se.destroy_event(&rt.device, e);
+  rt.se.destroy_stream(&rt.device, s);
+}
+
+TEST(Timers, MeasureElapsedNanoseconds) {
+  Runtime rt;
+  SP_Stream s = nullptr;
+  SP_Timer t = nullptr;
+  rt.se.create_stream(&rt.device, &s, rt.status.get());
+  rt.se.create_timer(&rt.device, &t, rt.status.get());
+  ASSERT_TRUE(rt.Ok());
+  rt.se.start_timer(&rt.device, s, t, rt.status.get());
+  volatile double x = 0;
+  for (int i = 0; i < 200000; ++i) x += i * 0.5;
+  rt.se.stop_timer(&rt.device, s, t, rt.status.get());
+  ASSERT_TRUE(rt.Ok());
+  EXPECT_GT(rt.timer_fns.nanoseconds(t), 0u);
+  rt.se.destroy_timer(&rt.device, t);
+  rt.se.destroy_stream(&rt.device, s);
+}
+
+TEST(Runtime, EveryRequiredStreamExecutorFunctionIsFilled) {
+  Runtime rt;
+  // TensorFlow requires all of these (stream_executor.cc ValidateSPStreamExecutor).
+  const void* fns[] = {
+      (void*)rt.se.allocate, (void*)rt.se.deallocate, (void*)rt.se.host_memory_allocate,
+      (void*)rt.se.host_memory_deallocate, (void*)rt.se.get_allocator_stats,
+      (void*)rt.se.device_memory_usage, (void*)rt.se.create_stream, (void*)rt.se.destroy_stream,
+      (void*)rt.se.create_stream_dependency, (void*)rt.se.get_stream_status,
+      (void*)rt.se.create_event, (void*)rt.se.destroy_event, (void*)rt.se.get_event_status,
+      (void*)rt.se.record_event, (void*)rt.se.wait_for_event, (void*)rt.se.create_timer,
+      (void*)rt.se.destroy_timer, (void*)rt.se.start_timer, (void*)rt.se.stop_timer,
+      (void*)rt.se.memcpy_dtoh, (void*)rt.se.memcpy_htod, (void*)rt.se.memcpy_dtod,
+      (void*)rt.se.sync_memcpy_dtoh, (void*)rt.se.sync_memcpy_htod, (void*)rt.se.sync_memcpy_dtod,
+      (void*)rt.se.block_host_for_event, (void*)rt.se.block_host_until_done,
+      (void*)rt.se.synchronize_all_activity, (void*)rt.se.mem_zero, (void*)rt.se.memset,
+      (void*)rt.se.memset32, (void*)rt.se.host_callback};
+  for (const void* f : fns) EXPECT_NE(f, nullptr);
+  EXPECT_EQ(rt.se.struct_size, SP_STREAMEXECUTOR_STRUCT_SIZE);
+  EXPECT_EQ(rt.timer_fns.struct_size, SP_TIMER_FNS_STRUCT_SIZE);
+}
+
+}  // namespace

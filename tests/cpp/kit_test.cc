@@ -1,0 +1,151 @@
+// Unit tests of the header-only kit (include/pdk): status values, shapes and
+// their error messages, broadcasting, the NodeDef reader, dtype mapping and
+// tensor ownership.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pdk/kernel.h"
+#include "pdk/status.h"
+#include "pdk/tensor.h"
+#include "pdk/types.h"
+
+namespace {
+
+TEST(Status, OkAndErrorRoundTripThroughTFStatus) {
+  EXPECT_TRUE(pdk::Status::OK().ok());
+  pdk::Status e = pdk::InvalidArgument("MatMul: a.shape[1] (", 3, ") != b.shape[0] (", 4, ")");
+  EXPECT_FALSE(e.ok());
+  EXPECT_EQ(e.code(), TF_INVALID_ARGUMENT);
+  EXPECT_EQ(e.message(), "MatMul: a.shape[1] (3) != b.shape[0] (4)");
+  pdk::TFStatusPtr s = pdk::NewTFStatus();
+  e.ToTF(s.get());
+  EXPECT_EQ(TF_GetCode(s.get()), TF_INVALID_ARGUMENT);
+  pdk::Status back = pdk::Status::FromTF(s.get());
+  EXPECT_EQ(back.code(), TF_INVALID_ARGUMENT);
+  EXPECT_EQ(back.message(), e.message());
+}
+
+pdk::StatusOr<int> Half(int x) {
+  if (x % 2) return pdk::InvalidArgument("odd: ", x);
+  return x / 2;
+}
+pdk::Status UseHalf(int x, int* out) {
+  PDK_ASSIGN_OR_RETURN(*out, Half(x));
+  return pdk::Status::OK();
+}
+
+TEST(StatusOr, ValueOrErrorAndMacros) {
+  int out = 0;
+  EXPECT_TRUE(UseHalf(8, &out).ok());
+  EXPECT_EQ(out, 4);
+  pdk::Status s = UseHalf(7, &out);
+  EXPECT_EQ(s.code(), TF_INVALID_ARGUMENT);
+  EXPECT_EQ(s.message(), "odd: 7");
+  // An OK status is not a value: StatusOr turns it into an internal error.
+  pdk::StatusOr<int> bad(pdk::Status::OK());
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), TF_INTERNAL);
+}
+
+TEST(GuardedCall, ExceptionsBecomeStatuses) {
+  pdk::Status s = pdk::GuardedCall("here", []() -> pdk::Status { throw std::runtime_error("boom"); });
+  EXPECT_EQ(s.code(), TF_INTERNAL);
+  EXPECT_EQ(s.message(), "here: boom");
+  s = pdk::GuardedCall("alloc", []() -> pdk::Status { throw std::bad_alloc(); });
+  EXPECT_EQ(s.code(), TF_RESOURCE_EXHAUSTED);
+}
+
+TEST(Shape, BasicsAndToString) {
+  pdk::Shape scalar;
+  EXPECT_EQ(scalar.rank(), 0);
+  EXPECT_EQ(scalar.num_elements(), 1);
+  EXPECT_EQ(scalar.ToString(), "[]");
+  pdk::Shape s{2, 0, 3};
+  EXPECT_EQ(s.num_elements(), 0);
+  EXPECT_EQ(s.dim(-1), 3);
+  EXPECT_EQ(s.ToString(), "[2,0,3]");
+}
+
+TEST(ShapeChecks, MessagesNameOperandExpectedAndActual) {
+  pdk::Status s = pdk::CheckDimsEqual("MatMul", "a", 1, 3, "b", 0, 4);
+  EXPECT_EQ(s.message(), "MatMul: a.shape[1] (3) != b.shape[0] (4)");
+  s = pdk::CheckRank("BiasAdd", "bias", pdk::Shape{2, 3}, 1);
+  EXPECT_EQ(s.message(), "BiasAdd: bias must be rank 1, got shape [2,3]");
+  s = pdk::CheckSameShape("ReluGrad", "gradients", pdk::Shape{2}, "features", pdk::Shape{3});
+  EXPECT_EQ(s.message(), "ReluGrad: gradients.shape [2] != features.shape [3]");
+  EXPECT_TRUE(pdk::CheckRankAtLeast("Softmax", "logits", pdk::Shape{1}, 1).ok());
+}
+
+TEST(Broadcast, NumpyRules) {
+  auto out = pdk::BroadcastShapes("AddV2", "x", pdk::Shape{3, 1}, "y", pdk::Shape{1, 4});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->ToString(), "[3,4]");
+  out = pdk::BroadcastShapes("AddV2", "x", pdk::Shape{}, "y", pdk::Shape{2, 5});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->ToString(), "[2,5]");
+  out = pdk::BroadcastShapes("AddV2", "x", pdk::Shape{2, 0}, "y", pdk::Shape{1});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->ToString(), "[2,0]");
+  out = pdk::BroadcastShapes("AddV2", "x", pdk::Shape{2, 3}, "y", pdk::Shape{4});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), TF_INVALID_ARGUMENT);
+  EXPECT_NE(out.status().message().find("[2,3]"), std::string::npos);
+  EXPECT_NE(out.status().message().find("[4]"), std::string::npos);
+}
+
+TEST(Types, CompileTimeMapping) {
+  static_assert(pdk::kDataType<float> == TF_FLOAT);
+  static_assert(pdk::kDataType<int64_t> == TF_INT64);
+  static_assert(pdk::kDataType<bool> == TF_BOOL);
+  EXPECT_EQ(pdk::DataTypeName(TF_BFLOAT16), "bfloat16");
+  int n = 0;
+  pdk::ForEachType(pdk::TypeList<float, int32_t, bool>{}, [&](auto) { ++n; });
+  EXPECT_EQ(n, 3);
+}
+
+TEST(NodeDefReader, ReadsOpFieldAndSurvivesGarbage) {
+  // NodeDef{name: "dense/MatMul", op: "MatMul", input: "x"}: field 1, 2, 3 (wire type 2).
+  std::string pb;
+  auto field = [&](int f, const std::string& v) {
+    pb += static_cast<char>((f << 3) | 2);
+    pb += static_cast<char>(v.size());
+    pb += v;
+  };
+  field(1, "dense/MatMul");
+  field(2, "MatMul");
+  field(3, "x");
+  EXPECT_EQ(pdk::internal::NodeDefOp(reinterpret_cast<const uint8_t*>(pb.data()), pb.size()),
+            "MatMul");
+  // Truncated input: no crash, no op.
+  EXPECT_EQ(pdk::internal::NodeDefOp(reinterpret_cast<const uint8_t*>(pb.data()), 5), "");
+  const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  EXPECT_EQ(pdk::internal::NodeDefOp(junk, sizeof(junk)), "");
+}
+
+TEST(Tensor, OwnsAndReleasesTheTFTensor) {
+  const int64_t dims[] = {2, 3};
+  TF_Tensor* raw = TF_AllocateTensor(TF_FLOAT, dims, 2, 6 * sizeof(float));
+  pdk::Tensor t(raw);
+  EXPECT_EQ(t.dtype(), TF_FLOAT);
+  EXPECT_EQ(t.shape().ToString(), "[2,3]");
+  EXPECT_EQ(t.num_elements(), 6);
+  t.data<float>()[5] = 1.5f;
+  pdk::Tensor moved(std::move(t));
+  EXPECT_FALSE(t.valid());
+  EXPECT_EQ(moved.data<float>()[5], 1.5f);
+  auto v = pdk::ReadIntVector("Reshape", "shape", moved);
+  EXPECT_FALSE(v.ok());  // float is not an index type
+  EXPECT_NE(v.status().message().find("float32"), std::string::npos);
+}
+
+TEST(ReadIntVector, Int32AndInt64) {
+  const int64_t dims[] = {3};
+  pdk::Tensor t32(TF_AllocateTensor(TF_INT32, dims, 1, 3 * sizeof(int32_t)));
+  for (int i = 0; i < 3; ++i) t32.data<int32_t>()[i] = i - 1;
+  auto v = pdk::ReadIntVector("Sum", "reduction_indices", t32);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, (std::vector<int64_t>{-1, 0, 1}));
+}
+
+}  // namespace
