@@ -5,7 +5,11 @@
 //            b.dim0) evaluated on an Eigen::ThreadPoolDevice with N threads,
 //            the same construction as src/compute/thread_pool.cc;
 //   openblas cblas_sgemm (CblasRowMajor, NoTrans/NoTrans) from Debian's
-//            libopenblas0-pthread, with openblas_set_num_threads(N).
+//            libopenblas0-pthread, with openblas_set_num_threads(N): OpenBLAS
+//            parallelizes over its own pthreads;
+//   sharded  cblas_sgemm with openblas_set_num_threads(1), called on row
+//            blocks of A/C, one block per thread of the Eigen::ThreadPoolDevice
+//            (the caller runs block 0): OpenBLAS's kernel, the device's threads.
 //
 // C[m,n] = A[m,k] * B[k,n]; GFLOP/s = 2*m*n*k / seconds / 1e9. Each size is
 // warmed up, then timed as the best of 5 trials of enough repetitions to last
@@ -68,8 +72,8 @@ int main(int argc, char** argv) {
   Eigen::ThreadPoolDevice dev(&pool, threads);
   openblas_set_num_threads(threads);
 
-  std::printf("threads=%d\n%6s %6s %6s  %12s %12s  %10s\n", threads, "m", "n", "k",
-              "eigen GF/s", "openblas GF/s", "max rel diff");
+  std::printf("threads=%d\n%6s %6s %6s  %12s %12s %12s  %10s\n", threads, "m", "n", "k",
+              "eigen GF/s", "openblas GF/s", "sharded GF/s", "max rel diff");
   const int sizes[][3] = {{1024, 1024, 1024}, {256, 256, 256}, {64, 64, 64}, {16, 16, 16},
                           {300, 100, 200}};
   std::mt19937 gen(42);
@@ -89,12 +93,34 @@ int main(int argc, char** argv) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, a.data(), k, b.data(),
                   n, 0.f, c2.data(), n);
     });
+    // Row-sharded single-threaded sgemm over the Eigen pool.
+    std::vector<float> c3(size_t(m) * n);
+    auto rows = [&](int r0, int r1) {
+      if (r1 > r0)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, n, k, 1.f,
+                    a.data() + size_t(r0) * k, k, b.data(), n, 0.f, c3.data() + size_t(r0) * n, n);
+    };
+    auto block = [&](int i) {
+      rows(int(int64_t(m) * i / threads), int(int64_t(m) * (i + 1) / threads));
+    };
+    openblas_set_num_threads(1);
+    const double ts = TimeIt([&] {
+      const bool small = 2.0 * m * n * k < 2e6 || threads == 1;
+      if (small) return rows(0, m);  // below ~1 MFLOP: one thread, no hand-off
+      Eigen::Barrier barrier(threads - 1);
+      for (int i = 1; i < threads; ++i) dev.enqueue_with_barrier(&barrier, block, i);
+      block(0);
+      barrier.Wait();
+    });
+    openblas_set_num_threads(threads);
     double diff = 0;
     for (size_t i = 0; i < c1.size(); ++i)
       diff = std::max(diff, double(std::fabs(c1[i] - c2[i])) / (1e-3 + std::fabs(c2[i])));
     const double flop = 2.0 * m * n * k;
-    std::printf("%6d %6d %6d  %12.1f %12.1f  %10.2e\n", m, n, k, flop / te / 1e9, flop / tb / 1e9,
-                diff);
+    for (size_t i = 0; i < c1.size(); ++i)
+      diff = std::max(diff, double(std::fabs(c3[i] - c2[i])) / (1e-3 + std::fabs(c2[i])));
+    std::printf("%6d %6d %6d  %12.1f %12.1f %12.1f  %10.2e\n", m, n, k, flop / te / 1e9,
+                flop / tb / 1e9, flop / ts / 1e9, diff);
   }
   return 0;
 }

@@ -378,6 +378,12 @@ class KernelDef {
     info_.type_constraints.emplace_back(attr, kDataType<T>);
     return *this;
   }
+  // Same, with the tag that ForEachType passes: `.Type("T", t)`. Chains inside
+  // generic lambdas without the `.template` disambiguator.
+  template <class T>
+  KernelDef& Type(const char* attr, TypeTag<T>) {
+    return Type<T>(attr);
+  }
   // Declares input or output `arg` to live in host memory (shapes, axes).
   KernelDef& HostMemory(const char* arg) {
     info_.host_memory.emplace_back(arg);

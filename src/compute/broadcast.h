@@ -1,0 +1,271 @@
+// NumPy-style broadcasting for elementwise kernels.
+//
+// Shapes: operands of any rank, aligned at their trailing dimensions; each
+// dimension pair must be equal or contain a 1 (pdk::BroadcastShapes). The
+// output has the broadcast shape.
+//
+// Before evaluating, the shapes are collapsed: dimensions of size 1 in the
+// output are dropped, and adjacent dimensions in which the same operands are
+// broadcast are merged ([2,3,4] + [4] -> [6,4] + [1,4]). After collapsing:
+//   - every operand has the output's element count   -> one flat pass;
+//   - (binary) one operand holds a single element     -> flat pass against a
+//     constant (no temporary, no copy);
+//   - otherwise an Eigen .broadcast() expression at the collapsed rank, at
+//     most kMaxBroadcastRank (6); more is an InvalidArgument error.
+// All evaluation runs through the device's Eigen::ThreadPoolDevice, which
+// runs small expressions inline on the calling thread and splits large ones
+// over the pool.
+//
+// Dtypes: any element type Eigen can evaluate; the functor decides what it
+// accepts. Errors are returned as pdk::Status, never thrown.
+#ifndef PDK_SRC_COMPUTE_BROADCAST_H_
+#define PDK_SRC_COMPUTE_BROADCAST_H_
+
+#include <array>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "compute/eigen.h"
+#include "pdk/kernel.h"
+#include "pdk/status.h"
+#include "pdk/tensor.h"
+
+namespace pdk_compute {
+
+inline constexpr int kMaxBroadcastRank = 6;
+
+// How N operands broadcast to one output, after collapsing dimensions.
+//   out:      the broadcast output shape (as TensorFlow reports it).
+//   rank:     the collapsed rank, 1..kMaxBroadcastRank (1 for scalars).
+//   out_dims: the collapsed output dimensions (first `rank` entries used).
+//   in_dims:  per operand, its collapsed dimensions: out_dims[d] or 1.
+//   elems:    per operand, its element count.
+//   full:     per operand, whether it has every output element (no broadcast).
+template <int N>
+struct BroadcastPlan {
+  pdk::Shape out;
+  int rank = 1;
+  std::array<Eigen::DenseIndex, kMaxBroadcastRank> out_dims{};
+  std::array<std::array<Eigen::DenseIndex, kMaxBroadcastRank>, N> in_dims{};
+  std::array<int64_t, N> elems{};
+  std::array<bool, N> full{};
+
+  bool all_full() const {
+    for (bool f : full)
+      if (!f) return false;
+    return true;
+  }
+  // Eigen broadcast factors of operand i at collapsed rank R.
+  template <int R>
+  Eigen::array<Eigen::DenseIndex, R> factors(int i) const {
+    Eigen::array<Eigen::DenseIndex, R> f;
+    for (int d = 0; d < R; ++d) f[d] = in_dims[i][d] == out_dims[d] ? 1 : out_dims[d];
+    return f;
+  }
+  template <int R>
+  Eigen::DSizes<Eigen::DenseIndex, R> dims(int i) const {
+    Eigen::DSizes<Eigen::DenseIndex, R> s;
+    for (int d = 0; d < R; ++d) s[d] = in_dims[i][d];
+    return s;
+  }
+  template <int R>
+  Eigen::DSizes<Eigen::DenseIndex, R> output_dims() const {
+    Eigen::DSizes<Eigen::DenseIndex, R> s;
+    for (int d = 0; d < R; ++d) s[d] = out_dims[d];
+    return s;
+  }
+};
+
+// Broadcasts `shapes` (named `names` in messages) together and collapses the
+// result. Errors: InvalidArgument "<op>: a.shape [..] and b.shape [..] are not
+// broadcast-compatible ..." when shapes don't broadcast, or when more than
+// kMaxBroadcastRank dimensions remain after collapsing.
+template <int N>
+pdk::StatusOr<BroadcastPlan<N>> PlanBroadcast(const char* op,
+                                              const std::array<const char*, N>& names,
+                                              const std::array<pdk::Shape, N>& shapes) {
+  static_assert(N >= 1 && N <= 8, "PlanBroadcast: 1..8 operands");
+  BroadcastPlan<N> plan;
+  plan.out = shapes[0];
+  std::string so_far = names[0];
+  for (int i = 1; i < N; ++i) {
+    PDK_ASSIGN_OR_RETURN(plan.out,
+                         pdk::BroadcastShapes(op, so_far.c_str(), plan.out, names[i], shapes[i]));
+    so_far = "broadcast(" + so_far + ", " + names[i] + ")";
+  }
+  const int r = plan.out.rank();
+  const int64_t n_out = plan.out.num_elements();
+  for (int i = 0; i < N; ++i) {
+    plan.elems[i] = shapes[i].num_elements();
+    plan.full[i] = plan.elems[i] == n_out;
+  }
+
+  std::vector<int64_t> od;
+  std::vector<std::array<int64_t, N>> id;
+  unsigned prev_mask = ~0u;
+  for (int d = 0; d < r; ++d) {
+    const int64_t size = plan.out[d];
+    if (size == 1) continue;
+    unsigned mask = 0;  // bit i: operand i is broadcast along d
+    for (int i = 0; i < N; ++i) {
+      const int k = d - (r - shapes[i].rank());
+      if (k < 0 || shapes[i][k] != size) mask |= 1u << i;
+    }
+    if (!od.empty() && mask == prev_mask) {
+      od.back() *= size;
+      for (int i = 0; i < N; ++i)
+        if (!(mask >> i & 1u)) id.back()[i] *= size;
+    } else {
+      od.push_back(size);
+      std::array<int64_t, N> row;
+      for (int i = 0; i < N; ++i) row[i] = (mask >> i & 1u) ? 1 : size;
+      id.push_back(row);
+    }
+    prev_mask = mask;
+  }
+  if (od.empty()) {  // scalar or all-ones output
+    od.push_back(1);
+    std::array<int64_t, N> row;
+    row.fill(1);
+    id.push_back(row);
+  }
+  if (static_cast<int>(od.size()) > kMaxBroadcastRank) {
+    std::string shapes_str;
+    for (int i = 0; i < N; ++i)
+      shapes_str += std::string(i ? ", " : "") + names[i] + ".shape " + shapes[i].ToString();
+    return pdk::InvalidArgument(op, ": broadcasting ", shapes_str, " needs ", od.size(),
+                                " dimensions after collapsing; at most ", kMaxBroadcastRank,
+                                " are supported");
+  }
+  plan.rank = static_cast<int>(od.size());
+  for (int d = 0; d < plan.rank; ++d) {
+    plan.out_dims[d] = od[d];
+    for (int i = 0; i < N; ++i) plan.in_dims[i][d] = id[d][i];
+  }
+  return plan;
+}
+
+namespace internal {
+
+template <int R, class Tin, class Tout, class F>
+void BinaryAtRank(const Eigen::ThreadPoolDevice& dev, const BroadcastPlan<2>& p, const Tin* a,
+                  const Tin* b, Tout* out, const F& f) {
+  ConstMapped<Tin, R> av(a, p.dims<R>(0)), bv(b, p.dims<R>(1));
+  Mapped<Tout, R> ov(out, p.output_dims<R>());
+  ov.device(dev) = av.broadcast(p.factors<R>(0)).binaryExpr(bv.broadcast(p.factors<R>(1)), f);
+}
+
+template <int R, class T>
+void SelectAtRank(const Eigen::ThreadPoolDevice& dev, const BroadcastPlan<3>& p, const bool* c,
+                  const T* t, const T* e, T* out) {
+  ConstMapped<bool, R> cv(c, p.dims<R>(0));
+  ConstMapped<T, R> tv(t, p.dims<R>(1)), ev(e, p.dims<R>(2));
+  Mapped<T, R> ov(out, p.output_dims<R>());
+  ov.device(dev) = cv.broadcast(p.factors<R>(0))
+                       .select(tv.broadcast(p.factors<R>(1)), ev.broadcast(p.factors<R>(2)));
+}
+
+}  // namespace internal
+
+// out = f(a, b) elementwise under `plan` (from PlanBroadcast<2> on a's and b's
+// shapes). `a` and `b` hold their operands' elements; `out` holds
+// plan.out.num_elements() elements and may alias an operand that is `full`.
+// F is an Eigen binary functor (Tin, Tin) -> Tout: operator() and, when its
+// Eigen::internal::functor_traits say PacketAccess, packetOp. Same-shape and
+// single-element operands never broadcast (flat pass, no copy).
+template <class Tin, class Tout, class F>
+void EvalBinary(const Eigen::ThreadPoolDevice& dev, const BroadcastPlan<2>& p, const Tin* a,
+                const Tin* b, Tout* out, const F& f) {
+  const int64_t n = p.out.num_elements();
+  if (n == 0) return;
+  Flat<Tout> o(out, n);
+  if (p.all_full()) {
+    o.device(dev) = ConstFlat<Tin>(a, n).binaryExpr(ConstFlat<Tin>(b, n), f);
+  } else if (p.elems[0] == 1) {  // b is full: a broadcasts one element
+    ConstFlat<Tin> bv(b, n);
+    o.device(dev) = bv.constant(*a).binaryExpr(bv, f);
+  } else if (p.elems[1] == 1) {  // a is full: b broadcasts one element
+    ConstFlat<Tin> av(a, n);
+    o.device(dev) = av.binaryExpr(av.constant(*b), f);
+  } else {
+    switch (p.rank) {  // rank 1 always lands in a branch above
+      case 2: return internal::BinaryAtRank<2>(dev, p, a, b, out, f);
+      case 3: return internal::BinaryAtRank<3>(dev, p, a, b, out, f);
+      case 4: return internal::BinaryAtRank<4>(dev, p, a, b, out, f);
+      case 5: return internal::BinaryAtRank<5>(dev, p, a, b, out, f);
+      default: return internal::BinaryAtRank<6>(dev, p, a, b, out, f);
+    }
+  }
+}
+
+// out = c ? t : e elementwise under `plan` (from PlanBroadcast<3> on the
+// shapes of c, t, e). `out` may alias t or e when that operand is `full`.
+template <class T>
+void EvalSelect(const Eigen::ThreadPoolDevice& dev, const BroadcastPlan<3>& p, const bool* c,
+                const T* t, const T* e, T* out) {
+  const int64_t n = p.out.num_elements();
+  if (n == 0) return;
+  if (p.all_full()) {
+    Flat<T>(out, n).device(dev) =
+        ConstFlat<bool>(c, n).select(ConstFlat<T>(t, n), ConstFlat<T>(e, n));
+    return;
+  }
+  switch (p.rank) {
+    case 1: return internal::SelectAtRank<1, T>(dev, p, c, t, e, out);
+    case 2: return internal::SelectAtRank<2, T>(dev, p, c, t, e, out);
+    case 3: return internal::SelectAtRank<3, T>(dev, p, c, t, e, out);
+    case 4: return internal::SelectAtRank<4, T>(dev, p, c, t, e, out);
+    case 5: return internal::SelectAtRank<5, T>(dev, p, c, t, e, out);
+    default: return internal::SelectAtRank<6, T>(dev, p, c, t, e, out);
+  }
+}
+
+// The whole binary kernel for inputs 0 (`a_name`) and 1 (`b_name`) of dtype
+// Tin: broadcasts their shapes, allocates output 0 (dtype Tout, the broadcast
+// shape) and evaluates f. When Tin == Tout the output reuses an input buffer
+// that has the output's shape and no other holder
+// (ctx.forward_or_allocate_output). `check`, called as check(a, b) with the
+// two input tensors before any allocation, may reject values (e.g. integer
+// division by zero) by returning a non-OK Status.
+// Errors: InvalidArgument for shapes that don't broadcast (message names the
+// op, both operands and both shapes), or from `check`; allocation failures.
+template <class Tin, class Tout, class F, class Check>
+pdk::Status ComputeBinary(pdk::Context& ctx, const F& f, const Check& check,
+                          const char* a_name = "x", const char* b_name = "y") {
+  const Tin* a_data;
+  const Tin* b_data;
+  BroadcastPlan<2> plan;
+  {
+    // Scoped: a held input handle keeps the buffer's reference count above one,
+    // which would stop TensorFlow from forwarding it to the output. The raw
+    // pointers stay valid: the kernel context holds the inputs until Compute
+    // returns.
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor a, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor b, ctx.input(1));
+    PDK_ASSIGN_OR_RETURN(plan, PlanBroadcast<2>(ctx.op(), {a_name, b_name}, {a.shape(), b.shape()}));
+    if (plan.out.num_elements() > 0) PDK_RETURN_IF_ERROR(check(a, b));
+    a_data = a.data<Tin>();
+    b_data = b.data<Tin>();
+  }
+  pdk::Tensor out;
+  if constexpr (std::is_same_v<Tin, Tout>) {
+    PDK_ASSIGN_OR_RETURN(out, ctx.forward_or_allocate_output({0, 1}, 0, plan.out));
+  } else {
+    PDK_ASSIGN_OR_RETURN(out, ctx.allocate_output(0, plan.out));
+  }
+  EvalBinary<Tin, Tout>(Device(ctx), plan, a_data, b_data, out.data<Tout>(), f);
+  return pdk::Status::OK();
+}
+
+template <class Tin, class Tout, class F>
+pdk::Status ComputeBinary(pdk::Context& ctx, const F& f, const char* a_name = "x",
+                          const char* b_name = "y") {
+  return ComputeBinary<Tin, Tout>(
+      ctx, f, [](const pdk::Tensor&, const pdk::Tensor&) { return pdk::Status::OK(); }, a_name,
+      b_name);
+}
+
+}  // namespace pdk_compute
+
+#endif  // PDK_SRC_COMPUTE_BROADCAST_H_

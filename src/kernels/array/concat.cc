@@ -1,0 +1,141 @@
+// ConcatV2(values..., axis): byte-level row copies (dtype-agnostic: the
+// element size comes from the dtype), split over the device's thread pool.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "compute/eigen.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace {
+
+// One strided byte stream: `rows` times, copy `bytes` from src + r*src_stride
+// to dst + r*dst_stride.
+struct Stream {
+  char* dst;
+  int64_t dst_stride;
+  const char* src;
+  int64_t src_stride;
+  int64_t bytes;
+};
+
+// Runs every stream for rows [0, rows) on the thread pool: by row when there
+// are many rows, else by blocks of at most kBlock bytes.
+void CopyStreams(const Eigen::ThreadPoolDevice& dev, int64_t rows,
+                 const std::vector<Stream>& streams) {
+  constexpr int64_t kBlock = 64 << 10;
+  int64_t row_bytes = 0;
+  for (const Stream& s : streams) row_bytes += s.bytes;
+  if (rows == 0 || row_bytes == 0) return;
+  auto copy_rows = [&](Eigen::Index first, Eigen::Index last) {
+    for (Eigen::Index r = first; r < last; ++r)
+      for (const Stream& s : streams)
+        if (s.bytes) std::memcpy(s.dst + r * s.dst_stride, s.src + r * s.src_stride, s.bytes);
+  };
+  if (rows * row_bytes <= kBlock) return copy_rows(0, rows);
+  if (rows >= 4 * dev.numThreads()) {
+    dev.parallelFor(rows, Eigen::TensorOpCost(row_bytes, row_bytes, 0), copy_rows);
+    return;
+  }
+  struct Task {
+    char* dst;
+    const char* src;
+    int64_t n;
+  };
+  std::vector<Task> tasks;
+  for (int64_t r = 0; r < rows; ++r)
+    for (const Stream& s : streams)
+      for (int64_t off = 0; off < s.bytes; off += kBlock)
+        tasks.push_back({s.dst + r * s.dst_stride + off, s.src + r * s.src_stride + off,
+                         std::min(kBlock, s.bytes - off)});
+  dev.parallelFor(static_cast<Eigen::Index>(tasks.size()),
+                  Eigen::TensorOpCost(kBlock, kBlock, 0),
+                  [&](Eigen::Index first, Eigen::Index last) {
+                    for (Eigen::Index i = first; i < last; ++i)
+                      std::memcpy(tasks[i].dst, tasks[i].src, tasks[i].n);
+                  });
+}
+
+class ConcatV2Op {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    const int n = ctx.num_inputs() - 1;
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor axis_t, ctx.input(n));
+    if (axis_t.rank() != 0)
+      return pdk::InvalidArgument(ctx.op(), ": axis must be a scalar, got a tensor of shape ",
+                                  axis_t.shape());
+    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> av, pdk::ReadIntVector(ctx.op(), "axis", axis_t));
+
+    std::vector<pdk::Tensor> values;
+    std::vector<pdk::Shape> shapes;
+    values.reserve(n);
+    for (int i = 0; i < n; ++i) {
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor v, ctx.input(i));
+      shapes.push_back(v.shape());
+      values.push_back(std::move(v));
+    }
+    const pdk::Shape& s0 = shapes[0];
+    const int rank = s0.rank();
+    int64_t axis = av[0];
+    if (axis < -rank || axis >= rank)
+      return pdk::InvalidArgument(ctx.op(), ": axis ", axis, " is out of range [", -rank, ", ",
+                                  rank, ") for values[0] of shape ", s0,
+                                  rank == 0 ? " (scalars cannot be concatenated; use stack)" : "");
+    if (axis < 0) axis += rank;
+
+    std::vector<int64_t> out_dims = s0.dims();
+    out_dims[axis] = 0;
+    for (int i = 0; i < n; ++i) {
+      const pdk::Shape& si = shapes[i];
+      if (si.rank() != rank)
+        return pdk::InvalidArgument(ctx.op(), ": all values must have the same rank: values[0]",
+                                    ".shape ", s0, " vs values[", i, "].shape ", si);
+      for (int d = 0; d < rank; ++d)
+        if (d != axis && si[d] != s0[d])
+          return pdk::InvalidArgument(ctx.op(), ": values[0].shape ", s0, " and values[", i,
+                                      "].shape ", si, " differ in dimension ", d, " (", s0[d],
+                                      " vs ", si[d], "); only axis ", axis, " may differ");
+      out_dims[axis] += si[axis];
+    }
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape(out_dims)));
+    if (out.num_elements() == 0) return pdk::Status::OK();
+
+    const int64_t elem = static_cast<int64_t>(TF_DataTypeSize(ctx.output_dtype(0)));
+    int64_t outer = 1, inner = elem;  // inner: bytes per unit of the concat axis
+    for (int d = 0; d < axis; ++d) outer *= out_dims[d];
+    for (int d = axis + 1; d < rank; ++d) inner *= out_dims[d];
+    const int64_t out_row = out_dims[axis] * inner;
+    std::vector<Stream> streams;
+    int64_t offset = 0;
+    char* dst = static_cast<char*>(out.raw_data());
+    for (int i = 0; i < n; ++i) {
+      const int64_t row = shapes[i][axis] * inner;
+      if (row == 0) continue;  // empty input: contributes nothing
+      streams.push_back({dst + offset, out_row, static_cast<const char*>(values[i].raw_data()),
+                         row, row});
+      offset += row;
+    }
+    CopyStreams(pdk_compute::Device(ctx), outer, streams);
+    return pdk::Status::OK();
+  }
+};
+
+}  // namespace
+
+PDK_REGISTER_KERNELS(ConcatV2, r) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
+                                 bool, uint8_t, int8_t, int16_t>{},
+                   [&](auto t) {
+                     using T = typename decltype(t)::type;
+                     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
+                       using I = typename decltype(i)::type;
+                       r.Add(pdk::KernelDef<ConcatV2Op>("ConcatV2")
+                                 .Type<T>("T")
+                                 .template Type<I>("Tidx")
+                                 .HostMemory("axis"));
+                     });
+                   });
+}
+
+}  // namespace pdk_kernels

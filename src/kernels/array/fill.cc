@@ -1,0 +1,86 @@
+// Fill, ZerosLike, OnesLike: a constant written over the output by element
+// size (one Eigen setConstant per 1/2/4/8-byte storage type), on the device's
+// thread pool.
+#include <cstring>
+#include <vector>
+
+#include "compute/eigen.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace {
+
+template <size_t N> struct StorageOf;
+template <> struct StorageOf<1> { using type = uint8_t; };
+template <> struct StorageOf<2> { using type = uint16_t; };
+template <> struct StorageOf<4> { using type = uint32_t; };
+template <> struct StorageOf<8> { using type = uint64_t; };
+
+// Writes the `Bytes`-byte pattern at `value` into every element of `out`.
+template <size_t Bytes>
+void FillPattern(const pdk::Context& ctx, const pdk::Tensor& out, const void* value) {
+  using U = typename StorageOf<Bytes>::type;
+  U v;
+  std::memcpy(&v, value, Bytes);
+  if (out.num_elements() == 0) return;
+  auto o = pdk_compute::flat<U>(out);
+  o.device(pdk_compute::Device(ctx)) = o.constant(v);
+}
+
+// Fill(dims, value): dims is a host int vector, value a device scalar.
+template <size_t Bytes>
+class FillOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dims_t, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor value, ctx.input(1));
+    if (dims_t.rank() != 1)
+      return pdk::InvalidArgument(ctx.op(), ": dims must be a vector, got a tensor of shape ",
+                                  dims_t.shape());
+    if (value.rank() != 0)
+      return pdk::InvalidArgument(ctx.op(), ": value must be a scalar, got a tensor of shape ",
+                                  value.shape());
+    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dims, pdk::ReadIntVector(ctx.op(), "dims", dims_t));
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] < 0)
+        return pdk::InvalidArgument(ctx.op(), ": dims[", i, "] must be non-negative, got ",
+                                    dims[i], " (dims ", pdk::Shape(dims), ")");
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape(std::move(dims))));
+    FillPattern<Bytes>(ctx, out, value.raw_data());
+    return pdk::Status::OK();
+  }
+};
+
+// ZerosLike(x) / OnesLike(x): x's shape, every element T(0) / T(1).
+template <class T, int kValue>
+class ConstantLikeOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.forward_or_allocate_output({0}, 0, x.shape()));
+    const T v = static_cast<T>(kValue);
+    FillPattern<sizeof(T)>(ctx, out, &v);
+    return pdk::Status::OK();
+  }
+};
+
+}  // namespace
+
+PDK_REGISTER_KERNELS(Fill, r) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
+                                 bool, uint8_t, int8_t, int16_t>{},
+                   [&](auto t) {
+                     using T = typename decltype(t)::type;
+                     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
+                       using I = typename decltype(i)::type;
+                       r.Add(pdk::KernelDef<FillOp<sizeof(T)>>("Fill")
+                                 .Type<T>("T")
+                                 .template Type<I>("index_type")
+                                 .HostMemory("dims"));
+                     });
+                     r.Add(pdk::KernelDef<ConstantLikeOp<T, 0>>("ZerosLike").Type<T>("T"));
+                     r.Add(pdk::KernelDef<ConstantLikeOp<T, 1>>("OnesLike").Type<T>("T"));
+                   });
+}
+
+}  // namespace pdk_kernels

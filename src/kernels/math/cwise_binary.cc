@@ -1,0 +1,371 @@
+// Elementwise binary ops with NumPy broadcasting, and the y/dy gradient ops.
+//
+// Broadcasting ops (inputs x, y; output z of the broadcast shape):
+//   AddV2, Sub, Mul, Maximum, Minimum, SquaredDifference, Pow, FloorDiv, FloorMod:
+//       float32, float64, int32, int64 (z has x's dtype)
+//   RealDiv, DivNoNan: float32, float64
+//   Less, LessEqual, Greater, GreaterEqual: float32, float64, int32, int64 -> bool
+//   Equal, NotEqual: float32, float64, int32, int64, bool -> bool; with
+//       incompatible_shape_error=false, shapes that don't broadcast give a bool
+//       scalar (false for Equal, true for NotEqual), as TensorFlow does
+//   LogicalAnd, LogicalOr: bool
+//   BitwiseAnd: int32, int64
+// Gradient ops (inputs y, dy with equal element counts; output shaped like y):
+//   SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad: float32, float64
+//
+// Errors (InvalidArgument): shapes that don't broadcast (message names both
+// operands and shapes); integer FloorDiv/FloorMod with a zero divisor; integer
+// Pow with a negative exponent; gradient ops whose y and dy sizes differ.
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "compute/broadcast.h"
+#include "compute/eigen.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace functors {
+
+namespace ei = Eigen::internal;
+
+// (x - y)^2.
+template <class T>
+struct SquaredDifference {
+  T operator()(const T& a, const T& b) const {
+    const T d = a - b;
+    return d * d;
+  }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    const P d = ei::psub(a, b);
+    return ei::pmul(d, d);
+  }
+};
+
+// x / y, or 0 where y == 0.
+template <class T>
+struct DivNoNan {
+  T operator()(const T& a, const T& b) const { return b == T(0) ? T(0) : a / b; }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    const P zero = ei::pzero(b);
+    return ei::pselect(ei::pcmp_eq(b, zero), zero, ei::pdiv(a, b));
+  }
+};
+
+// floor(x / y). Integer y must be nonzero (checked before evaluation).
+template <class T, bool kInt = std::is_integral_v<T>>
+struct FloorDiv {
+  T operator()(const T& a, const T& b) const {
+    if (b == 0) return T(0);  // rejected earlier; never trap
+    if (b == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+    const T q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  }
+};
+template <class T>
+struct FloorDiv<T, false> {
+  T operator()(const T& a, const T& b) const { return std::floor(a / b); }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    return ei::pfloor(ei::pdiv(a, b));
+  }
+};
+
+// x - floor(x / y) * y, with the sign of y. Integer y must be nonzero.
+template <class T, bool kInt = std::is_integral_v<T>>
+struct FloorMod {
+  T operator()(const T& a, const T& b) const {
+    if (b == 0 || b == T(-1)) return T(0);
+    const T r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+};
+template <class T>
+struct FloorMod<T, false> {
+  T operator()(const T& a, const T& b) const {
+    const T r = std::fmod(a, b);
+    return (r != 0 && ((b < 0) != (r < 0))) ? r + b : r;
+  }
+};
+
+// x^y for integers, y >= 0 (checked before evaluation); wraps on overflow.
+template <class T>
+struct IntPow {
+  T operator()(const T& a, const T& b) const {
+    using U = std::make_unsigned_t<T>;
+    U base = static_cast<U>(a), result = 1;
+    for (T e = b; e > 0; e >>= 1) {
+      if (e & 1) result *= base;
+      base *= base;
+    }
+    return static_cast<T>(result);
+  }
+};
+
+template <class T>
+struct BitwiseAnd {
+  T operator()(const T& a, const T& b) const { return a & b; }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    return ei::pand(a, b);
+  }
+};
+
+// Gradients: first argument y (the forward output), second dy.
+template <class T>
+struct SigmoidGrad {
+  T operator()(const T& y, const T& dy) const { return dy * y * (T(1) - y); }
+  template <class P>
+  P packetOp(const P& y, const P& dy) const {
+    return ei::pmul(dy, ei::pmul(y, ei::psub(ei::pset1<P>(T(1)), y)));
+  }
+};
+template <class T>
+struct TanhGrad {
+  T operator()(const T& y, const T& dy) const { return dy * (T(1) - y * y); }
+  template <class P>
+  P packetOp(const P& y, const P& dy) const {
+    return ei::pmul(dy, ei::psub(ei::pset1<P>(T(1)), ei::pmul(y, y)));
+  }
+};
+// The next three return 0 wherever dy == 0 (even where y is 0 or inf), as
+// TensorFlow does.
+template <class T>
+struct SqrtGrad {
+  T operator()(const T& y, const T& dy) const {
+    return dy == T(0) ? T(0) : (T(0.5) * dy) / y;
+  }
+  template <class P>
+  P packetOp(const P& y, const P& dy) const {
+    const P zero = ei::pzero(dy);
+    return ei::pselect(ei::pcmp_eq(dy, zero), zero,
+                       ei::pdiv(ei::pmul(ei::pset1<P>(T(0.5)), dy), y));
+  }
+};
+template <class T>
+struct RsqrtGrad {
+  T operator()(const T& y, const T& dy) const {
+    return dy == T(0) ? T(0) : T(-0.5) * (dy * y) * (y * y);
+  }
+  template <class P>
+  P packetOp(const P& y, const P& dy) const {
+    const P zero = ei::pzero(dy);
+    const P v = ei::pmul(ei::pmul(ei::pset1<P>(T(-0.5)), ei::pmul(dy, y)), ei::pmul(y, y));
+    return ei::pselect(ei::pcmp_eq(dy, zero), zero, v);
+  }
+};
+template <class T>
+struct ReciprocalGrad {
+  T operator()(const T& y, const T& dy) const { return dy == T(0) ? T(0) : -dy * y * y; }
+  template <class P>
+  P packetOp(const P& y, const P& dy) const {
+    const P zero = ei::pzero(dy);
+    return ei::pselect(ei::pcmp_eq(dy, zero), zero, ei::pnegate(ei::pmul(dy, ei::pmul(y, y))));
+  }
+};
+
+}  // namespace functors
+}  // namespace pdk_kernels
+
+namespace Eigen {
+namespace internal {
+// Vectorization switches for the functors above.
+#define PDK_FUNCTOR_TRAITS_(F, COST, PACKET)                  \
+  template <class T>                                          \
+  struct functor_traits<pdk_kernels::functors::F<T>> {        \
+    enum { Cost = COST, PacketAccess = PACKET };              \
+  }
+PDK_FUNCTOR_TRAITS_(SquaredDifference, 2 * NumTraits<T>::MulCost,
+                    packet_traits<T>::HasSub&& packet_traits<T>::HasMul);
+PDK_FUNCTOR_TRAITS_(DivNoNan, 3 * NumTraits<T>::MulCost,
+                    packet_traits<T>::HasDiv&& packet_traits<T>::HasCmp);
+PDK_FUNCTOR_TRAITS_(IntPow, 10 * NumTraits<T>::MulCost, false);
+PDK_FUNCTOR_TRAITS_(BitwiseAnd, 1, true);
+PDK_FUNCTOR_TRAITS_(SigmoidGrad, 3 * NumTraits<T>::MulCost, packet_traits<T>::HasMul);
+PDK_FUNCTOR_TRAITS_(TanhGrad, 3 * NumTraits<T>::MulCost, packet_traits<T>::HasMul);
+PDK_FUNCTOR_TRAITS_(SqrtGrad, 6 * NumTraits<T>::MulCost,
+                    packet_traits<T>::HasDiv&& packet_traits<T>::HasCmp);
+PDK_FUNCTOR_TRAITS_(RsqrtGrad, 5 * NumTraits<T>::MulCost, packet_traits<T>::HasCmp);
+PDK_FUNCTOR_TRAITS_(ReciprocalGrad, 4 * NumTraits<T>::MulCost, packet_traits<T>::HasCmp);
+#undef PDK_FUNCTOR_TRAITS_
+template <class T, bool kInt>
+struct functor_traits<pdk_kernels::functors::FloorDiv<T, kInt>> {
+  enum {
+    Cost = 8 * NumTraits<T>::MulCost,
+    PacketAccess = !kInt && packet_traits<T>::HasDiv && packet_traits<T>::HasFloor
+  };
+};
+template <class T, bool kInt>
+struct functor_traits<pdk_kernels::functors::FloorMod<T, kInt>> {
+  enum { Cost = 10 * NumTraits<T>::MulCost, PacketAccess = false };
+};
+}  // namespace internal
+}  // namespace Eigen
+
+namespace pdk_kernels {
+namespace {
+
+namespace ei = Eigen::internal;
+
+// Value checks run before evaluation: (op, x, y) -> Status.
+struct NoCheck {
+  pdk::Status operator()(const char*, const pdk::Tensor&, const pdk::Tensor&) const {
+    return pdk::Status::OK();
+  }
+};
+template <class T>
+struct NonzeroDivisor {
+  pdk::Status operator()(const char* op, const pdk::Tensor&, const pdk::Tensor& y) const {
+    if constexpr (std::is_integral_v<T>) {
+      const T* p = y.data<T>();
+      for (int64_t i = 0, n = y.num_elements(); i < n; ++i)
+        if (p[i] == 0) return pdk::InvalidArgument(op, ": integer division by zero (y[", i, "] == 0)");
+    }
+    return pdk::Status::OK();
+  }
+};
+template <class T>
+struct NonnegativeExponent {
+  pdk::Status operator()(const char* op, const pdk::Tensor&, const pdk::Tensor& y) const {
+    if constexpr (std::is_integral_v<T>) {
+      const T* p = y.data<T>();
+      for (int64_t i = 0, n = y.num_elements(); i < n; ++i)
+        if (p[i] < 0)
+          return pdk::InvalidArgument(op, ": integers to negative integer powers are not allowed (y[",
+                                      i, "] == ", p[i], ")");
+    }
+    return pdk::Status::OK();
+  }
+};
+
+// z = F(x, y) with broadcasting; T is the input dtype, Tout the output dtype.
+template <class T, class Tout, class F, class Check = NoCheck>
+class BinaryOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    const char* op = ctx.op();
+    return pdk_compute::ComputeBinary<T, Tout>(
+        ctx, F(), [op](const pdk::Tensor& x, const pdk::Tensor& y) { return Check()(op, x, y); });
+  }
+};
+
+// Equal / NotEqual: like BinaryOp, plus attr incompatible_shape_error.
+template <class T, class F, bool kNotEqual>
+class EqualityOp {
+ public:
+  pdk::Status Init(const pdk::Attrs& a) {
+    return a.GetOptional("incompatible_shape_error", &incompatible_shape_error_);
+  }
+  pdk::Status Compute(pdk::Context& ctx) const {
+    if (!incompatible_shape_error_) {
+      pdk::Shape xs, ys;
+      {
+        PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+        PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.input(1));
+        xs = x.shape();
+        ys = y.shape();
+      }
+      if (!pdk::BroadcastShapes(ctx.op(), "x", xs, "y", ys).ok()) {
+        PDK_ASSIGN_OR_RETURN(pdk::Tensor z, ctx.allocate_output(0, pdk::Shape{}));
+        *z.data<bool>() = kNotEqual;
+        return pdk::Status::OK();
+      }
+    }
+    return pdk_compute::ComputeBinary<T, bool>(ctx, F());
+  }
+
+ private:
+  bool incompatible_shape_error_ = true;
+};
+
+// Gradient ops: z = F(y, dy), same element counts, z shaped like y.
+template <class T, class F>
+class GradOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    const T* y_data;
+    const T* dy_data;
+    pdk::Shape shape;
+    {  // released before forwarding (see pdk_compute::ComputeBinary)
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.input(0));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(1));
+      if (y.num_elements() != dy.num_elements())
+        return pdk::InvalidArgument(ctx.op(), ": y.shape ", y.shape(), " and dy.shape ",
+                                    dy.shape(), " must have the same number of elements");
+      shape = y.shape();
+      y_data = y.data<T>();
+      dy_data = dy.data<T>();
+    }
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor z, ctx.forward_or_allocate_output({0, 1}, 0, shape));
+    const int64_t n = shape.num_elements();
+    if (n == 0) return pdk::Status::OK();
+    pdk_compute::Flat<T>(z.data<T>(), n).device(pdk_compute::Device(ctx)) =
+        pdk_compute::ConstFlat<T>(y_data, n).binaryExpr(pdk_compute::ConstFlat<T>(dy_data, n), F());
+    return pdk::Status::OK();
+  }
+};
+
+template <class T, class F, class Check = NoCheck>
+using Same = BinaryOp<T, T, F, Check>;
+template <class T, class F>
+using ToBool = BinaryOp<T, bool, F>;
+template <class T, Eigen::internal::ComparisonName kCmp>
+using Cmp = ei::scalar_cmp_op<T, T, kCmp>;
+
+template <class T>
+using PowFunctor =
+    std::conditional_t<std::is_integral_v<T>, functors::IntPow<T>, ei::scalar_pow_op<T, T>>;
+
+using FloatTypes = pdk::TypeList<float, double>;
+using RealTypes = pdk::TypeList<float, double, int32_t, int64_t>;
+
+PDK_REGISTER_KERNELS(CwiseBinary, r) {
+  pdk::ForEachType(RealTypes{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    auto add = [&](auto kernel, const char* op) {
+      r.Add(pdk::KernelDef<decltype(kernel)>(op).template Type<T>("T"));
+    };
+    add(Same<T, ei::scalar_sum_op<T, T>>(), "AddV2");
+    add(Same<T, ei::scalar_difference_op<T, T>>(), "Sub");
+    add(Same<T, ei::scalar_product_op<T, T>>(), "Mul");
+    add(Same<T, ei::scalar_max_op<T, T, Eigen::PropagateNaN>>(), "Maximum");
+    add(Same<T, ei::scalar_min_op<T, T, Eigen::PropagateNaN>>(), "Minimum");
+    add(Same<T, functors::SquaredDifference<T>>(), "SquaredDifference");
+    add(Same<T, PowFunctor<T>, NonnegativeExponent<T>>(), "Pow");
+    add(Same<T, functors::FloorDiv<T>, NonzeroDivisor<T>>(), "FloorDiv");
+    add(Same<T, functors::FloorMod<T>, NonzeroDivisor<T>>(), "FloorMod");
+    add(ToBool<T, Cmp<T, Eigen::internal::cmp_LT>>(), "Less");
+    add(ToBool<T, Cmp<T, Eigen::internal::cmp_LE>>(), "LessEqual");
+    add(ToBool<T, Cmp<T, Eigen::internal::cmp_GT>>(), "Greater");
+    add(ToBool<T, Cmp<T, Eigen::internal::cmp_GE>>(), "GreaterEqual");
+  });
+  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t, bool>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<EqualityOp<T, Cmp<T, Eigen::internal::cmp_EQ>, false>>("Equal")
+              .template Type<T>("T"));
+    r.Add(pdk::KernelDef<EqualityOp<T, Cmp<T, Eigen::internal::cmp_NEQ>, true>>("NotEqual")
+              .template Type<T>("T"));
+  });
+  pdk::ForEachType(FloatTypes{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<Same<T, ei::scalar_quotient_op<T, T>>>("RealDiv").template Type<T>("T"));
+    r.Add(pdk::KernelDef<Same<T, functors::DivNoNan<T>>>("DivNoNan").template Type<T>("T"));
+    r.Add(pdk::KernelDef<GradOp<T, functors::SigmoidGrad<T>>>("SigmoidGrad").template Type<T>("T"));
+    r.Add(pdk::KernelDef<GradOp<T, functors::TanhGrad<T>>>("TanhGrad").template Type<T>("T"));
+    r.Add(pdk::KernelDef<GradOp<T, functors::SqrtGrad<T>>>("SqrtGrad").template Type<T>("T"));
+    r.Add(pdk::KernelDef<GradOp<T, functors::RsqrtGrad<T>>>("RsqrtGrad").template Type<T>("T"));
+    r.Add(pdk::KernelDef<GradOp<T, functors::ReciprocalGrad<T>>>("ReciprocalGrad")
+              .template Type<T>("T"));
+  });
+  pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<Same<T, functors::BitwiseAnd<T>>>("BitwiseAnd").template Type<T>("T"));
+  });
+  r.Add(pdk::KernelDef<Same<bool, ei::scalar_boolean_and_op>>("LogicalAnd"));
+  r.Add(pdk::KernelDef<Same<bool, ei::scalar_boolean_or_op>>("LogicalOr"));
+}
+
+}  // namespace
+}  // namespace pdk_kernels

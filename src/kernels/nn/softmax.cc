@@ -1,0 +1,74 @@
+// Softmax and LogSoftmax over the last axis (tensorflow/core/ops/nn_ops.cc).
+//
+// For each row x of the logits (all dims but the last are batch dims), with
+// m = max_j x_j subtracted first so that exp never overflows:
+//
+//   Softmax(x)_i    = exp(x_i - m) / sum_j exp(x_j - m)
+//   LogSoftmax(x)_i = (x_i - m) - log(sum_j exp(x_j - m))
+//
+// Both are mathematically unchanged by the shift; this is what TensorFlow's
+// CPU kernel (softmax_op_functor.h) computes. logits must be at least rank 1.
+//
+// Rows are independent: the pool splits them, and each row is processed
+// while it is in cache (max, exp+sum, scale) with vectorized Eigen array ops.
+// The output may reuse the input buffer (every pass is elementwise per row).
+#include <cmath>
+
+#include "compute/eigen.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace {
+
+using Index = Eigen::Index;
+template <class T>
+using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
+
+// Rough cycles per element of a row: compare, subtract, exp, add, multiply.
+constexpr double kCyclesPerElement = 24;
+
+template <class T, bool kLog>
+class SoftmaxOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor logits, ctx.input(0));
+    const pdk::Shape shape = logits.shape();
+    PDK_RETURN_IF_ERROR(pdk::CheckRankAtLeast(ctx.op(), "logits", shape, 1));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.forward_or_allocate_output({0}, 0, shape));
+    const int64_t classes = shape.dim(-1);
+    if (logits.num_elements() == 0) return pdk::Status::OK();
+    const int64_t rows = logits.num_elements() / classes;
+
+    const T* in = logits.data<T>();
+    T* o = out.data<T>();
+    const Eigen::TensorOpCost row_cost(classes * sizeof(T), classes * sizeof(T),
+                                       classes * kCyclesPerElement);
+    pdk_compute::Device(ctx).parallelFor(rows, row_cost, [&](Index first, Index last) {
+      for (Index r = first; r < last; ++r) {
+        Eigen::Map<const Vec<T>> x(in + r * classes, classes);
+        Eigen::Map<Vec<T>> y(o + r * classes, classes);
+        const T m = x.maxCoeff();
+        if constexpr (kLog) {
+          const T log_sum = std::log((x - m).exp().sum());
+          y = (x - m) - log_sum;
+        } else {
+          y = (x - m).exp();
+          y *= T(1) / y.sum();
+        }
+      }
+    });
+    return pdk::Status::OK();
+  }
+};
+
+}  // namespace
+
+PDK_REGISTER_KERNELS(NnSoftmax, r) {
+  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<SoftmaxOp<T, false>>("Softmax").Type<T>("T"));
+    r.Add(pdk::KernelDef<SoftmaxOp<T, true>>("LogSoftmax").Type<T>("T"));
+  });
+}
+
+}  // namespace pdk_kernels
