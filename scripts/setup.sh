@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything PDK needs on a fresh Debian machine, idempotently:
-#   1. system packages (apt-get): compiler, CMake, Ninja, ccache, Eigen, GoogleTest;
+#   1. system packages (apt-get): compiler, CMake, Ninja, ccache, Eigen, OpenBLAS,
+#      GoogleTest;
 #   2. a project venv ($PDK_VENV, default .venv) with tensorflow-cpu 2.21.0;
 #   3. the PDK wheel, built with scikit-build-core and installed into the venv —
 #      rebuilt only when a source file changed (ccache keeps rebuilds short).
@@ -13,12 +14,9 @@ log() { echo "[pdk setup] $*" >&2; }
 
 # ---- 1. system packages
 missing=()
-command -v g++ >/dev/null || missing+=(g++)
-command -v cmake >/dev/null || missing+=(cmake)
-command -v ninja >/dev/null || missing+=(ninja-build)
-command -v ccache >/dev/null || missing+=(ccache)
-[ -f /usr/include/eigen3/unsupported/Eigen/CXX11/Tensor ] || missing+=(libeigen3-dev)
-[ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
+for pkg in g++ cmake ninja-build ccache libeigen3-dev libgtest-dev libopenblas-dev; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
 "$PY" -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing system packages: ${missing[*]}"
