@@ -16,7 +16,7 @@
 //   PDK_REGISTER_KERNELS(MatMul, r) {                   // deferred: replayed by TF_InitKernel
 //     pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
 //       using T = typename decltype(t)::type;
-//       r.Add(pdk::KernelDef<MatMulOp<T>>("MatMul").Type<T>("T"));
+//       r.Add(pdk::KernelDef<MatMulOp<T>>("MatMul").Type("T", t));
 //     });
 //   }
 //

@@ -61,9 +61,10 @@ class BiasAddOp {
     PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "bias", bs, 1));
     const ChannelLayout l = LayoutOf(vs, nchw_);
     if (bs[0] != l.channels)
-      return pdk::InvalidArgument(ctx.op(), ": must provide as many biases as the channel dimension (",
-                                  nchw_ ? "NCHW" : "NHWC", " dimension ", l.channel_dim,
-                                  ") of value: bias.shape ", bs, " vs. value.shape ", vs);
+      return pdk::InvalidArgument(
+          ctx.op(), ": must provide as many biases as the channel dimension (",
+          nchw_ ? "NCHW" : "NHWC", " dimension ", l.channel_dim, ") of value: bias.shape ", bs,
+          " vs. value.shape ", vs);
 
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.forward_or_allocate_output({0}, 0, vs));
     if (value.num_elements() == 0) return pdk::Status::OK();
@@ -188,9 +189,9 @@ class BiasAddGradOp {
 PDK_REGISTER_KERNELS(NnBiasAdd, r) {
   pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<BiasAddOp<T>>("BiasAdd").Type<T>("T"));
-    r.Add(pdk::KernelDef<BiasAddOp<T>>("BiasAddV1").Type<T>("T"));
-    r.Add(pdk::KernelDef<BiasAddGradOp<T>>("BiasAddGrad").Type<T>("T"));
+    r.Add(pdk::KernelDef<BiasAddOp<T>>("BiasAdd").Type("T", t));
+    r.Add(pdk::KernelDef<BiasAddOp<T>>("BiasAddV1").Type("T", t));
+    r.Add(pdk::KernelDef<BiasAddGradOp<T>>("BiasAddGrad").Type("T", t));
   });
 }
 

@@ -87,17 +87,20 @@ class UnaryActivationOp {
 
 // ---------------------------------------------------------------- gradients
 
+// The 0/1 masks are built with select rather than cast<T>() of the boolean
+// comparison: Eigen 3.4 does not vectorize bool -> float casts, select is.
 struct ReluGradFn {
   template <class T, class G, class X>
   auto operator()(const G& g, const X& x, T) const {
-    return g * (x > T(0)).template cast<T>();
+    return g * (x > T(0)).select(x.constant(T(1)), x.constant(T(0)));
   }
 };
 
 struct Relu6GradFn {
   template <class T, class G, class X>
   auto operator()(const G& g, const X& x, T) const {
-    return g * ((x > T(0)).template cast<T>() * (x < T(6)).template cast<T>());
+    const auto one = x.constant(T(1)), zero = x.constant(T(0));
+    return g * ((x > T(0)).select(one, zero) * (x < T(6)).select(one, zero));
   }
 };
 
@@ -153,15 +156,15 @@ class ActivationGradOp {
 PDK_REGISTER_KERNELS(NnActivations, r) {
   pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<UnaryActivationOp<T, ReluFn>>("Relu").Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryActivationOp<T, Relu6Fn>>("Relu6").Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryActivationOp<T, EluFn>>("Elu").Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryActivationOp<T, LeakyReluFn, true>>("LeakyRelu").Type<T>("T"));
-    r.Add(pdk::KernelDef<ActivationGradOp<T, ReluGradFn>>("ReluGrad").Type<T>("T"));
-    r.Add(pdk::KernelDef<ActivationGradOp<T, Relu6GradFn>>("Relu6Grad").Type<T>("T"));
-    r.Add(pdk::KernelDef<ActivationGradOp<T, EluGradFn>>("EluGrad").Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryActivationOp<T, ReluFn>>("Relu").Type("T", t));
+    r.Add(pdk::KernelDef<UnaryActivationOp<T, Relu6Fn>>("Relu6").Type("T", t));
+    r.Add(pdk::KernelDef<UnaryActivationOp<T, EluFn>>("Elu").Type("T", t));
+    r.Add(pdk::KernelDef<UnaryActivationOp<T, LeakyReluFn, true>>("LeakyRelu").Type("T", t));
+    r.Add(pdk::KernelDef<ActivationGradOp<T, ReluGradFn>>("ReluGrad").Type("T", t));
+    r.Add(pdk::KernelDef<ActivationGradOp<T, Relu6GradFn>>("Relu6Grad").Type("T", t));
+    r.Add(pdk::KernelDef<ActivationGradOp<T, EluGradFn>>("EluGrad").Type("T", t));
     r.Add(pdk::KernelDef<ActivationGradOp<T, LeakyReluGradFn, true>>("LeakyReluGrad")
-              .Type<T>("T"));
+              .Type("T", t));
   });
 }
 

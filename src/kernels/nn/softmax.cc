@@ -66,8 +66,8 @@ class SoftmaxOp {
 PDK_REGISTER_KERNELS(NnSoftmax, r) {
   pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<SoftmaxOp<T, false>>("Softmax").Type<T>("T"));
-    r.Add(pdk::KernelDef<SoftmaxOp<T, true>>("LogSoftmax").Type<T>("T"));
+    r.Add(pdk::KernelDef<SoftmaxOp<T, false>>("Softmax").Type("T", t));
+    r.Add(pdk::KernelDef<SoftmaxOp<T, true>>("LogSoftmax").Type("T", t));
   });
 }
 
