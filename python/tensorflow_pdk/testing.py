@@ -45,8 +45,8 @@ def run_on(device: str, fn: Callable, *arrays):
                    for a in arrays]
         out = fn(*tensors)
     if isinstance(out, (list, tuple)):
-        return [np.asarray(o) for o in out]
-    return [np.asarray(out)]
+        return [np.asarray(o.numpy()) for o in out]
+    return [np.asarray(out.numpy())]
 
 
 def assert_close(actual, expected, rtol: float, atol: float, what: str = "") -> None:

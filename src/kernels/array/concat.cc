@@ -4,58 +4,15 @@
 #include <cstring>
 #include <vector>
 
+#include "compute/copy.h"
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
 
 namespace pdk_kernels {
 namespace {
 
-// One strided byte stream: `rows` times, copy `bytes` from src + r*src_stride
-// to dst + r*dst_stride.
-struct Stream {
-  char* dst;
-  int64_t dst_stride;
-  const char* src;
-  int64_t src_stride;
-  int64_t bytes;
-};
-
-// Runs every stream for rows [0, rows) on the thread pool: by row when there
-// are many rows, else by blocks of at most kBlock bytes.
-void CopyStreams(const Eigen::ThreadPoolDevice& dev, int64_t rows,
-                 const std::vector<Stream>& streams) {
-  constexpr int64_t kBlock = 64 << 10;
-  int64_t row_bytes = 0;
-  for (const Stream& s : streams) row_bytes += s.bytes;
-  if (rows == 0 || row_bytes == 0) return;
-  auto copy_rows = [&](Eigen::Index first, Eigen::Index last) {
-    for (Eigen::Index r = first; r < last; ++r)
-      for (const Stream& s : streams)
-        if (s.bytes) std::memcpy(s.dst + r * s.dst_stride, s.src + r * s.src_stride, s.bytes);
-  };
-  if (rows * row_bytes <= kBlock) return copy_rows(0, rows);
-  if (rows >= 4 * dev.numThreads()) {
-    dev.parallelFor(rows, Eigen::TensorOpCost(row_bytes, row_bytes, 0), copy_rows);
-    return;
-  }
-  struct Task {
-    char* dst;
-    const char* src;
-    int64_t n;
-  };
-  std::vector<Task> tasks;
-  for (int64_t r = 0; r < rows; ++r)
-    for (const Stream& s : streams)
-      for (int64_t off = 0; off < s.bytes; off += kBlock)
-        tasks.push_back({s.dst + r * s.dst_stride + off, s.src + r * s.src_stride + off,
-                         std::min(kBlock, s.bytes - off)});
-  dev.parallelFor(static_cast<Eigen::Index>(tasks.size()),
-                  Eigen::TensorOpCost(kBlock, kBlock, 0),
-                  [&](Eigen::Index first, Eigen::Index last) {
-                    for (Eigen::Index i = first; i < last; ++i)
-                      std::memcpy(tasks[i].dst, tasks[i].src, tasks[i].n);
-                  });
-}
+using pdk_compute::CopyStreams;
+using pdk_compute::Stream;
 
 class ConcatV2Op {
  public:
@@ -127,12 +84,10 @@ PDK_REGISTER_KERNELS(ConcatV2, r) {
   pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
                                  bool, uint8_t, int8_t, int16_t>{},
                    [&](auto t) {
-                     using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       using I = typename decltype(i)::type;
                        r.Add(pdk::KernelDef<ConcatV2Op>("ConcatV2")
-                                 .Type<T>("T")
-                                 .template Type<I>("Tidx")
+                                 .Type("T", t)
+                                 .Type("Tidx", i)
                                  .HostMemory("axis"));
                      });
                    });

@@ -72,14 +72,13 @@ PDK_REGISTER_KERNELS(Fill, r) {
                    [&](auto t) {
                      using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       using I = typename decltype(i)::type;
                        r.Add(pdk::KernelDef<FillOp<sizeof(T)>>("Fill")
-                                 .Type<T>("T")
-                                 .template Type<I>("index_type")
+                                 .Type("T", t)
+                                 .Type("index_type", i)
                                  .HostMemory("dims"));
                      });
-                     r.Add(pdk::KernelDef<ConstantLikeOp<T, 0>>("ZerosLike").Type<T>("T"));
-                     r.Add(pdk::KernelDef<ConstantLikeOp<T, 1>>("OnesLike").Type<T>("T"));
+                     r.Add(pdk::KernelDef<ConstantLikeOp<T, 0>>("ZerosLike").Type("T", t));
+                     r.Add(pdk::KernelDef<ConstantLikeOp<T, 1>>("OnesLike").Type("T", t));
                    });
 }
 

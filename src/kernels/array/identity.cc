@@ -13,12 +13,11 @@ class IdentityOp {
 };
 
 PDK_REGISTER_KERNELS(Identity, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t, bool,
-                                 uint8_t, int8_t, int16_t>{},
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
+                                 bool, uint8_t, int8_t, int16_t>{},
                    [&](auto t) {
-                     using T = typename decltype(t)::type;
                      for (const char* op : {"Identity", "Snapshot", "StopGradient"})
-                       r.Add(pdk::KernelDef<IdentityOp>(op).Type<T>("T"));
+                       r.Add(pdk::KernelDef<IdentityOp>(op).Type("T", t));
                    });
 }
 

@@ -30,8 +30,9 @@ class ReshapeOp {
       const int64_t s = req[d];
       if (s == -1) {
         if (unknown != -1)
-          return pdk::InvalidArgument(ctx.op(), ": only one dimension of shape may be -1, not both ",
-                                      unknown, " and ", d, " (shape ", pdk::Shape(req), ")");
+          return pdk::InvalidArgument(ctx.op(), ": only one dimension of shape may be -1, ",
+                                      "not both ", unknown, " and ", d, " (shape ",
+                                      pdk::Shape(req), ")");
         unknown = static_cast<int>(d);
         dims[d] = 1;
       } else if (s < 0) {
@@ -75,8 +76,8 @@ class ExpandDimsOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor dim_t, ctx.input(1));
     if (dim_t.num_elements() != 1)
-      return pdk::InvalidArgument(ctx.op(), ": dim must be a tensor with a single value, got shape ",
-                                  dim_t.shape());
+      return pdk::InvalidArgument(ctx.op(), ": dim must be a tensor with a single value, ",
+                                  "got shape ", dim_t.shape());
     PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dv, pdk::ReadIntVector(ctx.op(), "dim", dim_t));
     const int rank = x.rank();
     int64_t dim = dv[0];
@@ -136,19 +137,17 @@ PDK_REGISTER_KERNELS(Reshape, r) {
   pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
                                  bool, uint8_t, int8_t, int16_t>{},
                    [&](auto t) {
-                     using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       using I = typename decltype(i)::type;
                        r.Add(pdk::KernelDef<ReshapeOp>("Reshape")
-                                 .Type<T>("T")
-                                 .template Type<I>("Tshape")
+                                 .Type("T", t)
+                                 .Type("Tshape", i)
                                  .HostMemory("shape"));
                        r.Add(pdk::KernelDef<ExpandDimsOp>("ExpandDims")
-                                 .Type<T>("T")
-                                 .template Type<I>("Tdim")
+                                 .Type("T", t)
+                                 .Type("Tdim", i)
                                  .HostMemory("dim"));
                      });
-                     r.Add(pdk::KernelDef<SqueezeOp>("Squeeze").Type<T>("T"));
+                     r.Add(pdk::KernelDef<SqueezeOp>("Squeeze").Type("T", t));
                    });
 }
 

@@ -32,7 +32,8 @@ class ShapeOp {
       PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(i));
       const int rank = x.rank();
       PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(i, pdk::Shape{rank}));
-      for (int d = 0; d < rank; ++d) PDK_RETURN_IF_ERROR(Store(ctx, out, d, x.dim(d), "dimension"));
+      for (int d = 0; d < rank; ++d)
+        PDK_RETURN_IF_ERROR(Store(ctx, out, d, x.dim(d), "dimension"));
     }
     return pdk::Status::OK();
   }
@@ -63,20 +64,18 @@ PDK_REGISTER_KERNELS(ShapeOps, r) {
   pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
                                  bool, uint8_t, int8_t, int16_t>{},
                    [&](auto t) {
-                     using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto o) {
-                       using O = typename decltype(o)::type;
                        for (const char* op : {"Shape", "ShapeN"})
                          r.Add(pdk::KernelDef<ShapeOp>(op)
-                                   .Type<T>("T")
-                                   .template Type<O>("out_type")
+                                   .Type("T", t)
+                                   .Type("out_type", o)
                                    .HostMemory("output"));
                        r.Add(pdk::KernelDef<SizeOp>("Size")
-                                 .Type<T>("T")
-                                 .template Type<O>("out_type")
+                                 .Type("T", t)
+                                 .Type("out_type", o)
                                  .HostMemory("output"));
                      });
-                     r.Add(pdk::KernelDef<RankOp>("Rank").Type<T>("T").HostMemory("output"));
+                     r.Add(pdk::KernelDef<RankOp>("Rank").Type("T", t).HostMemory("output"));
                    });
 }
 

@@ -85,12 +85,10 @@ PDK_REGISTER_KERNELS(Tile, r) {
   pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
                                  bool, uint8_t, int8_t, int16_t>{},
                    [&](auto t) {
-                     using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       using I = typename decltype(i)::type;
                        r.Add(pdk::KernelDef<TileOp>("Tile")
-                                 .Type<T>("T")
-                                 .template Type<I>("Tmultiples")
+                                 .Type("T", t)
+                                 .Type("Tmultiples", i)
                                  .HostMemory("multiples"));
                      });
                    });
