@@ -23,8 +23,8 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <type_traits>
-#include <vector>
 
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
@@ -87,12 +87,27 @@ pdk::StatusOr<BroadcastPlan<N>> PlanBroadcast(const char* op,
                                               const std::array<pdk::Shape, N>& shapes) {
   static_assert(N >= 1 && N <= 8, "PlanBroadcast: 1..8 operands");
   BroadcastPlan<N> plan;
+  bool same = true;
+  for (int i = 1; i < N; ++i) same = same && shapes[i] == shapes[0];
+  if (same) {  // the common case: no broadcasting, one flat pass
+    plan.out = shapes[0];
+    const int64_t n = plan.out.num_elements();
+    plan.out_dims[0] = n;
+    for (int i = 0; i < N; ++i) {
+      plan.in_dims[i][0] = n;
+      plan.elems[i] = n;
+      plan.full[i] = true;
+    }
+    return plan;
+  }
   plan.out = shapes[0];
-  std::string so_far = names[0];
   for (int i = 1; i < N; ++i) {
+    // Operands are folded left to right; from the third on, the left side is
+    // the broadcast of those before it.
+    std::string left = names[0];
+    for (int j = 1; i > 1 && j < i; ++j) left = "broadcast(" + left + ", " + names[j] + ")";
     PDK_ASSIGN_OR_RETURN(plan.out,
-                         pdk::BroadcastShapes(op, so_far.c_str(), plan.out, names[i], shapes[i]));
-    so_far = "broadcast(" + so_far + ", " + names[i] + ")";
+                         pdk::BroadcastShapes(op, left.c_str(), plan.out, names[i], shapes[i]));
   }
   const int r = plan.out.rank();
   const int64_t n_out = plan.out.num_elements();
@@ -101,8 +116,9 @@ pdk::StatusOr<BroadcastPlan<N>> PlanBroadcast(const char* op,
     plan.full[i] = plan.elems[i] == n_out;
   }
 
-  std::vector<int64_t> od;
-  std::vector<std::array<int64_t, N>> id;
+  // Walk the output dimensions, skipping 1s and merging runs with the same
+  // broadcast pattern; `count` keeps counting past the limit for the message.
+  int count = 0;
   unsigned prev_mask = ~0u;
   for (int d = 0; d < r; ++d) {
     const int64_t size = plan.out[d];
@@ -112,37 +128,35 @@ pdk::StatusOr<BroadcastPlan<N>> PlanBroadcast(const char* op,
       const int k = d - (r - shapes[i].rank());
       if (k < 0 || shapes[i][k] != size) mask |= 1u << i;
     }
-    if (!od.empty() && mask == prev_mask) {
-      od.back() *= size;
-      for (int i = 0; i < N; ++i)
-        if (!(mask >> i & 1u)) id.back()[i] *= size;
+    if (count > 0 && mask == prev_mask) {
+      if (count <= kMaxBroadcastRank) {
+        plan.out_dims[count - 1] *= size;
+        for (int i = 0; i < N; ++i)
+          if (!(mask >> i & 1u)) plan.in_dims[i][count - 1] *= size;
+      }
     } else {
-      od.push_back(size);
-      std::array<int64_t, N> row;
-      for (int i = 0; i < N; ++i) row[i] = (mask >> i & 1u) ? 1 : size;
-      id.push_back(row);
+      if (count < kMaxBroadcastRank) {
+        plan.out_dims[count] = size;
+        for (int i = 0; i < N; ++i) plan.in_dims[i][count] = (mask >> i & 1u) ? 1 : size;
+      }
+      ++count;
     }
     prev_mask = mask;
   }
-  if (od.empty()) {  // scalar or all-ones output
-    od.push_back(1);
-    std::array<int64_t, N> row;
-    row.fill(1);
-    id.push_back(row);
+  if (count == 0) {  // all-ones output
+    plan.out_dims[0] = 1;
+    for (int i = 0; i < N; ++i) plan.in_dims[i][0] = 1;
+    count = 1;
   }
-  if (static_cast<int>(od.size()) > kMaxBroadcastRank) {
+  if (count > kMaxBroadcastRank) {
     std::string shapes_str;
     for (int i = 0; i < N; ++i)
       shapes_str += std::string(i ? ", " : "") + names[i] + ".shape " + shapes[i].ToString();
-    return pdk::InvalidArgument(op, ": broadcasting ", shapes_str, " needs ", od.size(),
+    return pdk::InvalidArgument(op, ": broadcasting ", shapes_str, " needs ", count,
                                 " dimensions after collapsing; at most ", kMaxBroadcastRank,
                                 " are supported");
   }
-  plan.rank = static_cast<int>(od.size());
-  for (int d = 0; d < plan.rank; ++d) {
-    plan.out_dims[d] = od[d];
-    for (int i = 0; i < N; ++i) plan.in_dims[i][d] = id[d][i];
-  }
+  plan.rank = count;
   return plan;
 }
 
@@ -166,7 +180,38 @@ void SelectAtRank(const Eigen::ThreadPoolDevice& dev, const BroadcastPlan<3>& p,
                        .select(tv.broadcast(p.factors<R>(1)), ev.broadcast(p.factors<R>(2)));
 }
 
+template <int R, class T>
+void BroadcastToAtRank(const Eigen::ThreadPoolDevice& dev, const BroadcastPlan<2>& p, const T* in,
+                       T* out) {
+  Mapped<T, R>(out, p.output_dims<R>()).device(dev) =
+      ConstMapped<T, R>(in, p.dims<R>(0)).broadcast(p.factors<R>(0));
+}
+
 }  // namespace internal
+
+// out = `in` repeated to plan.out, under `plan` (from PlanBroadcast<2> on the
+// input shape and a target shape that equals plan.out). `out` holds
+// plan.out.num_elements() elements and must not alias `in`.
+template <class T>
+void EvalBroadcastTo(const Eigen::ThreadPoolDevice& dev, const BroadcastPlan<2>& p, const T* in,
+                     T* out) {
+  const int64_t n = p.out.num_elements();
+  if (n == 0) return;
+  Flat<T> o(out, n);
+  if (p.full[0]) {
+    o.device(dev) = ConstFlat<T>(in, n);
+  } else if (p.elems[0] == 1) {
+    o.device(dev) = o.constant(*in);
+  } else {
+    switch (p.rank) {
+      case 2: return internal::BroadcastToAtRank<2, T>(dev, p, in, out);
+      case 3: return internal::BroadcastToAtRank<3, T>(dev, p, in, out);
+      case 4: return internal::BroadcastToAtRank<4, T>(dev, p, in, out);
+      case 5: return internal::BroadcastToAtRank<5, T>(dev, p, in, out);
+      default: return internal::BroadcastToAtRank<6, T>(dev, p, in, out);
+    }
+  }
+}
 
 // out = f(a, b) elementwise under `plan` (from PlanBroadcast<2> on a's and b's
 // shapes). `a` and `b` hold their operands' elements; `out` holds

@@ -1,10 +1,11 @@
 // Eigen's Tensor module for PDK kernels: element-type mappings for the 16-bit
 // floats, and views of pdk::Tensor as Eigen tensors.
 //
-// Eigen (https://eigen.tuxfamily.org, Debian's libeigen3-dev) is the library
-// TensorFlow's own CPU kernels are written in; PDK uses it for elementwise,
-// broadcast, reduction and contraction expressions evaluated on the device's
-// thread pool.
+// Eigen (https://eigen.tuxfamily.org) is the library TensorFlow's own CPU
+// kernels are written in; PDK compiles against the copy in TensorFlow's include
+// directory (the same Eigen revision as the CPU kernels it is compared with) and
+// uses it for elementwise, broadcast, reduction and data-movement expressions
+// evaluated on the device's thread pool.
 #ifndef PDK_SRC_COMPUTE_EIGEN_H_
 #define PDK_SRC_COMPUTE_EIGEN_H_
 

@@ -104,6 +104,21 @@ struct IntPow {
   }
 };
 
+struct LogicalAnd {
+  bool operator()(const bool& a, const bool& b) const { return a && b; }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    return ei::pand(a, b);
+  }
+};
+struct LogicalOr {
+  bool operator()(const bool& a, const bool& b) const { return a || b; }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    return ei::por(a, b);
+  }
+};
+
 template <class T>
 struct BitwiseAnd {
   T operator()(const T& a, const T& b) const { return a & b; }
@@ -190,11 +205,19 @@ PDK_FUNCTOR_TRAITS_(SqrtGrad, 6 * NumTraits<T>::MulCost,
 PDK_FUNCTOR_TRAITS_(RsqrtGrad, 5 * NumTraits<T>::MulCost, packet_traits<T>::HasCmp);
 PDK_FUNCTOR_TRAITS_(ReciprocalGrad, 4 * NumTraits<T>::MulCost, packet_traits<T>::HasCmp);
 #undef PDK_FUNCTOR_TRAITS_
+template <>
+struct functor_traits<pdk_kernels::functors::LogicalAnd> {
+  enum { Cost = 1, PacketAccess = true };
+};
+template <>
+struct functor_traits<pdk_kernels::functors::LogicalOr> {
+  enum { Cost = 1, PacketAccess = true };
+};
 template <class T, bool kInt>
 struct functor_traits<pdk_kernels::functors::FloorDiv<T, kInt>> {
   enum {
     Cost = 8 * NumTraits<T>::MulCost,
-    PacketAccess = !kInt && packet_traits<T>::HasDiv && packet_traits<T>::HasFloor
+    PacketAccess = !kInt && std::is_floating_point<T>::value && packet_traits<T>::HasDiv
   };
 };
 template <class T, bool kInt>
@@ -363,8 +386,8 @@ PDK_REGISTER_KERNELS(CwiseBinary, r) {
     using T = typename decltype(t)::type;
     r.Add(pdk::KernelDef<Same<T, functors::BitwiseAnd<T>>>("BitwiseAnd").template Type<T>("T"));
   });
-  r.Add(pdk::KernelDef<Same<bool, ei::scalar_boolean_and_op>>("LogicalAnd"));
-  r.Add(pdk::KernelDef<Same<bool, ei::scalar_boolean_or_op>>("LogicalOr"));
+  r.Add(pdk::KernelDef<Same<bool, functors::LogicalAnd>>("LogicalAnd"));
+  r.Add(pdk::KernelDef<Same<bool, functors::LogicalOr>>("LogicalOr"));
 }
 
 }  // namespace

@@ -1,0 +1,166 @@
+// Dense GEMM for PDK kernels: C = op(A) * op(B) (+ C) on row-major matrices,
+// and the device-pool fan-out that MatMul, BatchMatMulV2 and the im2col
+// convolutions (src/kernels/nn/conv2d.cc) share.
+//
+// Backend (measured by bench/matmul_backends.cc, see docs/architecture.md):
+// float32/float64 use OpenBLAS's single-threaded cblas_sgemm/cblas_dgemm; every
+// other type (and dimensions beyond int) uses Eigen's (Core) GEMM. OpenBLAS is
+// told to use one thread (UseSingleThreadedOpenBlas), so its own pthreads never
+// compete with the device's Eigen::ThreadPoolDevice: PDK splits the work over
+// that pool and calls OpenBLAS from its threads, one thread per call.
+//
+// Moved out of src/kernels/math/matmul.cc unchanged, plus `accumulate`
+// (beta = 1) in Gemm and the RunShards helper.
+#ifndef PDK_SRC_COMPUTE_GEMM_H_
+#define PDK_SRC_COMPUTE_GEMM_H_
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+#include "compute/eigen.h"
+
+namespace pdk_compute {
+
+// Below ~4 MFLOP (a 128x128x128 product, ~40 us on one core) handing work to
+// the pool costs more than it saves.
+constexpr double kParallelFlops = 4.0e6;
+
+// OpenBLAS parallelizes over its own pthreads by default; PDK parallelizes on
+// the device pool instead and calls OpenBLAS from those threads, one thread per
+// call. Process-wide setting of Debian's libopenblas (NumPy wheels bundle their
+// own, separately named OpenBLAS, unaffected). Call from every kernel's Init
+// that uses this header.
+inline void UseSingleThreadedOpenBlas() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+inline bool FitsBlasInt(int64_t v) { return v <= std::numeric_limits<int>::max(); }
+
+// C[rows,cols] (+)= op(A) * op(B) on the calling thread. Row-major; lda/ldb/ldc
+// are the row strides of the stored A, B, C; op(X) = X^T when the flag is set.
+template <class T>
+void GemmEigen(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T* a, int64_t lda,
+               const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate = false) {
+  using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using CMap = Eigen::Map<const Mat, Eigen::Unaligned, Eigen::OuterStride<>>;
+  using OMap = Eigen::Map<Mat, Eigen::Unaligned, Eigen::OuterStride<>>;
+  CMap A(a, ta ? k : rows, ta ? rows : k, Eigen::OuterStride<>(lda));
+  CMap B(b, tb ? cols : k, tb ? k : cols, Eigen::OuterStride<>(ldb));
+  OMap C(c, rows, cols, Eigen::OuterStride<>(ldc));
+  if (accumulate) {
+    if (!ta && !tb) C.noalias() += A * B;
+    else if (ta && !tb) C.noalias() += A.transpose() * B;
+    else if (!ta && tb) C.noalias() += A * B.transpose();
+    else C.noalias() += A.transpose() * B.transpose();
+    return;
+  }
+  if (!ta && !tb) C.noalias() = A * B;
+  else if (ta && !tb) C.noalias() = A.transpose() * B;
+  else if (!ta && tb) C.noalias() = A * B.transpose();
+  else C.noalias() = A.transpose() * B.transpose();
+}
+
+// C[rows,cols] = op(A) * op(B), or C += op(A) * op(B) with `accumulate`, on the
+// calling thread. k must be > 0 (callers handle the empty sum).
+template <class T>
+void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T* a, int64_t lda,
+               const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate = false) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (FitsBlasInt(rows) && FitsBlasInt(cols) && FitsBlasInt(k) && FitsBlasInt(lda) &&
+        FitsBlasInt(ldb) && FitsBlasInt(ldc)) {
+      const auto tra = ta ? CblasTrans : CblasNoTrans, trb = tb ? CblasTrans : CblasNoTrans;
+      const T beta = accumulate ? T(1) : T(0);
+      if constexpr (std::is_same_v<T, float>) {
+        cblas_sgemm(CblasRowMajor, tra, trb, int(rows), int(cols), int(k), 1.0f, a, int(lda), b,
+                    int(ldb), beta, c, int(ldc));
+      } else {
+        cblas_dgemm(CblasRowMajor, tra, trb, int(rows), int(cols), int(k), 1.0, a, int(lda), b,
+                    int(ldb), beta, c, int(ldc));
+      }
+      return;
+    }
+  }
+  GemmEigen(ta, tb, rows, cols, k, a, lda, b, ldb, c, ldc, accumulate);
+}
+
+// Runs fn(s) for s in [0, shards): shards 1.. on the device pool, shard 0 on
+// the calling (TensorFlow executor) thread; returns when all are done.
+template <class Fn>
+void RunShards(const Eigen::ThreadPoolDevice& dev, int64_t shards, Fn&& fn) {
+  if (shards <= 0) return;
+  if (shards == 1) return fn(int64_t{0});
+  Eigen::Barrier barrier(static_cast<unsigned>(shards - 1));
+  for (int64_t s = 1; s < shards; ++s) {
+    dev.enqueueNoNotification([&fn, &barrier, s] {
+      fn(s);
+      barrier.Notify();
+    });
+  }
+  fn(int64_t{0});
+  barrier.Wait();
+}
+
+// `batch` independent products C_i[m,n] = op(A_i) op(B_i), where A_i starts at
+// a + a_off[i], B_i at b + b_off[i], C_i at c + i*m*n (all dense row-major).
+// Work units are (batch item, block of output rows or columns); contiguous
+// ranges of units go to up to numThreads() workers of the device pool.
+template <class T>
+void BatchGemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, int64_t n,
+               int64_t k, int64_t batch, const T* a, const std::vector<int64_t>& a_off,
+               const T* b, const std::vector<int64_t>& b_off, T* c) {
+  if (batch == 0 || m == 0 || n == 0) return;
+  if (k == 0) {  // empty sum: zeros (and no BLAS call with a zero leading dimension)
+    std::memset(c, 0, sizeof(T) * size_t(batch * m * n));
+    return;
+  }
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  const double flops = 2.0 * double(m) * double(n) * double(k) * double(batch);
+  const int threads = dev.numThreads();
+  const bool parallel = threads > 1 && flops >= kParallelFlops;
+  // Split each product along its longer output side when there are fewer
+  // products than threads.
+  const bool split_rows = m >= n;
+  const int64_t split_len = split_rows ? m : n;
+  int64_t nsplit = 1;
+  if (parallel && batch < threads)
+    nsplit = std::min<int64_t>((threads + batch - 1) / batch, split_len);
+  const int64_t units = batch * nsplit;
+  const int64_t shards = parallel ? std::min<int64_t>(threads, units) : 1;
+
+  auto run_unit = [&](int64_t u) {
+    const int64_t i = u / nsplit, part = u % nsplit;
+    const int64_t lo = split_len * part / nsplit, hi = split_len * (part + 1) / nsplit;
+    if (hi <= lo) return;
+    const T* ai = a + a_off[i];
+    const T* bi = b + b_off[i];
+    T* ci = c + i * m * n;
+    if (split_rows) {  // rows lo..hi of op(A) and C
+      GemmBlock<T>(ta, tb, hi - lo, n, k, ai + (ta ? lo : lo * lda), lda, bi, ldb, ci + lo * n, n);
+    } else {  // columns lo..hi of op(B) and C
+      GemmBlock<T>(ta, tb, m, hi - lo, k, ai, lda, bi + (tb ? lo * ldb : lo), ldb, ci + lo, n);
+    }
+  };
+  RunShards(dev, shards, [&](int64_t s) {
+    for (int64_t u = units * s / shards, e = units * (s + 1) / shards; u < e; ++u) run_unit(u);
+  });
+}
+
+// One product C[m,n] = op(A) op(B) split over the pool (BatchGemm, batch 1).
+template <class T>
+void Gemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+          const T* a, const T* b, T* c) {
+  static const std::vector<int64_t> kZero{0};
+  BatchGemm<T>(dev, ta, tb, m, n, k, 1, a, kZero, b, kZero, c);
+}
+
+}  // namespace pdk_compute
+
+#endif  // PDK_SRC_COMPUTE_GEMM_H_

@@ -1,0 +1,121 @@
+// Elementwise unary ops: y = f(x), y shaped like x.
+//
+//   Neg, Square, Abs, Sign, Round: float32, float64, int32, int64
+//       (Round is half-to-even; on integers it returns x itself)
+//   Sqrt, Rsqrt, Exp, Log, Log1p, Reciprocal, Floor, Ceil, Sigmoid, Tanh:
+//       float32, float64
+//   LogicalNot: bool
+// No op here has a failure mode beyond allocation: out-of-domain inputs give
+// NaN/inf as in TensorFlow. The output reuses x's buffer when TensorFlow allows.
+#include <cstdint>
+#include <type_traits>
+
+#include "compute/eigen.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace unary {
+
+// sign(x): -1, 0 or 1; NaN stays NaN.
+template <class T>
+struct SignFn {
+  T operator()(const T& x) const {
+    if (x > T(0)) return T(1);
+    if (x < T(0)) return T(-1);
+    return x == T(0) ? T(0) : x;
+  }
+};
+struct NotFn {
+  bool operator()(const bool& x) const { return !x; }
+};
+
+// Each op: Apply(x) builds the Eigen expression for a flat view x.
+#define PDK_UNARY_(NAME, EXPR)                   \
+  struct NAME {                                  \
+    template <class X>                           \
+    static auto Apply(const X& x) {              \
+      return EXPR;                               \
+    }                                            \
+  }
+PDK_UNARY_(Neg, -x);
+PDK_UNARY_(Square, x.square());
+PDK_UNARY_(Abs, x.abs());
+PDK_UNARY_(Sign, x.unaryExpr(SignFn<typename X::Scalar>()));
+PDK_UNARY_(Round, x.rint());
+PDK_UNARY_(Sqrt, x.sqrt());
+PDK_UNARY_(Rsqrt, x.rsqrt());
+PDK_UNARY_(Exp, x.exp());
+PDK_UNARY_(Log, x.log());
+PDK_UNARY_(Log1p, x.log1p());
+PDK_UNARY_(Reciprocal, x.inverse());
+PDK_UNARY_(Floor, x.floor());
+PDK_UNARY_(Ceil, x.ceil());
+PDK_UNARY_(Sigmoid, x.sigmoid());
+PDK_UNARY_(Tanh, x.tanh());
+PDK_UNARY_(LogicalNot, x.unaryExpr(NotFn()));
+#undef PDK_UNARY_
+
+}  // namespace unary
+
+namespace {
+
+template <class T, class F>
+class UnaryOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    const T* x_data;
+    pdk::Shape shape;
+    {  // released before forwarding: a held handle blocks buffer reuse
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+      shape = x.shape();
+      x_data = x.data<T>();
+    }
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.forward_or_allocate_output({0}, 0, shape));
+    const int64_t n = shape.num_elements();
+    if (n == 0) return pdk::Status::OK();
+    pdk_compute::Flat<T>(y.data<T>(), n).device(pdk_compute::Device(ctx)) =
+        F::Apply(pdk_compute::ConstFlat<T>(x_data, n));
+    return pdk::Status::OK();
+  }
+};
+
+// y = x without a copy (Round on integers).
+class PassThroughOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+    return ctx.set_output(0, x);
+  }
+};
+
+PDK_REGISTER_KERNELS(CwiseUnary, r) {
+  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Neg>>("Neg").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Square>>("Square").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Abs>>("Abs").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Sign>>("Sign").template Type<T>("T"));
+    if constexpr (std::is_integral_v<T>) {
+      r.Add(pdk::KernelDef<PassThroughOp>("Round").template Type<T>("T"));
+    } else {
+      r.Add(pdk::KernelDef<UnaryOp<T, unary::Round>>("Round").template Type<T>("T"));
+    }
+  });
+  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Sqrt>>("Sqrt").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Rsqrt>>("Rsqrt").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Exp>>("Exp").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Log>>("Log").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Log1p>>("Log1p").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Reciprocal>>("Reciprocal").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Floor>>("Floor").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Ceil>>("Ceil").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Sigmoid>>("Sigmoid").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Tanh>>("Tanh").template Type<T>("T"));
+  });
+  r.Add(pdk::KernelDef<UnaryOp<bool, unary::LogicalNot>>("LogicalNot"));
+}
+
+}  // namespace
+}  // namespace pdk_kernels
