@@ -13,16 +13,20 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def kernel_files():
-    """op name -> kernel source file, from the KernelDef<...>("Op") strings."""
+def kernel_files(ops=None):
+    """op name -> the kernel source file that names it as a string literal."""
+    if ops is None:
+        import tensorflow_pdk
+
+        ops = {k.op for k in tensorflow_pdk.registered_kernels()}
+    sources = {p.relative_to(ROOT).as_posix(): p.read_text()
+               for p in sorted((ROOT / "src" / "kernels").rglob("*.cc"))}
     files = {}
-    for path in sorted((ROOT / "src" / "kernels").rglob("*.cc")):
-        text = path.read_text()
-        for op in re.findall(r'KernelDef<[^;]*?>\(\s*"([A-Za-z0-9_]+)"', text, flags=re.S):
-            files.setdefault(op, path.relative_to(ROOT).as_posix())
-        for block in re.findall(r'for \(const char\* op : \{([^}]*)\}\)', text):
-            for op in re.findall(r'"([A-Za-z0-9_]+)"', block):
-                files.setdefault(op, path.relative_to(ROOT).as_posix())
+    for op in ops:
+        for name, text in sources.items():
+            if re.search(r'"%s"' % re.escape(op), text):
+                files[op] = name
+                break
     return files
 
 
@@ -35,7 +39,7 @@ def render() -> str:
         by_op[k.op].add(", ".join(f"{a}={d}" for a, d in k.type_constraints))
         if k.host_memory:
             host[k.op] = ", ".join(k.host_memory)
-    files = kernel_files()
+    files = kernel_files(set(by_op))
     lines = [
         "# Ops with PDK kernels",
         "",

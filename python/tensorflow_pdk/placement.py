@@ -5,7 +5,10 @@ metadata enabled it reports those partition graphs
 (``RunMetadata.function_graphs[i].partition_graphs``). :func:`record` collects
 them, and :class:`Placement` counts nodes per (op, device type). A *compute op*
 is any node that is not bookkeeping (function arguments and results, send and
-receive, constants, no-ops, resource handles) or input pipeline (tf.data).
+receive, constants, no-ops, resource handles), a metadata op (Shape, ShapeN,
+Size, Rank: they read a tensor's shape, never its data, and TensorFlow's placer
+puts them next to their input to avoid a copy, e.g. beside a tf.data iterator
+on the CPU) or input pipeline (tf.data).
 
 A function must be instantiated (first called) inside :func:`record` for its
 partition graphs to be reported.
@@ -21,6 +24,8 @@ NON_COMPUTE_OPS = frozenset({
     "_Arg", "_Retval", "_DeviceArg", "_DeviceRetval", "_Send", "_Recv", "_HostSend",
     "_HostRecv", "Const", "HostConst", "NoOp", "Placeholder", "VarHandleOp",
     "VarIsInitializedOp", "DestroyResourceOp",
+    # metadata: shape only, no data read
+    "Shape", "ShapeN", "Size", "Rank",
 })
 
 

@@ -75,20 +75,24 @@ def test_no_leak_over_1000_ops():
 def test_allocation_over_the_limit_is_resource_exhausted_and_device_survives():
     r = run_python("""
         import numpy as np, tensorflow as tf
-        big = np.ones((96, 1024, 1024), np.float32)   # 384 MiB > 256 MiB limit
-        try:
-            with tf.device("/PDK:0"):
-                y = tf.identity(tf.constant(big))
-            print("no error")
-        except tf.errors.ResourceExhaustedError as e:
-            print("RESOURCE_EXHAUSTED")
         with tf.device("/PDK:0"):
-            z = tf.identity(tf.constant([1.0, 2.0, 3.0]))
-        print(z.device, z.numpy().sum())
+            try:   # a kernel's output: 384 MiB > the 256 MiB limit
+                tf.raw_ops.Fill(dims=[96, 1024, 1024], value=1.0)
+                print("no error")
+            except tf.errors.ResourceExhaustedError as e:
+                print("RESOURCE_EXHAUSTED", "OOM" in str(e))
+            try:   # a host-to-device copy: TensorFlow's copy path reports its own error
+                tf.identity(tf.constant(np.ones((96, 1024, 1024), np.float32)))
+                print("no error")
+            except tf.errors.OpError as e:
+                print("COPY_FAILED")
+            z = tf.raw_ops.Fill(dims=[3], value=2.0)
+        print(z.device, float(tf.reduce_sum(z)))
     """, PDK_MEMORY_LIMIT_MB=256)
     assert r.returncode == 0, r.stderr
     out = r.stdout.strip().splitlines()
-    assert "RESOURCE_EXHAUSTED" in out
+    assert "RESOURCE_EXHAUSTED True" in out
+    assert "COPY_FAILED" in out
     assert out[-1].endswith("6.0") and "PDK:0" in out[-1]
 
 

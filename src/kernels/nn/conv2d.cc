@@ -1,0 +1,380 @@
+// Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter (tensorflow/core/ops/nn_ops.cc).
+//
+//   Conv2D(input [N,H,W,C], filter [KH,KW,C,F]) -> output [N,OH,OW,F]
+//     output[n,oh,ow,f] = sum_{kh,kw,c} input[n, oh*SH - PT + kh*DH,
+//                                             ow*SW - PL + kw*DW, c] * filter[kh,kw,c,f]
+//     (positions outside the input read as zero).
+//   Conv2DBackpropInput(input_sizes (host int32 [4], or [2] = H,W), filter [KH,KW,C,F],
+//                       out_backprop [N,OH,OW,F]) -> d input [N,H,W,C]
+//   Conv2DBackpropFilter(input [N,H,W,C], filter_sizes (host int32 [4]),
+//                        out_backprop [N,OH,OW,F]) -> d filter [KH,KW,C,F]
+//   T in {float32, float64}. Attributes: strides, padding ("SAME", "VALID",
+//   "EXPLICIT" with explicit_paddings), dilations, data_format ("NHWC" only:
+//   "NCHW" is Unimplemented, naming it — TF's own CPU kernel is NHWC-only too),
+//   use_cudnn_on_gpu (ignored). OH, OW and the leading paddings PT, PL follow
+//   TF's GetWindowedOutputSizeVerbose (see window.h).
+//
+// Errors (InvalidArgument): operands not rank 4; input depth != filter depth
+// (grouped convolution is not supported; the message names both shapes);
+// out_backprop's shape not the one the forward op would produce; strides or
+// dilations on the batch/channel dimensions; a negative output size.
+//
+// Algorithm: im2col + GEMM (src/compute/gemm.h, the MatMul path).
+//   * 1x1 filters with stride 1 and no padding are one GEMM over the
+//     [N*H*W, C] input, split over the device pool.
+//   * Otherwise the M = N*OH*OW output pixels are cut into tiles of kTileBytes
+//     of patch rows; each pool shard takes a contiguous range of tiles, builds
+//     each tile's patch matrix [rows, KH*KW*C] in its own scratch and calls a
+//     single-threaded GEMM against the filter viewed as [KH*KW*C, F].
+//   * Backprop input is computed as a gather (no scatter, so shards never
+//     collide): for each input pixel, the row of [KH*KW*F] out_backprop values
+//     whose windows cover it (zero where none does) times the filter
+//     rearranged to [KH*KW*F, C].
+//   * Backprop filter: each shard accumulates patches^T * out_backprop over
+//     its tiles into its own [KH*KW*C, F] partial sum (GEMM with beta = 1);
+//     the partials are then added.
+// Summation order therefore differs from TensorFlow's (oneDNN / Eigen)
+// kernels, within float rounding.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "compute/eigen.h"
+#include "compute/gemm.h"
+#include "kernels/nn/window.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace {
+
+using pdk_compute::GemmBlock;
+
+// Patch-matrix bytes per tile: a tile and its GEMM operands stay in L2.
+constexpr int64_t kTileBytes = 256 * 1024;
+
+struct ConvGeom {
+  int64_t n, h, w, c;      // input
+  int64_t kh, kw, f;       // filter (depth c)
+  int64_t oh, ow;          // output
+  int64_t sh, sw, dh, dw;  // strides, dilations
+  int64_t pt, pl;          // leading padding
+  int64_t M() const { return n * oh * ow; }
+  int64_t K() const { return kh * kw * c; }
+  bool IsPlainGemm() const {
+    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == h && ow == w;
+  }
+};
+
+// Fills in the output size of `g` (input and filter fields set) from the window.
+pdk::Status ComputeOutputSize(const char* op, const Window2D& win, ConvGeom* g) {
+  g->sh = win.stride[0];
+  g->sw = win.stride[1];
+  g->dh = win.dilation[0];
+  g->dw = win.dilation[1];
+  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "rows", g->h, g->kh, win, 0, &g->oh, &g->pt));
+  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "cols", g->w, g->kw, win, 1, &g->ow, &g->pl));
+  return pdk::Status::OK();
+}
+
+pdk::StatusOr<ConvGeom> MakeGeom(const char* op, const Window2D& win, const pdk::Shape& in,
+                                 const char* in_name, const pdk::Shape& filter,
+                                 const char* filter_name) {
+  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, in_name, in, 4));
+  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, filter_name, filter, 4));
+  if (in[3] != filter[2])
+    return pdk::InvalidArgument(op, ": input depth must equal filter in_depth (grouped "
+                                "convolution is not supported on PDK): ", in_name,
+                                ".shape ", in, " has depth ", in[3], " but ", filter_name,
+                                ".shape ", filter, " has in_depth ", filter[2]);
+  ConvGeom g{};
+  g.n = in[0];
+  g.h = in[1];
+  g.w = in[2];
+  g.c = in[3];
+  g.kh = filter[0];
+  g.kw = filter[1];
+  g.f = filter[3];
+  PDK_RETURN_IF_ERROR(ComputeOutputSize(op, win, &g));
+  return g;
+}
+
+// out_backprop must be the shape the forward op would produce.
+pdk::Status CheckOutBackprop(const char* op, const ConvGeom& g, const pdk::Shape& dy,
+                             const pdk::Shape& in, const pdk::Shape& filter) {
+  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, "out_backprop", dy, 4));
+  const pdk::Shape want{g.n, g.oh, g.ow, g.f};
+  if (dy != want)
+    return pdk::InvalidArgument(op, ": out_backprop.shape ", dy, " != ", want,
+                                ", the output shape of input ", in, " convolved with filter ",
+                                filter);
+  return pdk::Status::OK();
+}
+
+// Tiles of `rows_total` rows of `row_len` elements, and the shards over them.
+struct Tiling {
+  int64_t tile_rows, tiles, shards;
+};
+template <class T>
+Tiling MakeTiling(const Eigen::ThreadPoolDevice& dev, int64_t rows_total, int64_t row_len,
+                  double flops_per_row) {
+  Tiling t;
+  t.tile_rows = std::clamp<int64_t>(kTileBytes / std::max<int64_t>(1, row_len * sizeof(T)), 8,
+                                    std::max<int64_t>(8, rows_total));
+  t.tiles = (rows_total + t.tile_rows - 1) / t.tile_rows;
+  const bool parallel =
+      dev.numThreads() > 1 && flops_per_row * rows_total >= pdk_compute::kParallelFlops;
+  t.shards = parallel ? std::min<int64_t>(dev.numThreads(), t.tiles) : 1;
+  return t;
+}
+
+// Writes patch rows [r0, r1) (output pixels, in N,OH,OW order) of `x` into
+// `col` as a [r1 - r0, KH*KW*C] matrix; outside the input: zeros.
+template <class T>
+void Im2Col(const ConvGeom& g, const T* x, int64_t r0, int64_t r1, T* col) {
+  const int64_t K = g.K(), c = g.c;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / (g.oh * g.ow), rem = r % (g.oh * g.ow);
+    const int64_t oh = rem / g.ow, ow = rem % g.ow;
+    T* row = col + (r - r0) * K;
+    for (int64_t kh = 0; kh < g.kh; ++kh) {
+      const int64_t ih = oh * g.sh - g.pt + kh * g.dh;
+      T* dst = row + kh * g.kw * c;
+      if (ih < 0 || ih >= g.h) {
+        std::memset(dst, 0, sizeof(T) * g.kw * c);
+        continue;
+      }
+      const T* src_row = x + (n * g.h + ih) * g.w * c;
+      for (int64_t kw = 0; kw < g.kw; ++kw, dst += c) {
+        const int64_t iw = ow * g.sw - g.pl + kw * g.dw;
+        if (iw < 0 || iw >= g.w) {
+          std::memset(dst, 0, sizeof(T) * c);
+        } else {
+          std::memcpy(dst, src_row + iw * c, sizeof(T) * c);
+        }
+      }
+    }
+  }
+}
+
+// Row of the transposed gather for backprop input: for input pixels [r0, r1)
+// (N,H,W order), the [KH*KW*F] out_backprop values whose window tap (kh,kw)
+// lands on the pixel: oh = (ih + PT - kh*DH) / SH when that divides exactly
+// and is in [0, OH) (likewise for ow); zeros elsewhere.
+template <class T>
+void Col2ImGather(const ConvGeom& g, const T* dy, int64_t r0, int64_t r1, T* col) {
+  const int64_t f = g.f, K = g.kh * g.kw * f;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / (g.h * g.w), rem = r % (g.h * g.w);
+    const int64_t ih = rem / g.w, iw = rem % g.w;
+    T* row = col + (r - r0) * K;
+    for (int64_t kh = 0; kh < g.kh; ++kh) {
+      const int64_t num_h = ih + g.pt - kh * g.dh;
+      const int64_t oh = num_h / g.sh;
+      T* dst = row + kh * g.kw * f;
+      if (num_h < 0 || num_h % g.sh != 0 || oh >= g.oh) {
+        std::memset(dst, 0, sizeof(T) * g.kw * f);
+        continue;
+      }
+      const T* src_row = dy + (n * g.oh + oh) * g.ow * f;
+      for (int64_t kw = 0; kw < g.kw; ++kw, dst += f) {
+        const int64_t num_w = iw + g.pl - kw * g.dw;
+        const int64_t ow = num_w / g.sw;
+        if (num_w < 0 || num_w % g.sw != 0 || ow >= g.ow) {
+          std::memset(dst, 0, sizeof(T) * f);
+        } else {
+          std::memcpy(dst, src_row + ow * f, sizeof(T) * f);
+        }
+      }
+    }
+  }
+}
+
+// Common attribute decoding for the three ops.
+class ConvBase {
+ public:
+  pdk::Status Init(const pdk::Attrs& a) {
+    pdk_compute::UseSingleThreadedOpenBlas();
+    return ParseWindow(a, /*allow_explicit=*/true, &win_);
+  }
+
+ protected:
+  Window2D win_;
+};
+
+template <class T>
+class Conv2DOp : public ConvBase {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
+    const pdk::Shape is = input.shape(), fs = filter.shape();
+    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(ctx.op(), win_, is, "input", fs, "filter"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.f}));
+    if (out.num_elements() == 0) return pdk::Status::OK();
+    T* y = out.data<T>();
+    if (g.K() == 0) {
+      std::fill(y, y + out.num_elements(), T(0));
+      return pdk::Status::OK();
+    }
+    const T* x = input.data<T>();
+    const T* w = filter.data<T>();
+    const auto& dev = pdk_compute::Device(ctx);
+    if (g.IsPlainGemm()) {
+      pdk_compute::Gemm<T>(dev, false, false, g.M(), g.f, g.c, x, w, y);
+      return pdk::Status::OK();
+    }
+    const int64_t M = g.M(), K = g.K(), F = g.f;
+    const Tiling t = MakeTiling<T>(dev, M, K, 2.0 * K * F);
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
+                         ctx.allocate_temp(pdk::kDataType<T>, pdk::Shape{t.shards, t.tile_rows, K}));
+    T* col_base = scratch.data<T>();
+    pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
+      T* col = col_base + s * t.tile_rows * K;
+      for (int64_t i = t.tiles * s / t.shards, e = t.tiles * (s + 1) / t.shards; i < e; ++i) {
+        const int64_t r0 = i * t.tile_rows, r1 = std::min(M, r0 + t.tile_rows);
+        Im2Col<T>(g, x, r0, r1, col);
+        GemmBlock<T>(false, false, r1 - r0, F, K, col, K, w, F, y + r0 * F, F);
+      }
+    });
+    return pdk::Status::OK();
+  }
+};
+
+template <class T>
+class Conv2DBackpropInputOp : public ConvBase {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor sizes, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, ctx.input(2));
+    const pdk::Shape fs = filter.shape(), ds = dy_t.shape();
+    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "filter", fs, 4));
+    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "out_backprop", ds, 4));
+    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> sz,
+                         pdk::ReadIntVector(ctx.op(), "input_sizes", sizes));
+    pdk::Shape is;
+    if (sizes.rank() == 1 && sz.size() == 4) {
+      is = pdk::Shape(sz);
+    } else if (sizes.rank() == 1 && sz.size() == 2) {  // spatial only, as TF accepts
+      is = pdk::Shape{ds[0], sz[0], sz[1], fs[2]};
+    } else {
+      return pdk::InvalidArgument(ctx.op(), ": input_sizes must be a vector of 4 (or 2) "
+                                  "elements, got shape ", sizes.shape());
+    }
+    for (int i = 0; i < 4; ++i)
+      if (is[i] < 0)
+        return pdk::InvalidArgument(ctx.op(), ": input_sizes ", is, " has a negative dimension");
+    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(ctx.op(), win_, is, "input_sizes", fs, "filter"));
+    PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, is));
+    if (out.num_elements() == 0) return pdk::Status::OK();
+    T* dx = out.data<T>();
+    const int64_t KF = g.kh * g.kw * g.f;
+    if (KF == 0 || ds.num_elements() == 0) {
+      std::fill(dx, dx + out.num_elements(), T(0));
+      return pdk::Status::OK();
+    }
+    const T* dy = dy_t.data<T>();
+    const T* w = filter.data<T>();
+    const auto& dev = pdk_compute::Device(ctx);
+    if (g.IsPlainGemm()) {  // dx[M, C] = dy[M, F] * filter[C, F]^T
+      pdk_compute::Gemm<T>(dev, false, true, g.M(), g.c, g.f, dy, w, dx);
+      return pdk::Status::OK();
+    }
+    // filter [KH,KW,C,F] -> wt [KH,KW,F,C].
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor wt_t,
+                         ctx.allocate_temp(pdk::kDataType<T>, pdk::Shape{g.kh, g.kw, g.f, g.c}));
+    T* wt = wt_t.data<T>();
+    for (int64_t k = 0; k < g.kh * g.kw; ++k) {
+      const T* src = w + k * g.c * g.f;
+      T* dst = wt + k * g.c * g.f;
+      for (int64_t c = 0; c < g.c; ++c)
+        for (int64_t f = 0; f < g.f; ++f) dst[f * g.c + c] = src[c * g.f + f];
+    }
+    const int64_t rows = g.n * g.h * g.w, C = g.c;
+    const Tiling t = MakeTiling<T>(dev, rows, KF, 2.0 * KF * C);
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch, ctx.allocate_temp(
+                                                  pdk::kDataType<T>,
+                                                  pdk::Shape{t.shards, t.tile_rows, KF}));
+    T* col_base = scratch.data<T>();
+    pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
+      T* col = col_base + s * t.tile_rows * KF;
+      for (int64_t i = t.tiles * s / t.shards, e = t.tiles * (s + 1) / t.shards; i < e; ++i) {
+        const int64_t r0 = i * t.tile_rows, r1 = std::min(rows, r0 + t.tile_rows);
+        Col2ImGather<T>(g, dy, r0, r1, col);
+        GemmBlock<T>(false, false, r1 - r0, C, KF, col, KF, wt, C, dx + r0 * C, C);
+      }
+    });
+    return pdk::Status::OK();
+  }
+};
+
+template <class T>
+class Conv2DBackpropFilterOp : public ConvBase {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Shape fs, ReadShape4(ctx, 1, "filter_sizes"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, ctx.input(2));
+    const pdk::Shape is = input.shape(), ds = dy_t.shape();
+    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(ctx.op(), win_, is, "input", fs, "filter_sizes"));
+    PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, fs));
+    if (out.num_elements() == 0) return pdk::Status::OK();
+    T* dw = out.data<T>();
+    const int64_t M = g.M(), K = g.K(), F = g.f;
+    if (M == 0) {  // empty batch or empty output: the sum over no pixels
+      std::fill(dw, dw + out.num_elements(), T(0));
+      return pdk::Status::OK();
+    }
+    const T* x = input.data<T>();
+    const T* dy = dy_t.data<T>();
+    const auto& dev = pdk_compute::Device(ctx);
+    if (g.IsPlainGemm()) {  // dw[C, F] = x[M, C]^T * dy[M, F]
+      pdk_compute::Gemm<T>(dev, true, false, g.c, F, M, x, dy, dw);
+      return pdk::Status::OK();
+    }
+    const Tiling t = MakeTiling<T>(dev, M, K, 2.0 * K * F);
+    // Shard 0 accumulates into the output itself; the others into partials.
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
+                         ctx.allocate_temp(pdk::kDataType<T>,
+                                           pdk::Shape{t.shards, t.tile_rows * K + K * F}));
+    T* base = scratch.data<T>();
+    const int64_t stride = t.tile_rows * K + K * F;
+    pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
+      T* col = base + s * stride;
+      T* acc = s == 0 ? dw : col + t.tile_rows * K;
+      bool first = true;
+      for (int64_t i = t.tiles * s / t.shards, e = t.tiles * (s + 1) / t.shards; i < e; ++i) {
+        const int64_t r0 = i * t.tile_rows, r1 = std::min(M, r0 + t.tile_rows);
+        Im2Col<T>(g, x, r0, r1, col);
+        GemmBlock<T>(true, false, K, F, r1 - r0, col, K, dy + r0 * F, F, acc, F, !first);
+        first = false;
+      }
+      if (first) std::fill(acc, acc + K * F, T(0));
+    });
+    using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
+    Eigen::Map<Vec> total(dw, K * F);
+    for (int64_t s = 1; s < t.shards; ++s)
+      total += Eigen::Map<const Vec>(base + s * stride + t.tile_rows * K, K * F);
+    return pdk::Status::OK();
+  }
+};
+
+}  // namespace
+
+PDK_REGISTER_KERNELS(NnConv2D, r) {
+  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<Conv2DOp<T>>("Conv2D").Type("T", t));
+    r.Add(pdk::KernelDef<Conv2DBackpropInputOp<T>>("Conv2DBackpropInput")
+              .Type("T", t)
+              .HostMemory("input_sizes"));
+    r.Add(pdk::KernelDef<Conv2DBackpropFilterOp<T>>("Conv2DBackpropFilter")
+              .Type("T", t)
+              .HostMemory("filter_sizes"));
+  });
+}
+
+}  // namespace pdk_kernels

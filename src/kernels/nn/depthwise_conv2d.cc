@@ -1,0 +1,286 @@
+// DepthwiseConv2dNative and its backprops (tensorflow/core/ops/nn_ops.cc).
+//
+//   DepthwiseConv2dNative(input [N,H,W,C], filter [KH,KW,C,M]) -> output [N,OH,OW,C*M]
+//     output[n,oh,ow,c*M+m] = sum_{kh,kw} input[n, oh*SH - PT + kh*DH,
+//                                              ow*SW - PL + kw*DW, c] * filter[kh,kw,c,m]
+//     (positions outside the input read as zero).
+//   DepthwiseConv2dNativeBackpropInput(input_sizes (host int32 [4]), filter,
+//                                      out_backprop [N,OH,OW,C*M]) -> [N,H,W,C]
+//   DepthwiseConv2dNativeBackpropFilter(input, filter_sizes (host int32 [4]),
+//                                       out_backprop) -> [KH,KW,C,M]
+//   T in {float32, float64}. Attributes: strides, padding ("SAME", "VALID",
+//   "EXPLICIT" with explicit_paddings), dilations (supported here, although
+//   TF's own CPU kernel rejects dilations > 1), data_format ("NHWC" only).
+//   OH, OW, PT, PL: TF's GetWindowedOutputSizeVerbose (window.h).
+//
+// Errors (InvalidArgument): operands not rank 4; input depth != filter depth
+// (the message names both shapes); out_backprop not of the forward output's
+// shape; strides/dilations on the batch or channel dimension.
+//
+// Algorithm: direct loops, vectorized over the channel vector of a pixel.
+// Forward and backprop input are gathers split over output (resp. input) rows
+// (n, row) on the device pool; backprop filter gives each shard its own
+// [KH,KW,C,M] partial sum, added up at the end.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "compute/eigen.h"
+#include "compute/gemm.h"
+#include "kernels/nn/window.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace {
+
+using Index = Eigen::Index;
+
+struct DwGeom {
+  int64_t n, h, w, c, mult;
+  int64_t kh, kw;
+  int64_t oh, ow;
+  int64_t sh, sw, dh, dw, pt, pl;
+  int64_t out_c() const { return c * mult; }
+};
+
+pdk::StatusOr<DwGeom> MakeDwGeom(const char* op, const Window2D& win, const pdk::Shape& in,
+                                 const char* in_name, const pdk::Shape& filter,
+                                 const char* filter_name) {
+  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, in_name, in, 4));
+  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, filter_name, filter, 4));
+  if (in[3] != filter[2])
+    return pdk::InvalidArgument(op, ": input and filter must have the same depth: ", in_name,
+                                ".shape ", in, " has depth ", in[3], " but ", filter_name,
+                                ".shape ", filter, " has in_depth ", filter[2]);
+  DwGeom g{};
+  g.n = in[0];
+  g.h = in[1];
+  g.w = in[2];
+  g.c = in[3];
+  g.kh = filter[0];
+  g.kw = filter[1];
+  g.mult = filter[3];
+  g.sh = win.stride[0];
+  g.sw = win.stride[1];
+  g.dh = win.dilation[0];
+  g.dw = win.dilation[1];
+  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "rows", g.h, g.kh, win, 0, &g.oh, &g.pt));
+  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "cols", g.w, g.kw, win, 1, &g.ow, &g.pl));
+  return g;
+}
+
+pdk::Status CheckOutBackprop(const char* op, const DwGeom& g, const pdk::Shape& dy,
+                             const pdk::Shape& in, const pdk::Shape& filter) {
+  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, "out_backprop", dy, 4));
+  const pdk::Shape want{g.n, g.oh, g.ow, g.out_c()};
+  if (dy != want)
+    return pdk::InvalidArgument(op, ": out_backprop.shape ", dy, " != ", want,
+                                ", the output shape of input ", in,
+                                " depthwise-convolved with filter ", filter);
+  return pdk::Status::OK();
+}
+
+template <class T>
+using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
+
+// acc[c*M+m] += x[c] * w[c*M+m] for c < C, m < M.
+template <class T>
+inline void MacChannels(int64_t C, int64_t M, const T* x, const T* w, T* acc) {
+  if (M == 1) {
+    Eigen::Map<Vec<T>>(acc, C) += Eigen::Map<const Vec<T>>(x, C) * Eigen::Map<const Vec<T>>(w, C);
+    return;
+  }
+  for (int64_t c = 0; c < C; ++c) {
+    const T xv = x[c];
+    for (int64_t m = 0; m < M; ++m) acc[c * M + m] += xv * w[c * M + m];
+  }
+}
+
+// acc[c] += sum_m dy[c*M+m] * w[c*M+m].
+template <class T>
+inline void DotMult(int64_t C, int64_t M, const T* dy, const T* w, T* acc) {
+  if (M == 1) {
+    Eigen::Map<Vec<T>>(acc, C) += Eigen::Map<const Vec<T>>(dy, C) * Eigen::Map<const Vec<T>>(w, C);
+    return;
+  }
+  for (int64_t c = 0; c < C; ++c) {
+    T s = T(0);
+    for (int64_t m = 0; m < M; ++m) s += dy[c * M + m] * w[c * M + m];
+    acc[c] += s;
+  }
+}
+
+// Runs fn(first, last) over [0, units) on the device pool, `cost` flops each.
+template <class Fn>
+void ParallelRows(const pdk::Context& ctx, int64_t units, double cost, Fn&& fn) {
+  const auto& dev = pdk_compute::Device(ctx);
+  dev.parallelFor(units, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
+                  [&](Index first, Index last) { fn(first, last); });
+}
+
+class DwBase {
+ public:
+  pdk::Status Init(const pdk::Attrs& a) { return ParseWindow(a, /*allow_explicit=*/true, &win_); }
+
+ protected:
+  Window2D win_;
+};
+
+template <class T>
+class DepthwiseConv2dNativeOp : public DwBase {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
+    const pdk::Shape is = input.shape(), fs = filter.shape();
+    PDK_ASSIGN_OR_RETURN(DwGeom g, MakeDwGeom(ctx.op(), win_, is, "input", fs, "filter"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out,
+                         ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.out_c()}));
+    if (out.num_elements() == 0) return pdk::Status::OK();
+    const T* x = input.data<T>();
+    const T* w = filter.data<T>();
+    T* y = out.data<T>();
+    const int64_t OC = g.out_c();
+    ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * OC) * 2,
+                 [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) {
+        const int64_t n = r / g.oh, oh = r % g.oh;
+        T* yrow = y + r * g.ow * OC;
+        std::fill(yrow, yrow + g.ow * OC, T(0));
+        for (int64_t kh = 0; kh < g.kh; ++kh) {
+          const int64_t ih = oh * g.sh - g.pt + kh * g.dh;
+          if (ih < 0 || ih >= g.h) continue;
+          const T* xrow = x + (n * g.h + ih) * g.w * g.c;
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            for (int64_t kw = 0; kw < g.kw; ++kw) {
+              const int64_t iw = ow * g.sw - g.pl + kw * g.dw;
+              if (iw < 0 || iw >= g.w) continue;
+              MacChannels<T>(g.c, g.mult, xrow + iw * g.c, w + (kh * g.kw + kw) * OC,
+                             yrow + ow * OC);
+            }
+          }
+        }
+      }
+    });
+    return pdk::Status::OK();
+  }
+};
+
+template <class T>
+class DepthwiseConv2dNativeBackpropInputOp : public DwBase {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Shape is, ReadShape4(ctx, 0, "input_sizes"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, ctx.input(2));
+    const pdk::Shape fs = filter.shape(), ds = dy_t.shape();
+    PDK_ASSIGN_OR_RETURN(DwGeom g, MakeDwGeom(ctx.op(), win_, is, "input_sizes", fs, "filter"));
+    PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, is));
+    if (out.num_elements() == 0) return pdk::Status::OK();
+    T* dx = out.data<T>();
+    if (ds.num_elements() == 0) {
+      std::fill(dx, dx + out.num_elements(), T(0));
+      return pdk::Status::OK();
+    }
+    const T* w = filter.data<T>();
+    const T* dy = dy_t.data<T>();
+    const int64_t OC = g.out_c();
+    ParallelRows(ctx, g.n * g.h, double(g.w * g.kh * g.kw * OC) * 2,
+                 [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) {
+        const int64_t n = r / g.h, ih = r % g.h;
+        T* dxrow = dx + r * g.w * g.c;
+        std::fill(dxrow, dxrow + g.w * g.c, T(0));
+        for (int64_t kh = 0; kh < g.kh; ++kh) {
+          const int64_t num_h = ih + g.pt - kh * g.dh;
+          if (num_h < 0 || num_h % g.sh != 0 || num_h / g.sh >= g.oh) continue;
+          const T* dyrow = dy + (n * g.oh + num_h / g.sh) * g.ow * OC;
+          for (int64_t iw = 0; iw < g.w; ++iw) {
+            for (int64_t kw = 0; kw < g.kw; ++kw) {
+              const int64_t num_w = iw + g.pl - kw * g.dw;
+              if (num_w < 0 || num_w % g.sw != 0 || num_w / g.sw >= g.ow) continue;
+              DotMult<T>(g.c, g.mult, dyrow + (num_w / g.sw) * OC, w + (kh * g.kw + kw) * OC,
+                         dxrow + iw * g.c);
+            }
+          }
+        }
+      }
+    });
+    return pdk::Status::OK();
+  }
+};
+
+template <class T>
+class DepthwiseConv2dNativeBackpropFilterOp : public DwBase {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Shape fs, ReadShape4(ctx, 1, "filter_sizes"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, ctx.input(2));
+    const pdk::Shape is = input.shape(), ds = dy_t.shape();
+    PDK_ASSIGN_OR_RETURN(DwGeom g, MakeDwGeom(ctx.op(), win_, is, "input", fs, "filter_sizes"));
+    PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, fs));
+    const int64_t FN = out.num_elements();
+    if (FN == 0) return pdk::Status::OK();
+    T* dw = out.data<T>();
+    std::fill(dw, dw + FN, T(0));
+    const int64_t rows = g.n * g.oh;
+    if (rows == 0 || g.ow == 0) return pdk::Status::OK();
+    const T* x = input.data<T>();
+    const T* dy = dy_t.data<T>();
+    const int64_t OC = g.out_c();
+    const auto& dev = pdk_compute::Device(ctx);
+    const double flops = 2.0 * double(rows) * g.ow * g.kh * g.kw * OC;
+    const int64_t shards = (dev.numThreads() > 1 && flops >= pdk_compute::kParallelFlops)
+                               ? std::min<int64_t>(dev.numThreads(), rows)
+                               : 1;
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
+                         ctx.allocate_temp(pdk::kDataType<T>, pdk::Shape{shards, FN}));
+    T* partial_base = scratch.data<T>();
+    pdk_compute::RunShards(dev, shards, [&](int64_t s) {
+      T* acc = s == 0 ? dw : partial_base + s * FN;
+      if (s != 0) std::fill(acc, acc + FN, T(0));
+      for (int64_t r = rows * s / shards, e = rows * (s + 1) / shards; r < e; ++r) {
+        const int64_t n = r / g.oh, oh = r % g.oh;
+        const T* dyrow = dy + r * g.ow * OC;
+        for (int64_t kh = 0; kh < g.kh; ++kh) {
+          const int64_t ih = oh * g.sh - g.pt + kh * g.dh;
+          if (ih < 0 || ih >= g.h) continue;
+          const T* xrow = x + (n * g.h + ih) * g.w * g.c;
+          for (int64_t kw = 0; kw < g.kw; ++kw) {
+            T* a = acc + (kh * g.kw + kw) * OC;
+            for (int64_t ow = 0; ow < g.ow; ++ow) {
+              const int64_t iw = ow * g.sw - g.pl + kw * g.dw;
+              if (iw < 0 || iw >= g.w) continue;
+              MacChannels<T>(g.c, g.mult, xrow + iw * g.c, dyrow + ow * OC, a);
+            }
+          }
+        }
+      }
+    });
+    Eigen::Map<Vec<T>> total(dw, FN);
+    for (int64_t s = 1; s < shards; ++s) total += Eigen::Map<const Vec<T>>(partial_base + s * FN, FN);
+    return pdk::Status::OK();
+  }
+};
+
+}  // namespace
+
+PDK_REGISTER_KERNELS(NnDepthwiseConv2d, r) {
+  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<DepthwiseConv2dNativeOp<T>>("DepthwiseConv2dNative").Type("T", t));
+    r.Add(pdk::KernelDef<DepthwiseConv2dNativeBackpropInputOp<T>>(
+              "DepthwiseConv2dNativeBackpropInput")
+              .Type("T", t)
+              .HostMemory("input_sizes"));
+    r.Add(pdk::KernelDef<DepthwiseConv2dNativeBackpropFilterOp<T>>(
+              "DepthwiseConv2dNativeBackpropFilter")
+              .Type("T", t)
+              .HostMemory("filter_sizes"));
+  });
+}
+
+}  // namespace pdk_kernels

@@ -1,0 +1,371 @@
+// MaxPool, MaxPoolV2, MaxPoolGrad, MaxPoolGradV2, AvgPool, AvgPoolGrad
+// (tensorflow/core/ops/nn_ops.cc), NHWC.
+//
+//   MaxPool(input [N,H,W,C]; ksize, strides, padding, explicit_paddings)
+//     -> [N,OH,OW,C]: the maximum over each window's in-bounds positions
+//     (padding never wins; a window with none yields the type's lowest value).
+//   MaxPoolV2(input, ksize (host int32 [4]), strides (host int32 [4])): the same,
+//     window from inputs instead of attributes (padding SAME / VALID).
+//   MaxPoolGrad(orig_input [N,H,W,C], orig_output, grad [N,OH,OW,C]) -> [N,H,W,C]
+//     MaxPoolGradV2(orig_input, orig_output, grad, ksize, strides): the same.
+//     Each grad[n,oh,ow,c] goes to the window position holding the maximum; on
+//     ties, the first in row-major (h, then w) order — as TensorFlow's CPU
+//     kernel (SpatialMaxPoolWithArgMaxHelper, tensorflow/core/kernels/
+//     maxpooling_op.cc) which replaces its candidate only on a strictly larger
+//     value. orig_output is not read (the maximum is recomputed).
+//   AvgPool(value [N,H,W,C]; ksize, strides, padding SAME / VALID) -> [N,OH,OW,C]:
+//     the mean over each window's in-bounds positions (padding is not counted).
+//   AvgPoolGrad(orig_input_shape (host int32 [4]), grad [N,OH,OW,C]) -> [N,H,W,C]:
+//     each grad value spread equally over its window's in-bounds positions.
+//   T in {float32, float64}. ksize/strides are NHWC 4-vectors whose batch and
+//   channel entries must be 1 (no depthwise pooling); data_format "NHWC" only
+//   (others: Unimplemented naming it). OH, OW and the leading padding: TF's
+//   GetWindowedOutputSizeVerbose (window.h).
+//
+// Errors (InvalidArgument): rank != 4, a grad / orig_output whose shape is not
+// the pooled shape of orig_input, bad ksize/strides/paddings.
+//
+// Parallelism: forward ops and AvgPoolGrad (written as a gather over the
+// windows covering each input pixel) split output / input rows (n, row) over
+// the device pool, vectorized over channels. MaxPoolGrad scatters, so it splits
+// (image, channel block) units, which never write the same element.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "compute/eigen.h"
+#include "kernels/nn/window.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace {
+
+using Index = Eigen::Index;
+template <class T>
+using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
+
+struct PoolGeom {
+  int64_t n, h, w, c;
+  int64_t kh, kw, sh, sw;
+  int64_t oh, ow, pt, pl;
+  // Rows [h0, h1) of the window of output row oh, clipped to the input.
+  void RowRange(int64_t o, int64_t* lo, int64_t* hi) const {
+    const int64_t s = o * sh - pt;
+    *lo = std::max<int64_t>(s, 0);
+    *hi = std::min<int64_t>(s + kh, h);
+  }
+  void ColRange(int64_t o, int64_t* lo, int64_t* hi) const {
+    const int64_t s = o * sw - pl;
+    *lo = std::max<int64_t>(s, 0);
+    *hi = std::min<int64_t>(s + kw, w);
+  }
+};
+
+// The window (ksize, strides) and padding of one node.
+struct PoolWindow {
+  Window2D win;
+  int64_t ksize[2] = {1, 1};
+};
+
+pdk::StatusOr<PoolGeom> MakePoolGeom(const char* op, const PoolWindow& pw, const pdk::Shape& in,
+                                     const char* name) {
+  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, name, in, 4));
+  PoolGeom g{};
+  g.n = in[0];
+  g.h = in[1];
+  g.w = in[2];
+  g.c = in[3];
+  g.kh = pw.ksize[0];
+  g.kw = pw.ksize[1];
+  g.sh = pw.win.stride[0];
+  g.sw = pw.win.stride[1];
+  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "rows", g.h, g.kh, pw.win, 0, &g.oh, &g.pt));
+  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "cols", g.w, g.kw, pw.win, 1, &g.ow, &g.pl));
+  return g;
+}
+
+pdk::Status CheckPooledShape(const char* op, const char* name, const pdk::Shape& s,
+                             const PoolGeom& g, const pdk::Shape& in) {
+  const pdk::Shape want{g.n, g.oh, g.ow, g.c};
+  if (s != want)
+    return pdk::InvalidArgument(op, ": ", name, ".shape ", s, " != ", want,
+                                ", the pooled shape of orig_input ", in);
+  return pdk::Status::OK();
+}
+
+// Reads ksize and strides from host inputs (MaxPoolV2, MaxPoolGradV2).
+pdk::Status WindowFromInputs(pdk::Context& ctx, int ksize_index, PoolWindow* pw) {
+  const char* names[2] = {"ksize", "strides"};
+  for (int i = 0; i < 2; ++i) {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(ksize_index + i));
+    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> v, pdk::ReadIntVector(ctx.op(), names[i], t));
+    if (v.size() != 4)
+      return pdk::InvalidArgument(ctx.op(), ": ", names[i], " must have 4 elements, got ",
+                                  ListString(v));
+    if (v[0] != 1 || v[3] != 1 || v[1] < 1 || v[2] < 1)
+      return pdk::InvalidArgument(ctx.op(), ": ", names[i], " ", ListString(v),
+                                  ": batch and channel entries must be 1 and spatial ones >= 1");
+    int64_t* dst = i == 0 ? pw->ksize : pw->win.stride;
+    dst[0] = v[1];
+    dst[1] = v[2];
+  }
+  return pdk::Status::OK();
+}
+
+// Attributes: ksize/strides from attributes (v1) or inputs (v2, decoded per launch).
+template <bool kV2>
+class PoolBase {
+ public:
+  pdk::Status Init(const pdk::Attrs& a) {
+    if constexpr (kV2) {
+      PDK_RETURN_IF_ERROR(ParseDataFormatNHWC(a));
+      std::string padding;
+      PDK_RETURN_IF_ERROR(a.Get("padding", &padding));
+      if (padding == "SAME") {
+        pw_.win.padding = Padding::kSame;
+      } else if (padding == "VALID") {
+        pw_.win.padding = Padding::kValid;
+      } else {
+        return pdk::InvalidArgument("padding \"", padding, "\" is not supported");
+      }
+      return pdk::Status::OK();
+    } else {
+      PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
+      return ParseWindow(a, /*allow_explicit=*/true, &pw_.win);
+    }
+  }
+
+ protected:
+  pdk::StatusOr<PoolWindow> Window(pdk::Context& ctx, int ksize_index) const {
+    PoolWindow pw = pw_;
+    if constexpr (kV2) PDK_RETURN_IF_ERROR(WindowFromInputs(ctx, ksize_index, &pw));
+    return pw;
+  }
+  PoolWindow pw_;
+};
+
+template <class T>
+void ParallelRows(const pdk::Context& ctx, int64_t units, double cost, const T& fn) {
+  pdk_compute::Device(ctx).parallelFor(units, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
+                                       [&](Index first, Index last) { fn(first, last); });
+}
+
+template <class T, bool kV2>
+class MaxPoolOp : public PoolBase<kV2> {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(PoolWindow pw, this->Window(ctx, 1));
+    const pdk::Shape is = input.shape();
+    PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw, is, "input"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.c}));
+    if (out.num_elements() == 0) return pdk::Status::OK();
+    const T* x = input.data<T>();
+    T* y = out.data<T>();
+    const int64_t C = g.c;
+    ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * C), [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) {
+        const int64_t n = r / g.oh, oh = r % g.oh;
+        int64_t h0, h1;
+        g.RowRange(oh, &h0, &h1);
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          int64_t w0, w1;
+          g.ColRange(ow, &w0, &w1);
+          Eigen::Map<Vec<T>> acc(y + (r * g.ow + ow) * C, C);
+          acc.setConstant(std::numeric_limits<T>::lowest());
+          for (int64_t ih = h0; ih < h1; ++ih)
+            for (int64_t iw = w0; iw < w1; ++iw)
+              acc = acc.max(Eigen::Map<const Vec<T>>(x + ((n * g.h + ih) * g.w + iw) * C, C));
+        }
+      }
+    });
+    return pdk::Status::OK();
+  }
+};
+
+template <class T, bool kV2>
+class MaxPoolGradOp : public PoolBase<kV2> {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor orig_out, ctx.input(1));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor grad, ctx.input(2));
+    PDK_ASSIGN_OR_RETURN(PoolWindow pw, this->Window(ctx, 3));
+    const pdk::Shape is = input.shape();
+    PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw, is, "orig_input"));
+    PDK_RETURN_IF_ERROR(CheckPooledShape(ctx.op(), "orig_output", orig_out.shape(), g, is));
+    PDK_RETURN_IF_ERROR(CheckPooledShape(ctx.op(), "grad", grad.shape(), g, is));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, is));
+    if (out.num_elements() == 0) return pdk::Status::OK();
+    const T* x = input.data<T>();
+    const T* dy = grad.data<T>();
+    T* dx = out.data<T>();
+    const int64_t C = g.c;
+    constexpr int64_t kChannelBlock = 64;
+    const int64_t blocks = (C + kChannelBlock - 1) / kChannelBlock;
+    const double cost = double(g.oh * g.ow * g.kh * g.kw * std::min(C, kChannelBlock)) * 2;
+    ParallelRows(ctx, g.n * blocks, cost, [&](int64_t first, int64_t last) {
+      std::vector<T> best(kChannelBlock);
+      std::vector<int64_t> arg(kChannelBlock);
+      for (int64_t u = first; u < last; ++u) {
+        const int64_t n = u / blocks, c0 = (u % blocks) * kChannelBlock;
+        const int64_t cn = std::min(kChannelBlock, C - c0);
+        const T* ximg = x + n * g.h * g.w * C + c0;
+        T* dximg = dx + n * g.h * g.w * C + c0;
+        for (int64_t p = 0; p < g.h * g.w; ++p)
+          std::fill(dximg + p * C, dximg + p * C + cn, T(0));
+        for (int64_t oh = 0; oh < g.oh; ++oh) {
+          int64_t h0, h1;
+          g.RowRange(oh, &h0, &h1);
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            int64_t w0, w1;
+            g.ColRange(ow, &w0, &w1);
+            if (h0 >= h1 || w0 >= w1) continue;  // a window of padding only
+            // First position in row-major order takes the lead; a later one
+            // only if strictly larger.
+            const int64_t p0 = h0 * g.w + w0;
+            for (int64_t c = 0; c < cn; ++c) {
+              best[c] = ximg[p0 * C + c];
+              arg[c] = p0;
+            }
+            for (int64_t ih = h0; ih < h1; ++ih)
+              for (int64_t iw = w0; iw < w1; ++iw) {
+                const int64_t p = ih * g.w + iw;
+                const T* xp = ximg + p * C;
+                for (int64_t c = 0; c < cn; ++c)
+                  if (best[c] < xp[c]) {
+                    best[c] = xp[c];
+                    arg[c] = p;
+                  }
+              }
+            const T* g_row = dy + ((n * g.oh + oh) * g.ow + ow) * C + c0;
+            for (int64_t c = 0; c < cn; ++c) dximg[arg[c] * C + c] += g_row[c];
+          }
+        }
+      }
+    });
+    return pdk::Status::OK();
+  }
+};
+
+// Number of in-bounds positions of the windows of output (oh, ow).
+inline int64_t WindowCount(const PoolGeom& g, int64_t oh, int64_t ow) {
+  int64_t h0, h1, w0, w1;
+  g.RowRange(oh, &h0, &h1);
+  g.ColRange(ow, &w0, &w1);
+  return std::max<int64_t>(0, h1 - h0) * std::max<int64_t>(0, w1 - w0);
+}
+
+template <class T>
+class AvgPoolOp : public PoolBase<false> {
+ public:
+  pdk::Status Init(const pdk::Attrs& a) {
+    PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
+    return ParseWindow(a, /*allow_explicit=*/false, &pw_.win);
+  }
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
+    const pdk::Shape is = input.shape();
+    PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw_, is, "value"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.c}));
+    if (out.num_elements() == 0) return pdk::Status::OK();
+    const T* x = input.data<T>();
+    T* y = out.data<T>();
+    const int64_t C = g.c;
+    ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * C), [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) {
+        const int64_t n = r / g.oh, oh = r % g.oh;
+        int64_t h0, h1;
+        g.RowRange(oh, &h0, &h1);
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          int64_t w0, w1;
+          g.ColRange(ow, &w0, &w1);
+          Eigen::Map<Vec<T>> acc(y + (r * g.ow + ow) * C, C);
+          acc.setZero();
+          for (int64_t ih = h0; ih < h1; ++ih)
+            for (int64_t iw = w0; iw < w1; ++iw)
+              acc += Eigen::Map<const Vec<T>>(x + ((n * g.h + ih) * g.w + iw) * C, C);
+          const int64_t count = WindowCount(g, oh, ow);
+          if (count > 0) acc /= static_cast<T>(count);
+        }
+      }
+    });
+    return pdk::Status::OK();
+  }
+};
+
+template <class T>
+class AvgPoolGradOp : public PoolBase<false> {
+ public:
+  pdk::Status Init(const pdk::Attrs& a) {
+    PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
+    return ParseWindow(a, /*allow_explicit=*/false, &pw_.win);
+  }
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Shape is, ReadShape4(ctx, 0, "orig_input_shape"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor grad, ctx.input(1));
+    PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw_, is, "orig_input_shape"));
+    PDK_RETURN_IF_ERROR(CheckPooledShape(ctx.op(), "grad", grad.shape(), g, is));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, is));
+    if (out.num_elements() == 0) return pdk::Status::OK();
+    T* dx = out.data<T>();
+    if (grad.num_elements() == 0) {
+      std::fill(dx, dx + out.num_elements(), T(0));
+      return pdk::Status::OK();
+    }
+    const T* dy = grad.data<T>();
+    const int64_t C = g.c;
+    // Output windows covering input row ih: oh*SH - PT <= ih < oh*SH - PT + KH.
+    auto covering = [](int64_t i, int64_t pad, int64_t k, int64_t s, int64_t n_out,
+                       int64_t* lo, int64_t* hi) {
+      const int64_t a = i + pad - k + 1;  // oh*s >= a
+      *lo = a <= 0 ? 0 : (a + s - 1) / s;
+      *hi = std::min<int64_t>((i + pad) / s + 1, n_out);
+    };
+    ParallelRows(ctx, g.n * g.h, double(g.w * C * (g.kh / g.sh + 1) * (g.kw / g.sw + 1)),
+                 [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) {
+        const int64_t n = r / g.h, ih = r % g.h;
+        int64_t oh0, oh1;
+        covering(ih, g.pt, g.kh, g.sh, g.oh, &oh0, &oh1);
+        for (int64_t iw = 0; iw < g.w; ++iw) {
+          int64_t ow0, ow1;
+          covering(iw, g.pl, g.kw, g.sw, g.ow, &ow0, &ow1);
+          Eigen::Map<Vec<T>> acc(dx + (r * g.w + iw) * C, C);
+          acc.setZero();
+          for (int64_t oh = oh0; oh < oh1; ++oh)
+            for (int64_t ow = ow0; ow < ow1; ++ow)
+              acc += Eigen::Map<const Vec<T>>(dy + ((n * g.oh + oh) * g.ow + ow) * C, C) /
+                     static_cast<T>(WindowCount(g, oh, ow));
+        }
+      }
+    });
+    return pdk::Status::OK();
+  }
+};
+
+}  // namespace
+
+PDK_REGISTER_KERNELS(NnPooling, r) {
+  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<MaxPoolOp<T, false>>("MaxPool").Type("T", t));
+    r.Add(pdk::KernelDef<MaxPoolOp<T, true>>("MaxPoolV2")
+              .Type("T", t)
+              .HostMemory("ksize")
+              .HostMemory("strides"));
+    r.Add(pdk::KernelDef<MaxPoolGradOp<T, false>>("MaxPoolGrad").Type("T", t));
+    r.Add(pdk::KernelDef<MaxPoolGradOp<T, true>>("MaxPoolGradV2")
+              .Type("T", t)
+              .HostMemory("ksize")
+              .HostMemory("strides"));
+    r.Add(pdk::KernelDef<AvgPoolOp<T>>("AvgPool").Type("T", t));
+    r.Add(pdk::KernelDef<AvgPoolGradOp<T>>("AvgPoolGrad")
+              .Type("T", t)
+              .HostMemory("orig_input_shape"));
+  });
+}
+
+}  // namespace pdk_kernels
