@@ -13,13 +13,17 @@
 //
 // C[m,n] = A[m,k] * B[k,n]; GFLOP/s = 2*m*n*k / seconds / 1e9. Each size is
 // warmed up, then timed as the best of 5 trials of enough repetitions to last
-// >= 0.2 s. Results are checked against each other (max relative difference).
+// >= 0.2 s. Results are checked against a double-precision reference (error
+// relative to sum |a_ip * b_pj|). Run each backend in its own process.
 //
-// Not part of the CMake build. Build and run by hand:
+// Not part of the CMake build. Build and run by hand, with the Eigen the plugin
+// is compiled against (TensorFlow's bundled copy comes first on the plugin's
+// include path) or Debian's (-I/usr/include/eigen3):
+//   TFI=$(python -c 'import tensorflow as tf; print(tf.sysconfig.get_include())')
 //   g++ -O3 -march=native -std=c++17 -DEIGEN_USE_THREADS -DEIGEN_MAX_ALIGN_BYTES=64 \
-//       -I/usr/include/eigen3 -I/usr/include/x86_64-linux-gnu/openblas-pthread \
+//       -isystem $TFI -I/usr/include/x86_64-linux-gnu/openblas-pthread \
 //       bench/matmul_backends.cc -o /tmp/matmul_backends -lopenblas -lpthread
-//   /tmp/matmul_backends [threads]        (default: 2)
+//   for b in eigen openblas sharded; do /tmp/matmul_backends $b 2; done
 #ifndef EIGEN_USE_THREADS
 #define EIGEN_USE_THREADS
 #endif
@@ -30,6 +34,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <vector>
@@ -67,60 +72,77 @@ double TimeIt(const std::function<void()>& fn) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
+  // One backend per process: OpenBLAS's own pthreads busy-wait for a while
+  // after a multi-threaded call and would slow whatever is timed next.
+  const char* mode = argc > 1 ? argv[1] : "";
+  const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
+  const bool eigen = !std::strcmp(mode, "eigen"), openblas = !std::strcmp(mode, "openblas"),
+             sharded = !std::strcmp(mode, "sharded");
+  if (!eigen && !openblas && !sharded) {
+    std::fprintf(stderr, "usage: %s eigen|openblas|sharded [threads=2]\n", argv[0]);
+    return 2;
+  }
   Eigen::ThreadPool pool(threads);
   Eigen::ThreadPoolDevice dev(&pool, threads);
-  openblas_set_num_threads(threads);
+  openblas_set_num_threads(openblas ? threads : 1);
 
-  std::printf("threads=%d\n%6s %6s %6s  %12s %12s %12s  %10s\n", threads, "m", "n", "k",
-              "eigen GF/s", "openblas GF/s", "sharded GF/s", "max rel diff");
-  const int sizes[][3] = {{1024, 1024, 1024}, {256, 256, 256}, {64, 64, 64}, {16, 16, 16},
-                          {300, 100, 200}};
+  std::printf("%s, threads=%d\n%6s %6s %6s  %8s %10s  %12s\n", mode, threads, "m", "n", "k",
+              "GFLOP/s", "us/call", "max rel err");
+  const int sizes[][3] = {{1024, 1024, 1024}, {256, 256, 256}, {128, 128, 128},
+                          {64, 64, 64},       {16, 16, 16},    {300, 100, 200}};
   std::mt19937 gen(42);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (const auto& s : sizes) {
     const int m = s[0], n = s[1], k = s[2];
-    std::vector<float> a(size_t(m) * k), b(size_t(k) * n), c1(size_t(m) * n), c2(size_t(m) * n);
+    std::vector<float> a(size_t(m) * k), b(size_t(k) * n), c(size_t(m) * n);
     for (float& x : a) x = dist(gen);
     for (float& x : b) x = dist(gen);
-
     CMat A(a.data(), m, k), B(b.data(), k, n);
-    Mat C1(c1.data(), m, n);
+    Mat C(c.data(), m, n);
     const Eigen::array<Eigen::IndexPair<Eigen::DenseIndex>, 1> dims = {
         Eigen::IndexPair<Eigen::DenseIndex>(1, 0)};
-    const double te = TimeIt([&] { C1.device(dev) = A.contract(B, dims); });
-    const double tb = TimeIt([&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, a.data(), k, b.data(),
-                  n, 0.f, c2.data(), n);
-    });
-    // Row-sharded single-threaded sgemm over the Eigen pool.
-    std::vector<float> c3(size_t(m) * n);
+    // Rows r0..r1 of C with one single-threaded sgemm call.
     auto rows = [&](int r0, int r1) {
       if (r1 > r0)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, n, k, 1.f,
-                    a.data() + size_t(r0) * k, k, b.data(), n, 0.f, c3.data() + size_t(r0) * n, n);
+                    a.data() + size_t(r0) * k, k, b.data(), n, 0.f, c.data() + size_t(r0) * n, n);
     };
     auto block = [&](int i) {
       rows(int(int64_t(m) * i / threads), int(int64_t(m) * (i + 1) / threads));
     };
-    openblas_set_num_threads(1);
-    const double ts = TimeIt([&] {
-      const bool small = 2.0 * m * n * k < 2e6 || threads == 1;
-      if (small) return rows(0, m);  // below ~1 MFLOP: one thread, no hand-off
-      Eigen::Barrier barrier(threads - 1);
-      for (int i = 1; i < threads; ++i) dev.enqueue_with_barrier(&barrier, block, i);
-      block(0);
-      barrier.Wait();
-    });
-    openblas_set_num_threads(threads);
-    double diff = 0;
-    for (size_t i = 0; i < c1.size(); ++i)
-      diff = std::max(diff, double(std::fabs(c1[i] - c2[i])) / (1e-3 + std::fabs(c2[i])));
-    const double flop = 2.0 * m * n * k;
-    for (size_t i = 0; i < c1.size(); ++i)
-      diff = std::max(diff, double(std::fabs(c3[i] - c2[i])) / (1e-3 + std::fabs(c2[i])));
-    std::printf("%6d %6d %6d  %12.1f %12.1f %12.1f  %10.2e\n", m, n, k, flop / te / 1e9,
-                flop / tb / 1e9, flop / ts / 1e9, diff);
+    std::function<void()> fn;
+    if (eigen) {
+      fn = [&] { C.device(dev) = A.contract(B, dims); };
+    } else if (openblas) {
+      fn = [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, a.data(), k,
+                    b.data(), n, 0.f, c.data(), n);
+      };
+    } else {  // the plugin's scheme (src/kernels/math/matmul.cc): blocks over the Eigen pool
+      fn = [&] {
+        if (2.0 * m * n * k < 4e6 || threads == 1) return rows(0, m);  // small: caller only
+        Eigen::Barrier barrier(threads - 1);
+        for (int i = 1; i < threads; ++i)
+          dev.enqueueNoNotification([&block, &barrier, i] { block(i), barrier.Notify(); });
+        block(0);
+        barrier.Wait();
+      };
+    }
+    const double t = TimeIt(fn);
+    // Check against a double-precision reference.
+    double err = 0;
+    for (int i = 0; i < m; i += std::max(1, m / 16)) {
+      for (int j = 0; j < n; ++j) {
+        double ref = 0, mag = 0;
+        for (int p = 0; p < k; ++p) {
+          ref += double(a[size_t(i) * k + p]) * b[size_t(p) * n + j];
+          mag += std::fabs(double(a[size_t(i) * k + p]) * b[size_t(p) * n + j]);
+        }
+        err = std::max(err, std::fabs(c[size_t(i) * n + j] - ref) / (mag + 1e-30));
+      }
+    }
+    std::printf("%6d %6d %6d  %8.1f %10.1f  %12.2e\n", m, n, k, 2.0 * m * n * k / t / 1e9,
+                t * 1e6, err);
   }
   return 0;
 }

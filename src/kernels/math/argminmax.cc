@@ -1,0 +1,185 @@
+// ArgMax, ArgMin (tensorflow/core/ops/math_ops.cc):
+//
+//   Op(input: T, dimension: Tidx; output_type) -> output: output_type
+//
+// T in {float32, float64, int32, int64}; output_type in {int32, int64};
+// Tidx in {int32, int64} (dimension lives in host memory).
+// `dimension` must be a scalar in [-rank, rank) (negative counts from the end);
+// output shape is the input shape without that dimension. An empty reduced
+// dimension with a non-empty output is InvalidArgument (as in TF); an empty
+// output is returned as is. All errors name the op and the input shape.
+//
+// Result: the index of the first maximum (minimum) along the dimension, the
+// sequential semantics of Eigen's ArgMaxTupleReducer that TF's CPU kernel
+// (argmax_op.cc) evaluates: start from (index 0, lowest() / highest()) and
+// replace only on a strictly greater (smaller) value. Hence ties keep the first
+// index, NaN is never selected, and a dimension of only -inf (ArgMax) or only
+// NaN yields 0 -- matching stock TensorFlow.
+//
+// Layout: the input is viewed as [outer, n, inner]. If inner == 1 each output
+// is one contiguous scan (kLanes interleaved partial scans, then merged);
+// otherwise work items are (outer index, block of up to kBlock inner columns),
+// each scanning the n rows of its block in memory order. Items are spread over
+// the device's Eigen pool with ThreadPoolDevice::parallelFor (which runs small
+// inputs inline).
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "compute/eigen.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace {
+
+constexpr int64_t kBlock = 256;
+constexpr int kLanes = 16;
+
+template <class T, class OutT, bool kMax>
+class ArgOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    const char* op = ctx.op();
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dim_t, ctx.input(1));
+    const pdk::Shape shape = x.shape();
+    if (dim_t.rank() != 0) {
+      return pdk::InvalidArgument(op, ": dimension must be a scalar, got shape ", dim_t.shape());
+    }
+    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dv, pdk::ReadIntVector(op, "dimension", dim_t));
+    const int rank = shape.rank();
+    const int64_t d = dv[0];
+    if (d < -rank || d >= rank) {
+      return pdk::InvalidArgument(op, ": dimension ", d, " out of range: expected in [", -rank,
+                                  ", ", rank, ") for input of shape ", shape);
+    }
+    const int axis = static_cast<int>(d < 0 ? d + rank : d);
+    int64_t outer = 1, inner = 1;
+    pdk::Shape out_shape;
+    for (int i = 0; i < rank; ++i) {
+      if (i < axis) outer *= shape[i];
+      if (i > axis) inner *= shape[i];
+      if (i != axis) out_shape.push_back(shape[i]);
+    }
+    const int64_t n = shape[axis];
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
+    if (out.num_elements() == 0) return pdk::Status::OK();
+    if (n == 0) {
+      return pdk::InvalidArgument(op, ": reduction dimension ", axis,
+                                  " is empty in input of shape ", shape);
+    }
+    if (n - 1 > static_cast<int64_t>(std::numeric_limits<OutT>::max())) {
+      return pdk::InvalidArgument(op, ": dimension ", axis, " of input shape ", shape,
+                                  " has more elements than output_type ",
+                                  pdk::DataTypeName(pdk::kDataType<OutT>), " can index");
+    }
+
+    const T* in = x.data<T>();
+    OutT* res = out.data<OutT>();
+    const T init = kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    const int64_t bw = std::min(inner, kBlock);          // columns per item
+    const int64_t blocks = (inner + bw - 1) / bw;         // items per outer index
+    auto better = [](T v, T best) { return kMax ? v > best : v < best; };
+    // inner == 1: one contiguous scan per output. kLanes interleaved partial
+    // scans (lane l sees elements l, l+kLanes, ...) vectorize; merging the
+    // lanes by (better value, then smaller index) gives the sequential result.
+    auto scan_row = [&](const T* v) -> OutT {
+      T b = init;
+      int64_t bi = 0, r = 0;
+      // Lane state: best value and the row q (index q*kLanes + l) where it
+      // was seen; same-width types let the compiler vectorize the loop.
+      using LaneIdx = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+      if (n >= 4 * kLanes && n / kLanes <= std::numeric_limits<LaneIdx>::max()) {
+        T lb[kLanes];
+        LaneIdx li[kLanes];
+        std::fill(lb, lb + kLanes, init);
+        std::fill(li, li + kLanes, LaneIdx{0});
+        const int64_t rows = n / kLanes;
+        for (int64_t q = 0; q < rows; ++q) {
+          const T* p = v + q * kLanes;
+          for (int l = 0; l < kLanes; ++l) {
+            const bool u = better(p[l], lb[l]);
+            lb[l] = u ? p[l] : lb[l];
+            li[l] = u ? static_cast<LaneIdx>(q) : li[l];
+          }
+        }
+        for (int l = 0; l < kLanes; ++l) {
+          const int64_t i = static_cast<int64_t>(li[l]) * kLanes + l;
+          // A lane never updated still holds `init` and takes no part.
+          if (better(lb[l], b) || (lb[l] == b && lb[l] != init && i < bi)) {
+            b = lb[l];
+            bi = i;
+          }
+        }
+        r = rows * kLanes;
+      }
+      for (; r < n; ++r) {
+        if (better(v[r], b)) {
+          b = v[r];
+          bi = r;
+        }
+      }
+      return static_cast<OutT>(bi);
+    };
+    if (inner == 1) {
+      pdk_compute::Device(ctx).parallelFor(
+          outer, Eigen::TensorOpCost(double(n) * sizeof(T), sizeof(OutT), double(n)),
+          [&](Index first, Index last) {
+            for (Index o = first; o < last; ++o) res[o] = scan_row(in + o * n);
+          });
+      return pdk::Status::OK();
+    }
+    auto run = [&](Index first, Index last) {
+      T best[kBlock];
+      OutT idx[kBlock];
+      for (Index item = first; item < last; ++item) {
+        const int64_t o = item / blocks, j0 = (item % blocks) * bw;
+        const int64_t w = std::min(bw, inner - j0);
+        const T* base = in + o * n * inner + j0;
+        std::fill(best, best + w, init);
+        std::fill(idx, idx + w, OutT(0));
+        for (int64_t r = 0; r < n; ++r) {
+          const T* row = base + r * inner;
+          for (int64_t j = 0; j < w; ++j) {
+            if (better(row[j], best[j])) {
+              best[j] = row[j];
+              idx[j] = static_cast<OutT>(r);
+            }
+          }
+        }
+        std::copy(idx, idx + w, res + o * inner + j0);
+      }
+    };
+    const Index items = outer * blocks;
+    const double per_item = static_cast<double>(n * bw);
+    pdk_compute::Device(ctx).parallelFor(
+        items, Eigen::TensorOpCost(per_item * sizeof(T), bw * sizeof(OutT), per_item), run);
+    return pdk::Status::OK();
+  }
+
+ private:
+  using Index = Eigen::Index;
+};
+
+}  // namespace
+
+PDK_REGISTER_KERNELS(ArgMinMax, r) {
+  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto o) {
+      using OutT = typename decltype(o)::type;
+      r.Add(pdk::KernelDef<ArgOp<T, OutT, true>>("ArgMax")
+                .template Type<T>("T")
+                .template Type<OutT>("output_type")
+                .HostMemory("dimension"));
+      r.Add(pdk::KernelDef<ArgOp<T, OutT, false>>("ArgMin")
+                .template Type<T>("T")
+                .template Type<OutT>("output_type")
+                .HostMemory("dimension"));
+    });
+  });
+}
+
+}  // namespace pdk_kernels
