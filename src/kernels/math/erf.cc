@@ -1,0 +1,64 @@
+// Erf and Erfc (tensorflow/core/ops/math_ops.cc), float32 and float64:
+//
+//   Erf(x)  = 2/sqrt(pi) * integral_0^x exp(-t^2) dt
+//   Erfc(x) = 1 - Erf(x), computed directly (no cancellation for large x)
+//
+// y is shaped like x. Evaluated with Eigen's scalar_erf_op / scalar_erfc_op,
+// the functors TensorFlow's CPU kernels use (tensorflow/core/kernels/
+// cwise_op_erf.cc, cwise_op_erfc.cc), on the device's thread pool, so results
+// match TF's CPU kernels bit for bit or within an ulp. No failure mode:
+// Erfc(-inf) = 2, Erfc(inf) = 0, NaN stays NaN; Erf(±inf) is ±1 in float32
+// but NaN in float64 (a property of Eigen's double erf that TF's CPU kernel
+// shares — kept, to match TF).
+// `keras.activations.gelu(x, approximate=False)` is 0.5 * x * Erfc(-x / sqrt(2))
+// in TF 2.21, so Erfc is on its forward path.
+#include "compute/eigen.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace {
+
+struct ErfFn {
+  template <class X>
+  static auto Apply(const X& x) {
+    return x.erf();
+  }
+};
+struct ErfcFn {
+  template <class X>
+  static auto Apply(const X& x) {
+    return x.erfc();
+  }
+};
+
+template <class T, class Fn>
+class ErrorFunctionOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    const T* x_data;
+    pdk::Shape shape;
+    {  // released before forwarding: a held handle blocks buffer reuse
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+      shape = x.shape();
+      x_data = x.data<T>();
+    }
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.forward_or_allocate_output({0}, 0, shape));
+    const int64_t n = shape.num_elements();
+    if (n == 0) return pdk::Status::OK();
+    pdk_compute::Flat<T>(y.data<T>(), n).device(pdk_compute::Device(ctx)) =
+        Fn::Apply(pdk_compute::ConstFlat<T>(x_data, n));
+    return pdk::Status::OK();
+  }
+};
+
+}  // namespace
+
+PDK_REGISTER_KERNELS(MathErf, r) {
+  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<ErrorFunctionOp<T, ErfFn>>("Erf").Type("T", t));
+    r.Add(pdk::KernelDef<ErrorFunctionOp<T, ErfcFn>>("Erfc").Type("T", t));
+  });
+}
+
+}  // namespace pdk_kernels
