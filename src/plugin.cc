@@ -1,7 +1,8 @@
 // The exported entry points of the PDK plugin library, and nothing else.
 //
-// TensorFlow looks up SE_InitPlugin (device runtime) and TF_InitKernel
-// (kernels) when it loads libpdk_plugin.so from site-packages/tensorflow-plugins.
+// TensorFlow looks up SE_InitPlugin (device runtime), TF_InitGraph (graph
+// optimizer) and TF_InitKernel (kernels) when it loads libpdk_plugin.so from
+// site-packages/tensorflow-plugins.
 // The PDK_* functions are a small C ABI read by the Python package
 // (tensorflow_pdk/_native.py) through ctypes.
 #include <dlfcn.h>
@@ -18,6 +19,7 @@
 #include <string>
 
 #include "device/pdk_device.h"
+#include "graph/optimizer.h"
 #include "pdk/device.h"
 #include "pdk/kernel.h"
 #include "tensorflow/c/kernels.h"
@@ -36,6 +38,7 @@ namespace {
 std::atomic<int> g_se_init_calls{0};
 std::string g_disabled_reason;  // set once in the first SE_InitPlugin
 bool g_is_duplicate = false;    // this copy's SE_InitPlugin registered an inert platform
+std::string g_duplicate_name;   // ... under this name
 
 // Claims the "PDK" platform for this process. Another copy of the library (a
 // second build, or the same file loaded under another path) must not register
@@ -118,6 +121,7 @@ PDK_EXPORT void SE_InitPlugin(SE_PlatformRegistrationParams* params, TF_Status* 
   std::string name = "PDK_DUPLICATE_LOAD_";
   for (int k = n; k > 0; k = (k - 1) / 26) name += static_cast<char>('A' + (k - 1) % 26);
   g_is_duplicate = true;
+  g_duplicate_name = name;
   std::fprintf(stderr,
                "PDK: a second copy of the PDK plugin was loaded in this process; "
                "it registers no devices and no kernels (%s).\n",
@@ -125,6 +129,23 @@ PDK_EXPORT void SE_InitPlugin(SE_PlatformRegistrationParams* params, TF_Status* 
   static auto* inert = new std::vector<std::unique_ptr<InertPlatform>>;
   inert->push_back(std::make_unique<InertPlatform>(name));
   pdk::InitPlatform(inert->back().get(), params, status);
+}
+
+// The graph optimizer (src/graph/). TensorFlow calls this after SE_InitPlugin.
+// A duplicate copy registers its optimizer for its inert platform's device
+// type (TensorFlow aborts on a second optimizer for "PDK"); no node is ever
+// placed there, so it never runs.
+PDK_EXPORT void TF_InitGraph(TP_OptimizerRegistrationParams* params, TF_Status* status) {
+  static std::string device_type;
+  device_type = g_is_duplicate ? g_duplicate_name : std::string(pdk_plugin::kDeviceType);
+  pdk_graph::InitGraph(
+      params, device_type.c_str(),
+      [](const std::string& op) {
+        for (const auto& k : pdk::KernelRegistry::Global().registered())
+          if (k.op == op) return true;
+        return false;
+      },
+      status);
 }
 
 PDK_EXPORT void TF_InitKernel() {
@@ -176,6 +197,17 @@ PDK_EXPORT size_t PDK_LaunchCounts(char* buf, size_t cap) {
 }
 
 PDK_EXPORT void PDK_ResetLaunchCounts() { pdk::LaunchStats::Global().Reset(); }
+
+// One line per graph rewrite pattern that fired since load (or the last
+// reset): "pattern<TAB>count", e.g. "MatMul+BiasAdd+Relu\t2".
+PDK_EXPORT size_t PDK_GraphRewriteCounts(char* buf, size_t cap) {
+  std::string out;
+  for (const auto& [pattern, n] : pdk_graph::GlobalRewriteCounts())
+    out += pattern + "\t" + std::to_string(n) + "\n";
+  return CopyOut(out, buf, cap);
+}
+
+PDK_EXPORT void PDK_ResetGraphRewriteCounts() { pdk_graph::ResetGlobalRewriteCounts(); }
 
 // out[0..4] = num_allocs, bytes_in_use, peak_bytes_in_use, largest_alloc_size,
 // bytes_limit of the plugin's own allocator for device `ordinal` (the regions

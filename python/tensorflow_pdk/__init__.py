@@ -7,6 +7,8 @@ Installing the wheel puts the plugin library in
 - :func:`registered_kernels` — every (op, type constraints) pair PDK registers;
 - :func:`launch_counts` / :func:`reset_launch_counts` — kernel launches per op;
 - :func:`device_allocator_stats` — the plugin allocator's own byte counts;
+- :func:`graph_rewrite_counts` / :func:`reset_graph_rewrite_counts` — rewrites
+  PDK's graph optimizer applied, per pattern;
 - :mod:`tensorflow_pdk.placement` — which ops of a tf.function ran where.
 """
 from __future__ import annotations
@@ -64,6 +66,23 @@ def launch_counts() -> Dict[str, int]:
 def reset_launch_counts() -> None:
     """Sets every launch counter to zero."""
     _native.lib().PDK_ResetLaunchCounts()
+
+
+def graph_rewrite_counts() -> Dict[str, int]:
+    """Rewrites PDK's graph optimizer applied since load (or the last reset),
+    per pattern, e.g. ``{"MatMul+BiasAdd+Relu": 2}``. TensorFlow optimizes a
+    tf.function's graph when the function is first instantiated; set
+    ``PDK_GRAPH_REPORT=1`` to log each rewrite with its node names."""
+    counts = {}
+    for line in _native.read_text(_native.lib().PDK_GraphRewriteCounts).splitlines():
+        pattern, n = line.split("\t")
+        counts[pattern] = int(n)
+    return counts
+
+
+def reset_graph_rewrite_counts() -> None:
+    """Sets every graph rewrite counter to zero."""
+    _native.lib().PDK_ResetGraphRewriteCounts()
 
 
 def device_allocator_stats(ordinal: int = 0) -> Dict[str, int]:

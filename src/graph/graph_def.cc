@@ -1,0 +1,333 @@
+#include "graph/graph_def.h"
+
+#include <cstring>
+
+namespace pdk_graph {
+namespace {
+
+enum WireType : int { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+
+// A bounds-checked cursor over serialized bytes.
+class Reader {
+ public:
+  Reader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
+  explicit Reader(std::string_view s)
+      : Reader(reinterpret_cast<const uint8_t*>(s.data()), s.size()) {}
+  bool done() const { return p_ == end_; }
+  const uint8_t* pos() const { return p_; }
+
+  bool Varint(uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) return false;
+      const uint8_t b = *p_++;
+      *v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;  // more than 10 bytes
+  }
+  // Reads a field key; field numbers are 1 .. 2^29-1.
+  bool Tag(int* field, int* wire) {
+    uint64_t key;
+    if (!Varint(&key)) return false;
+    *field = static_cast<int>(key >> 3);
+    *wire = static_cast<int>(key & 7);
+    return (key >> 3) >= 1 && (key >> 3) < (uint64_t(1) << 29);
+  }
+  bool Bytes(std::string_view* s) {
+    uint64_t n;
+    if (!Varint(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
+    *s = std::string_view(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    return true;
+  }
+  bool Fixed32(uint32_t* v) {
+    if (end_ - p_ < 4) return false;
+    std::memcpy(v, p_, 4);  // little-endian host (x86-64, aarch64)
+    p_ += 4;
+    return true;
+  }
+  // Skips the value of a field of wire type `wire` (groups are rejected:
+  // proto3 messages never contain them).
+  bool Skip(int wire) {
+    uint64_t v;
+    std::string_view s;
+    switch (wire) {
+      case kVarint: return Varint(&v);
+      case kFixed64: return Advance(8);
+      case kLengthDelimited: return Bytes(&s);
+      case kFixed32: return Advance(4);
+      default: return false;
+    }
+  }
+
+ private:
+  bool Advance(size_t n) {
+    if (static_cast<size_t>(end_ - p_) < n) return false;
+    p_ += n;
+    return true;
+  }
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+void PutTag(std::string* out, int field, int wire) {
+  PutVarint(out, (uint64_t(field) << 3) | uint64_t(wire));
+}
+void PutBytes(std::string* out, int field, std::string_view s) {
+  PutTag(out, field, kLengthDelimited);
+  PutVarint(out, s.size());
+  out->append(s.data(), s.size());
+}
+
+// Appends the raw bytes of the field that started at `start` and ended at
+// the reader's position.
+void KeepRaw(std::string* unknown, const uint8_t* start, const Reader& r) {
+  unknown->append(reinterpret_cast<const char*>(start), r.pos() - start);
+}
+
+// Finds the last occurrence of `field` with wire type `wire` in a message.
+// Returns false on malformed input or if absent.
+template <class Fn>
+bool LastField(std::string_view msg, int field, int wire, Fn&& read) {
+  Reader r(msg);
+  bool found = false;
+  while (!r.done()) {
+    int f, w;
+    if (!r.Tag(&f, &w)) return false;
+    if (f == field && w == wire) {
+      if (!read(r)) return false;
+      found = true;
+    } else if (!r.Skip(w)) {
+      return false;
+    }
+  }
+  return found;
+}
+
+// The AttrValue oneof member that is set last on the wire (field number), or 0.
+int OneofCase(std::string_view msg) {
+  Reader r(msg);
+  int last = 0;
+  while (!r.done()) {
+    int f, w;
+    if (!r.Tag(&f, &w) || !r.Skip(w)) return 0;
+    if (f >= 1 && f <= 10) last = f;
+  }
+  return last;
+}
+
+pdk::Status ParseAttrEntry(std::string_view entry, NodeDef* node) {
+  Reader r(entry);
+  std::string key, value;
+  while (!r.done()) {
+    int f, w;
+    std::string_view s;
+    if (!r.Tag(&f, &w)) return pdk::InvalidArgument("bad attr entry");
+    if (f == 1 && w == kLengthDelimited) {
+      if (!r.Bytes(&s)) return pdk::InvalidArgument("bad attr key");
+      key.assign(s);
+    } else if (f == 2 && w == kLengthDelimited) {
+      if (!r.Bytes(&s)) return pdk::InvalidArgument("bad attr value");
+      value.assign(s);
+    } else if (!r.Skip(w)) {
+      return pdk::InvalidArgument("bad attr entry field");
+    }
+  }
+  node->attr[key] = AttrValue::FromBytes(std::move(value));  // later entries win, as in protobuf
+  return pdk::Status::OK();
+}
+
+pdk::Status ParseNodeDef(std::string_view msg, NodeDef* node) {
+  Reader r(msg);
+  while (!r.done()) {
+    const uint8_t* start = r.pos();
+    int f, w;
+    std::string_view s;
+    if (!r.Tag(&f, &w)) return pdk::InvalidArgument("bad NodeDef field key");
+    if (f >= 1 && f <= 5 && w == kLengthDelimited) {
+      if (!r.Bytes(&s)) return pdk::InvalidArgument("truncated NodeDef field ", f);
+      switch (f) {
+        case 1: node->name.assign(s); break;
+        case 2: node->op.assign(s); break;
+        case 3: node->input.emplace_back(s); break;
+        case 4: node->device.assign(s); break;
+        case 5: PDK_RETURN_IF_ERROR(ParseAttrEntry(s, node)); break;
+      }
+    } else {
+      if (!r.Skip(w)) return pdk::InvalidArgument("bad NodeDef field ", f);
+      KeepRaw(&node->unknown, start, r);
+    }
+  }
+  return pdk::Status::OK();
+}
+
+std::string SerializeNodeDef(const NodeDef& n) {
+  std::string out;
+  if (!n.name.empty()) PutBytes(&out, 1, n.name);
+  if (!n.op.empty()) PutBytes(&out, 2, n.op);
+  for (const auto& in : n.input) PutBytes(&out, 3, in);
+  if (!n.device.empty()) PutBytes(&out, 4, n.device);
+  for (const auto& [key, value] : n.attr) {
+    std::string entry;
+    PutBytes(&entry, 1, key);
+    PutBytes(&entry, 2, value.bytes());
+    PutBytes(&out, 5, entry);
+  }
+  out += n.unknown;
+  return out;
+}
+
+}  // namespace
+
+// ---- AttrValue
+
+AttrValue AttrValue::Type(int dtype) {
+  AttrValue v;
+  PutTag(&v.bytes_, 6, kVarint);
+  PutVarint(&v.bytes_, static_cast<uint64_t>(static_cast<int64_t>(dtype)));
+  return v;
+}
+AttrValue AttrValue::Bool(bool b) {
+  AttrValue v;
+  PutTag(&v.bytes_, 5, kVarint);
+  PutVarint(&v.bytes_, b ? 1 : 0);
+  return v;
+}
+AttrValue AttrValue::String(std::string_view s) {
+  AttrValue v;
+  PutBytes(&v.bytes_, 2, s);
+  return v;
+}
+AttrValue AttrValue::Float(float f) {
+  AttrValue v;
+  PutTag(&v.bytes_, 4, kFixed32);
+  char b[4];
+  std::memcpy(b, &f, 4);
+  v.bytes_.append(b, 4);
+  return v;
+}
+AttrValue AttrValue::Int(int64_t i) {
+  AttrValue v;
+  PutTag(&v.bytes_, 3, kVarint);
+  PutVarint(&v.bytes_, static_cast<uint64_t>(i));
+  return v;
+}
+
+bool AttrValue::GetType(int* dtype) const {
+  if (OneofCase(bytes_) != 6) return false;
+  return LastField(bytes_, 6, kVarint, [&](Reader& r) {
+    uint64_t v;
+    if (!r.Varint(&v)) return false;
+    *dtype = static_cast<int>(static_cast<int64_t>(v));
+    return true;
+  });
+}
+bool AttrValue::GetBool(bool* b) const {
+  if (OneofCase(bytes_) != 5) return false;
+  return LastField(bytes_, 5, kVarint, [&](Reader& r) {
+    uint64_t v;
+    if (!r.Varint(&v)) return false;
+    *b = v != 0;
+    return true;
+  });
+}
+bool AttrValue::GetString(std::string* s) const {
+  if (OneofCase(bytes_) != 2) return false;
+  return LastField(bytes_, 2, kLengthDelimited, [&](Reader& r) {
+    std::string_view v;
+    if (!r.Bytes(&v)) return false;
+    s->assign(v);
+    return true;
+  });
+}
+bool AttrValue::GetFloat(float* f) const {
+  if (OneofCase(bytes_) != 4) return false;
+  return LastField(bytes_, 4, kFixed32, [&](Reader& r) {
+    uint32_t v;
+    if (!r.Fixed32(&v)) return false;
+    std::memcpy(f, &v, 4);
+    return true;
+  });
+}
+bool AttrValue::GetInt(int64_t* i) const {
+  if (OneofCase(bytes_) != 3) return false;
+  return LastField(bytes_, 3, kVarint, [&](Reader& r) {
+    uint64_t v;
+    if (!r.Varint(&v)) return false;
+    *i = static_cast<int64_t>(v);
+    return true;
+  });
+}
+
+// ---- NodeDef attribute helpers
+
+int NodeDef::TypeAttr(const std::string& key) const {
+  auto it = attr.find(key);
+  int t = DT_INVALID;
+  return it != attr.end() && it->second.GetType(&t) ? t : DT_INVALID;
+}
+bool NodeDef::BoolAttr(const std::string& key, bool dflt) const {
+  auto it = attr.find(key);
+  bool b = dflt;
+  return it != attr.end() && it->second.GetBool(&b) ? b : dflt;
+}
+float NodeDef::FloatAttr(const std::string& key, float dflt) const {
+  auto it = attr.find(key);
+  float f = dflt;
+  return it != attr.end() && it->second.GetFloat(&f) ? f : dflt;
+}
+std::string NodeDef::StringAttr(const std::string& key, const std::string& dflt) const {
+  auto it = attr.find(key);
+  std::string s;
+  return it != attr.end() && it->second.GetString(&s) ? s : dflt;
+}
+
+// ---- GraphDef
+
+pdk::Status ParseGraphDef(const void* data, size_t size, GraphDef* graph) {
+  if (size > 0 && data == nullptr) return pdk::InvalidArgument("PDK graph: null GraphDef buffer");
+  graph->node.clear();
+  graph->unknown.clear();
+  Reader r(static_cast<const uint8_t*>(data), size);
+  while (!r.done()) {
+    const uint8_t* start = r.pos();
+    int f, w;
+    if (!r.Tag(&f, &w))
+      return pdk::InvalidArgument("PDK graph: malformed GraphDef (bad field key at byte ",
+                                  start - static_cast<const uint8_t*>(data), " of ", size, ")");
+    if (f == 1 && w == kLengthDelimited) {
+      std::string_view s;
+      if (!r.Bytes(&s))
+        return pdk::InvalidArgument("PDK graph: truncated GraphDef (node ", graph->node.size(),
+                                    ")");
+      graph->node.emplace_back();
+      pdk::Status st = ParseNodeDef(s, &graph->node.back());
+      if (!st.ok())
+        return pdk::InvalidArgument("PDK graph: malformed GraphDef: node ", graph->node.size() - 1,
+                                    ": ", st.message());
+    } else {
+      if (!r.Skip(w))
+        return pdk::InvalidArgument("PDK graph: malformed or truncated GraphDef (field ", f,
+                                    ", wire type ", w, ")");
+      KeepRaw(&graph->unknown, start, r);
+    }
+  }
+  return pdk::Status::OK();
+}
+
+std::string SerializeGraphDef(const GraphDef& graph) {
+  std::string out;
+  for (const NodeDef& n : graph.node) PutBytes(&out, 1, SerializeNodeDef(n));
+  out += graph.unknown;
+  return out;
+}
+
+}  // namespace pdk_graph

@@ -1,0 +1,96 @@
+// A read-only index over a GraphDef (graph/graph_def.h) for pattern matching:
+// nodes by name, regular and control fan-ins and fan-outs, and placement.
+//
+// TensorFlow names a node's inputs "node", "node:port" (port 0 when omitted)
+// and control inputs "^node"; regular inputs come first. The view parses them
+// once. It holds pointers into the GraphDef: rebuild it after changing the
+// graph (rewrites collect their matches on one view, then edit the graph).
+// Attributes: NodeDef::TypeAttr, BoolAttr, ... (graph/graph_def.h).
+#ifndef PDK_SRC_GRAPH_GRAPH_VIEW_H_
+#define PDK_SRC_GRAPH_GRAPH_VIEW_H_
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/graph_def.h"
+
+namespace pdk_graph {
+
+// One input string of a NodeDef, parsed. port == kControl for "^node".
+struct TensorRef {
+  static constexpr int kControl = -1;
+  std::string node;
+  int port = 0;
+  bool is_control() const { return port == kControl; }
+};
+
+// Parses "node", "node:3" or "^node". A malformed port ("a:x") is kept as part
+// of the name, so it matches no node and blocks every rewrite touching it.
+TensorRef ParseInput(std::string_view input);
+
+// The device type of a device name: "/job:localhost/replica:0/task:0/device:PDK:0"
+// -> "PDK"; also "/device:PDK:0", "/PDK:0", "PDK:0". "" if none.
+std::string DeviceTypeOf(std::string_view device);
+
+// A regular input slot of a consumer: consumer->input(input_index) reads the
+// producer's output `port`.
+struct Fanout {
+  const NodeDef* consumer;
+  int input_index;
+};
+
+class GraphView {
+ public:
+  explicit GraphView(const GraphDef& graph);
+
+  const GraphDef& graph() const { return graph_; }
+  // nullptr if no such node.
+  const NodeDef* node(std::string_view name) const;
+
+  // The regular (non-control) inputs of `n`, in order.
+  int num_regular_inputs(const NodeDef& n) const;
+  // The producer of regular input `i` of `n` (nullptr if it names no node) and
+  // the producer's output port.
+  const NodeDef* regular_fanin(const NodeDef& n, int i, int* port = nullptr) const;
+  // Nodes `n` waits for through "^name" inputs.
+  std::vector<const NodeDef*> control_fanins(const NodeDef& n) const;
+
+  // Every (consumer, input slot) reading output `port` of `n`.
+  const std::vector<Fanout>& regular_fanouts(const NodeDef& n, int port) const;
+  // Number of regular input slots reading any output of `n`.
+  int num_regular_fanouts(const NodeDef& n) const;
+  // Nodes with a "^n" input.
+  const std::vector<const NodeDef*>& control_fanouts(const NodeDef& n) const;
+
+  // The device type `n` is placed on ("" when unplaced).
+  static std::string device_type(const NodeDef& n) { return DeviceTypeOf(n.device); }
+  static bool IsOnDeviceType(const NodeDef& n, std::string_view type) {
+    return DeviceTypeOf(n.device) == type;
+  }
+  // Placed on a PDK device ("/device:PDK:<i>").
+  static bool IsOnPdk(const NodeDef& n) { return IsOnDeviceType(n, "PDK"); }
+
+  // True if the graph has two nodes with one name (then no rewrite is safe).
+  bool has_duplicate_names() const { return duplicate_names_; }
+
+ private:
+  struct NodeInfo {
+    std::vector<TensorRef> regular_inputs;
+    std::vector<const NodeDef*> control_inputs;
+    std::unordered_map<int, std::vector<Fanout>> fanouts;  // by output port
+    std::vector<const NodeDef*> control_fanouts;
+    int num_fanouts = 0;
+  };
+  const NodeInfo* info(const NodeDef& n) const;
+
+  const GraphDef& graph_;
+  std::unordered_map<std::string_view, int> index_;  // name -> position in graph_.node()
+  std::vector<NodeInfo> info_;
+  bool duplicate_names_ = false;
+};
+
+}  // namespace pdk_graph
+
+#endif  // PDK_SRC_GRAPH_GRAPH_VIEW_H_

@@ -1,0 +1,42 @@
+// The graph rewrites, one file per pattern, run in this order by
+// pdk_graph::Optimize (src/graph/optimizer.cc).
+#ifndef PDK_SRC_GRAPH_REWRITES_REWRITES_H_
+#define PDK_SRC_GRAPH_REWRITES_REWRITES_H_
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "graph/graph_def.h"
+
+namespace pdk_graph {
+
+struct RewriteContext {
+  const std::unordered_set<std::string>& preserve;
+  bool report;
+  RewriteCounts* fired;
+  const std::function<bool(const std::string&)>& kernel_available;
+
+  bool can_emit(const std::string& op) const { return !kernel_available || kernel_available(op); }
+  bool preserved(const std::string& node) const { return preserve.count(node) > 0; }
+  // Counts (and with PDK_GRAPH_REPORT=1 logs) one application of `pattern`.
+  void Fired(const std::string& pattern, const std::string& result,
+             const std::vector<std::string>& replaced) const {
+    ++(*fired)[pattern];
+    if (!report) return;
+    std::string names;
+    for (const auto& n : replaced) names += (names.empty() ? "" : ", ") + n;
+    std::fprintf(stderr, "PDK graph: %s -> %s (replaces %s)\n", pattern.c_str(), result.c_str(),
+                 names.c_str());
+  }
+};
+
+// MatMul + BiasAdd [+ Relu | Relu6 | Elu | LeakyRelu | Tanh | Sigmoid]
+//   -> _PdkFusedMatMul (src/kernels/nn/fused_matmul.cc).
+void FuseMatMulBiasAddActivation(GraphDef* graph, const RewriteContext& ctx);
+
+}  // namespace pdk_graph
+
+#endif  // PDK_SRC_GRAPH_REWRITES_REWRITES_H_

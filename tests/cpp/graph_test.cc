@@ -1,0 +1,398 @@
+// PDK's graph optimizer (src/graph/): the GraphDef codec against protobuf
+// itself (Debian's protobuf-lite and protoc-generated code for
+// src/graph/proto/tf_graph.proto serve as the reference implementation), the
+// pattern helper, the MatMul+BiasAdd[+activation] rewrite on hand-built
+// graphs, and optimize_func on garbage.
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "graph/graph_def.h"
+#include "graph/graph_view.h"
+#include "graph/optimizer.h"
+#include "tensorflow/c/tf_buffer.h"
+#include "tensorflow/c/tf_status.h"
+#include "tf_graph.pb.h"
+
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+namespace pdk_graph {
+namespace {
+
+constexpr char kPdk[] = "/job:localhost/replica:0/task:0/device:PDK:0";
+constexpr char kCpu[] = "/job:localhost/replica:0/task:0/device:CPU:0";
+
+NodeDef Node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
+             const std::string& device = kPdk) {
+  NodeDef n;
+  n.name = name;
+  n.op = op;
+  n.input = std::move(inputs);
+  n.device = device;
+  if (op != "Placeholder" && op != "ReadVariableOp") n.attr["T"] = AttrValue::Type(DT_FLOAT);
+  if (op == "MatMul") {
+    n.attr["transpose_a"] = AttrValue::Bool(false);
+    n.attr["transpose_b"] = AttrValue::Bool(false);
+  }
+  if (op == "BiasAdd") n.attr["data_format"] = AttrValue::String("NHWC");
+  if (op == "Placeholder") n.attr["dtype"] = AttrValue::Type(DT_FLOAT);
+  return n;
+}
+
+// x, w, b -> MatMul -> BiasAdd -> Relu -> out (Identity).
+GraphDef DenseRelu(const std::string& act = "Relu") {
+  GraphDef g;
+  g.node = {Node("x", "Placeholder", {}), Node("w", "Placeholder", {}),
+            Node("b", "Placeholder", {}), Node("mm", "MatMul", {"x", "w"}),
+            Node("ba", "BiasAdd", {"mm", "b"}), Node("act", act, {"ba"}),
+            Node("out", "Identity", {"act"})};
+  if (act == "LeakyRelu") g.node[5].attr["alpha"] = AttrValue::Float(0.3f);
+  return g;
+}
+
+const NodeDef* Find(const GraphDef& g, const std::string& name) {
+  for (const auto& n : g.node)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+RewriteCounts Optimized(GraphDef* g, std::unordered_set<std::string> preserve = {}) {
+  OptimizeOptions o;
+  o.preserve = std::move(preserve);
+  RewriteCounts fired;
+  EXPECT_TRUE(Optimize(g, o, &fired).ok());
+  return fired;
+}
+
+// ------------------------------------------------------------------ codec
+
+pdk::tfproto::GraphDef ReferenceGraph() {
+  pdk::tfproto::GraphDef g;
+  g.mutable_versions()->set_producer(1987);
+  g.mutable_versions()->set_min_consumer(12);
+  for (int i = 0; i < 3; ++i) {
+    auto* n = g.add_node();
+    n->set_name("n" + std::to_string(i));
+    n->set_op(i == 0 ? "Placeholder" : "Relu");
+    if (i) n->add_input("n" + std::to_string(i - 1) + ":0");
+    n->add_input("^n0");
+    n->set_device(kPdk);
+    (*n->mutable_attr())["T"].set_type(pdk::tfproto::DT_FLOAT);
+    (*n->mutable_attr())["flag"].set_b(true);
+    (*n->mutable_attr())["alpha"].set_f(0.25f);
+    auto* shape = (*n->mutable_attr())["_output_shapes"].mutable_list()->add_shape();
+    shape->add_dim()->set_size(-1);
+    shape->add_dim()->set_size(7);
+    auto* t = (*n->mutable_attr())["value"].mutable_tensor();
+    t->set_dtype(pdk::tfproto::DT_FLOAT);
+    t->add_float_val(1.5f);
+  }
+  return g;
+}
+
+std::string Deterministic(const google::protobuf::MessageLite& m) {
+  std::string out;
+  m.ByteSizeLong();  // SerializeWithCachedSizes needs the sizes cached
+  google::protobuf::io::StringOutputStream s(&out);
+  google::protobuf::io::CodedOutputStream c(&s);
+  c.SetSerializationDeterministic(true);
+  m.SerializeWithCachedSizes(&c);
+  return out;
+}
+
+TEST(GraphDefCodec, RoundTripMatchesProtobufByteForByte) {
+  pdk::tfproto::GraphDef ref = ReferenceGraph();
+  const std::string bytes = Deterministic(ref);
+  GraphDef g;
+  ASSERT_TRUE(ParseGraphDef(bytes.data(), bytes.size(), &g).ok());
+  ASSERT_EQ(g.node.size(), 3u);
+  EXPECT_EQ(g.node[1].name, "n1");
+  EXPECT_EQ(g.node[1].op, "Relu");
+  EXPECT_EQ(g.node[1].input, (std::vector<std::string>{"n0:0", "^n0"}));
+  EXPECT_EQ(g.node[1].device, kPdk);
+  EXPECT_EQ(g.node[1].TypeAttr("T"), DT_FLOAT);
+  EXPECT_TRUE(g.node[1].BoolAttr("flag", false));
+  EXPECT_FLOAT_EQ(g.node[1].FloatAttr("alpha", 0.f), 0.25f);
+  EXPECT_EQ(g.node[1].TypeAttr("flag"), DT_INVALID);  // a bool is not a type
+  EXPECT_EQ(SerializeGraphDef(g), bytes);
+  // And protobuf reads what PDK writes.
+  pdk::tfproto::GraphDef back;
+  ASSERT_TRUE(back.ParseFromString(SerializeGraphDef(g)));
+  EXPECT_EQ(Deterministic(back), bytes);
+}
+
+// Fields PDK does not model (GraphDef.library = 2, debug_info = 5, NodeDef
+// experimental_debug_info = 6, a field from the future = 99) survive both
+// PDK's codec and protobuf-lite's proto3 parser (unknown fields are kept since
+// protobuf 3.5).
+TEST(GraphDefCodec, UnknownFieldsSurviveRoundTrip) {
+  pdk::tfproto::GraphDef ref = ReferenceGraph();
+  std::string bytes = Deterministic(ref);
+  // library { function { signature { name: "f" } } }: field 2, length-delimited.
+  const std::string library = std::string("\x12\x07\x0a\x05\x0a\x03\x0a\x01", 8) + "f";
+  const std::string future = std::string("\x98\x06\x2a", 3);  // field 99, varint 42
+  bytes += library + future;
+  GraphDef g;
+  ASSERT_TRUE(ParseGraphDef(bytes.data(), bytes.size(), &g).ok());
+  EXPECT_EQ(SerializeGraphDef(g), bytes);
+
+  pdk::tfproto::GraphDef lite;
+  ASSERT_TRUE(lite.ParseFromString(bytes));
+  EXPECT_EQ(lite.SerializeAsString().size(), bytes.size());
+  EXPECT_NE(lite.SerializeAsString().find(future), std::string::npos);
+
+  // A NodeDef field PDK does not model (experimental_debug_info = 6) stays with its node.
+  NodeDef extra;
+  extra.name = "e";
+  extra.op = "NoOp";
+  extra.unknown = std::string("\x32\x03\x0a\x01", 4) + "e";
+  GraphDef g2;
+  g2.node.push_back(extra);
+  const std::string s2 = SerializeGraphDef(g2);
+  GraphDef g3;
+  ASSERT_TRUE(ParseGraphDef(s2.data(), s2.size(), &g3).ok());
+  EXPECT_EQ(g3.node[0].unknown, extra.unknown);
+  pdk::tfproto::GraphDef lite2;
+  ASSERT_TRUE(lite2.ParseFromString(s2));
+  EXPECT_EQ(lite2.SerializeAsString(), s2);
+}
+
+TEST(GraphDefCodec, GarbageAndTruncationAreErrorsNotCrashes) {
+  const std::string good = Deterministic(ReferenceGraph());
+  int errors = 0;
+  for (size_t len = 0; len < good.size(); ++len) {  // every prefix
+    GraphDef g;
+    pdk::Status st = ParseGraphDef(good.data(), len, &g);
+    if (!st.ok()) {
+      ++errors;
+      EXPECT_EQ(st.code(), TF_INVALID_ARGUMENT);
+    }
+  }
+  EXPECT_GT(errors, 0);
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string bytes(rng() % 200, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng());
+    if (trial % 2) {  // flip bytes of a valid graph
+      bytes = good;
+      for (int k = 0; k < 3; ++k) bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    }
+    GraphDef g;
+    pdk::Status st = ParseGraphDef(bytes.data(), bytes.size(), &g);
+    if (st.ok()) {  // whatever parsed must re-serialize and optimize safely
+      RewriteCounts fired;
+      EXPECT_TRUE(Optimize(&g, OptimizeOptions(), &fired).ok());
+      SerializeGraphDef(g);
+    }
+  }
+  // A length prefix far past the end, and a 11-byte varint.
+  const std::string huge("\x0a\xff\xff\xff\xff\x0f", 6);
+  GraphDef g;
+  EXPECT_FALSE(ParseGraphDef(huge.data(), huge.size(), &g).ok());
+  const std::string long_varint("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12);
+  EXPECT_FALSE(ParseGraphDef(long_varint.data(), long_varint.size(), &g).ok());
+}
+
+// optimize_func itself, as TensorFlow calls it (null GrapplerItem: tests only).
+TEST(OptimizeFunc, GarbageGivesErrorStatus) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::string bytes(1 + rng() % 64, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng());
+    bytes[0] = '\x0b';  // field 1 with wire type 3 (group): never valid here
+    TF_Buffer* in = TF_NewBufferFromString(bytes.data(), bytes.size());
+    TF_Buffer* out = TF_NewBuffer();
+    TF_Status* s = TF_NewStatus();
+    OptimizeFunc(nullptr, in, nullptr, out, s);
+    EXPECT_EQ(TF_GetCode(s), TF_INVALID_ARGUMENT) << TF_Message(s);
+    TF_DeleteStatus(s);
+    TF_DeleteBuffer(out);
+    TF_DeleteBuffer(in);
+  }
+  TF_Status* s = TF_NewStatus();
+  OptimizeFunc(nullptr, nullptr, nullptr, nullptr, s);
+  EXPECT_EQ(TF_GetCode(s), TF_INVALID_ARGUMENT);
+  TF_DeleteStatus(s);
+}
+
+TEST(OptimizeFunc, FusesAndReturnsAGraphProtobufReads) {
+  const std::string in_bytes = SerializeGraphDef(DenseRelu());
+  TF_Buffer* in = TF_NewBufferFromString(in_bytes.data(), in_bytes.size());
+  TF_Buffer* out = TF_NewBuffer();
+  TF_Status* s = TF_NewStatus();
+  ResetGlobalRewriteCounts();
+  OptimizeFunc(nullptr, in, nullptr, out, s);
+  ASSERT_EQ(TF_GetCode(s), TF_OK) << TF_Message(s);
+  pdk::tfproto::GraphDef g;
+  ASSERT_TRUE(g.ParseFromArray(out->data, static_cast<int>(out->length)));
+  ASSERT_EQ(g.node_size(), 5);
+  EXPECT_EQ(g.node(3).name(), "act");
+  EXPECT_EQ(g.node(3).op(), "_PdkFusedMatMul");
+  EXPECT_EQ(g.node(3).attr().at("activation").s(), "Relu");
+  EXPECT_EQ(GlobalRewriteCounts()["MatMul+BiasAdd+Relu"], 1u);
+  TF_DeleteStatus(s);
+  TF_DeleteBuffer(out);
+  TF_DeleteBuffer(in);
+}
+
+// ------------------------------------------------------------- graph view
+
+TEST(GraphView, ParsesInputsFanoutsAndDevices) {
+  EXPECT_EQ(ParseInput("a").node, "a");
+  EXPECT_EQ(ParseInput("a:2").port, 2);
+  EXPECT_EQ(ParseInput("a/b:10").node, "a/b");
+  EXPECT_TRUE(ParseInput("^c").is_control());
+  EXPECT_EQ(ParseInput("a:x").node, "a:x");
+  EXPECT_EQ(DeviceTypeOf(kPdk), "PDK");
+  EXPECT_EQ(DeviceTypeOf("/device:PDK:1"), "PDK");
+  EXPECT_EQ(DeviceTypeOf("/PDK:0"), "PDK");
+  EXPECT_EQ(DeviceTypeOf("/job:localhost/replica:0/task:0/cpu:0"), "CPU");
+  EXPECT_EQ(DeviceTypeOf("/job:localhost"), "");
+  EXPECT_EQ(DeviceTypeOf(""), "");
+
+  GraphDef g = DenseRelu();
+  g.node.push_back(Node("side", "Identity", {"mm:0", "^ba"}, kCpu));
+  GraphView v(g);
+  const NodeDef* mm = v.node("mm");
+  const NodeDef* ba = v.node("ba");
+  ASSERT_TRUE(mm && ba);
+  EXPECT_EQ(v.num_regular_inputs(*mm), 2);
+  int port = -1;
+  EXPECT_EQ(v.regular_fanin(*ba, 0, &port), mm);
+  EXPECT_EQ(port, 0);
+  EXPECT_EQ(v.regular_fanouts(*mm, 0).size(), 2u);
+  EXPECT_EQ(v.num_regular_fanouts(*mm), 2);
+  ASSERT_EQ(v.control_fanouts(*ba).size(), 1u);
+  EXPECT_EQ(v.control_fanouts(*ba)[0]->name, "side");
+  const NodeDef* side = v.node("side");
+  ASSERT_EQ(v.control_fanins(*side).size(), 1u);
+  EXPECT_EQ(v.control_fanins(*side)[0], ba);
+  EXPECT_TRUE(GraphView::IsOnPdk(*mm));
+  EXPECT_FALSE(GraphView::IsOnPdk(*side));
+  EXPECT_EQ(GraphView::device_type(*side), "CPU");
+  EXPECT_EQ(v.node("nope"), nullptr);
+}
+
+// ---------------------------------------------------------------- rewrite
+
+TEST(FuseMatMul, FiresOnEveryActivation) {
+  for (const char* act : {"Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid"}) {
+    GraphDef g = DenseRelu(act);
+    RewriteCounts fired = Optimized(&g);
+    EXPECT_EQ(fired[std::string("MatMul+BiasAdd+") + act], 1u) << act;
+    EXPECT_EQ(Find(g, "mm"), nullptr);
+    EXPECT_EQ(Find(g, "ba"), nullptr);
+    const NodeDef* f = Find(g, "act");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->op, "_PdkFusedMatMul");
+    EXPECT_EQ(f->input, (std::vector<std::string>{"x", "w", "b"}));
+    EXPECT_EQ(f->device, kPdk);
+    EXPECT_EQ(f->StringAttr("activation", ""), act);
+    EXPECT_EQ(f->TypeAttr("T"), DT_FLOAT);
+    EXPECT_FALSE(f->BoolAttr("transpose_b", true));
+    if (std::string(act) == "LeakyRelu") EXPECT_FLOAT_EQ(f->FloatAttr("leakyrelu_alpha", 0), 0.3f);
+    EXPECT_EQ(Find(g, "out")->input[0], "act");
+  }
+}
+
+TEST(FuseMatMul, IsIdempotent) {
+  GraphDef g = DenseRelu();
+  g.node[4].input.push_back("^x");  // a control input on BiasAdd moves to the fused node
+  Optimized(&g);
+  const std::string once = SerializeGraphDef(g);
+  EXPECT_EQ(Find(g, "act")->input.back(), "^x");
+  RewriteCounts again = Optimized(&g);
+  EXPECT_TRUE(again.empty());
+  EXPECT_EQ(SerializeGraphDef(g), once);
+}
+
+TEST(FuseMatMul, WithoutActivationOrWhenBiasAddHasAnotherConsumer) {
+  GraphDef g = DenseRelu();
+  g.node.push_back(Node("other", "Identity", {"ba"}));  // second consumer of BiasAdd
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["MatMul+BiasAdd"], 1u);
+  EXPECT_EQ(Find(g, "ba")->op, "_PdkFusedMatMul");
+  EXPECT_EQ(Find(g, "ba")->StringAttr("activation", ""), "None");
+  EXPECT_EQ(Find(g, "act")->op, "Relu");  // untouched, still reads "ba"
+  EXPECT_EQ(Find(g, "act")->input[0], "ba");
+}
+
+TEST(FuseMatMul, ActivationWithGradientConsumerStillFuses) {
+  // ReluGrad reads Relu's output: the fused node keeps the name "act" and
+  // produces that same output.
+  GraphDef g = DenseRelu();
+  g.node.push_back(Node("grad", "ReluGrad", {"out", "act"}));
+  Optimized(&g);
+  EXPECT_EQ(Find(g, "act")->op, "_PdkFusedMatMul");
+  EXPECT_EQ(Find(g, "grad")->input[1], "act");
+}
+
+TEST(FuseMatMul, DoesNotFireWhenMatMulHasSecondConsumer) {
+  GraphDef g = DenseRelu();
+  g.node.push_back(Node("peek", "Identity", {"mm"}));
+  EXPECT_TRUE(Optimized(&g).empty());
+  EXPECT_EQ(Find(g, "mm")->op, "MatMul");
+  GraphDef c = DenseRelu();
+  c.node.push_back(Node("after", "NoOp", {"^mm"}));  // a control consumer counts too
+  EXPECT_TRUE(Optimized(&c).empty());
+}
+
+TEST(FuseMatMul, DoesNotFireOnPreservedIntermediates) {
+  GraphDef g = DenseRelu();
+  EXPECT_TRUE(Optimized(&g, {"mm"}).empty());
+  GraphDef h = DenseRelu();
+  RewriteCounts fired = Optimized(&h, {"ba"});  // BiasAdd is fetched: fuse up to it only
+  EXPECT_EQ(fired["MatMul+BiasAdd"], 1u);
+  EXPECT_EQ(Find(h, "ba")->op, "_PdkFusedMatMul");
+  EXPECT_EQ(Find(h, "act")->op, "Relu");
+  GraphDef r = DenseRelu();
+  Optimized(&r, {"act"});  // the last node keeps its name and output: fetchable as before
+  EXPECT_EQ(Find(r, "act")->op, "_PdkFusedMatMul");
+}
+
+TEST(FuseMatMul, DoesNotFireOffPdkOrOnOtherTypes) {
+  GraphDef cpu = DenseRelu();
+  for (auto& n : cpu.node) n.device = kCpu;
+  EXPECT_TRUE(Optimized(&cpu).empty());
+  GraphDef mixed = DenseRelu();
+  mixed.node[3].device = kCpu;  // MatMul on the CPU
+  EXPECT_TRUE(Optimized(&mixed).empty());
+  GraphDef dbl = DenseRelu();
+  dbl.node[3].attr["T"] = AttrValue::Type(DT_DOUBLE);
+  dbl.node[4].attr["T"] = AttrValue::Type(DT_DOUBLE);
+  EXPECT_TRUE(Optimized(&dbl).empty());
+  GraphDef ta = DenseRelu();
+  ta.node[3].attr["transpose_a"] = AttrValue::Bool(true);
+  EXPECT_TRUE(Optimized(&ta).empty());
+  GraphDef act_cpu = DenseRelu();
+  act_cpu.node[5].device = kCpu;  // activation elsewhere: fuse MatMul+BiasAdd only
+  EXPECT_EQ(Optimized(&act_cpu)["MatMul+BiasAdd"], 1u);
+}
+
+TEST(FuseMatMul, NeverEmitsAnOpWithoutKernel) {
+  GraphDef g = DenseRelu();
+  OptimizeOptions o;
+  o.kernel_available = [](const std::string&) { return false; };
+  RewriteCounts fired;
+  ASSERT_TRUE(Optimize(&g, o, &fired).ok());
+  EXPECT_TRUE(fired.empty());
+}
+
+TEST(FuseMatMul, ChainedLayers) {
+  GraphDef g = DenseRelu();
+  g.node.push_back(Node("w2", "Placeholder", {}));
+  g.node.push_back(Node("b2", "Placeholder", {}));
+  g.node.push_back(Node("mm2", "MatMul", {"act", "w2"}));
+  g.node.push_back(Node("ba2", "BiasAdd", {"mm2", "b2"}));
+  g.node[6].input[0] = "ba2";  // out reads the second layer
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["MatMul+BiasAdd+Relu"], 1u);
+  EXPECT_EQ(fired["MatMul+BiasAdd"], 1u);
+  EXPECT_EQ(Find(g, "ba2")->input[0], "act");
+}
+
+}  // namespace
+}  // namespace pdk_graph
