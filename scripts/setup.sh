@@ -51,6 +51,8 @@ if [ "$(cat "$WHEEL_STAMP" 2>/dev/null)" != "$SRC_HASH" ] || \
   log "building the PDK wheel"
   rm -rf build/dist
   export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
+  # ccache hits across checkouts: hash paths relative to the checkout.
+  export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
   "$VENV/bin/python" -m pip wheel -q --no-build-isolation --no-deps -w build/dist . >&2
   "$VENV/bin/python" -m pip install -q --no-deps --force-reinstall build/dist/tensorflow_pdk-*.whl >&2
   echo "$SRC_HASH" > "$WHEEL_STAMP"

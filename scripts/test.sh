@@ -8,6 +8,7 @@ PYTHON="$(bash "$ROOT/scripts/setup.sh")"
 cd "$ROOT"
 unset TF_PLUGGABLE_DEVICE_LIBRARY_PATH
 
+export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 echo "== C++ unit tests (ctest)"
 cmake -S . -B build/cpp -G Ninja -DPDK_BUILD_TESTS=ON -DPython3_EXECUTABLE="$PYTHON" >/dev/null
 cmake --build build/cpp -j 2 --target kit_test device_runtime_test graph_test
