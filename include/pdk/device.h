@@ -283,9 +283,8 @@ inline void InitPlatform(Platform* platform, SE_PlatformRegistrationParams* para
     if (params == nullptr || params->platform == nullptr || params->platform_fns == nullptr)
       return InvalidArgument("SE_InitPlugin: null registration parameters");
     SP_Platform* p = params->platform;
-    const size_t p_size = p->struct_size;
     std::memset(p, 0, sizeof(*p));
-    p->struct_size = p_size ? std::min<size_t>(p_size, SP_PLATFORM_STRUCT_SIZE) : SP_PLATFORM_STRUCT_SIZE;
+    p->struct_size = SP_PLATFORM_STRUCT_SIZE;
     p->ext = platform;
     p->name = platform->name();
     p->type = platform->type();
