@@ -9,6 +9,9 @@
 #ifndef PDK_SRC_COMPUTE_EIGEN_H_
 #define PDK_SRC_COMPUTE_EIGEN_H_
 
+#include <cstdint>
+#include <type_traits>
+
 #ifndef EIGEN_USE_THREADS
 #define EIGEN_USE_THREADS
 #endif
@@ -60,6 +63,33 @@ ConstMapped<T, N> cview(const pdk::Tensor& t, const Eigen::DSizes<Eigen::DenseIn
 // The Eigen thread-pool device of the kernel's PDK device.
 inline const Eigen::ThreadPoolDevice& Device(const pdk::Context& ctx) {
   return EigenDevice(ctx.device_id());
+}
+
+// The 16-bit floats (Eigen::half = float16, Eigen::bfloat16) that PDK kernels
+// compute in float32: inputs are widened, the work (and every accumulation) is
+// done in float, results are rounded back once.
+template <class T>
+inline constexpr bool kIsHalfLike =
+    std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+
+// The type a kernel computes T in: float for the 16-bit floats, else T.
+template <class T>
+using ComputeType = std::conditional_t<kIsHalfLike<T>, float, T>;
+
+// out[i] = To(in[i]) for i < n, on the device pool (vectorized by Eigen).
+template <class From, class To>
+void Convert(const Eigen::ThreadPoolDevice& dev, const From* in, To* out, int64_t n) {
+  if (n <= 0) return;
+  Flat<To>(out, n).device(dev) = ConstFlat<From>(in, n).template cast<To>();
+}
+
+// A float32 scratch copy of `t` (any 16-bit float tensor), released with the
+// returned Tensor.
+template <class T>
+pdk::StatusOr<pdk::Tensor> WidenToFloat(const pdk::Context& ctx, const pdk::Tensor& t) {
+  PDK_ASSIGN_OR_RETURN(pdk::Tensor f, ctx.allocate_temp(TF_FLOAT, t.shape()));
+  Convert<T, float>(Device(ctx), t.data<T>(), f.data<float>(), t.num_elements());
+  return f;
 }
 
 }  // namespace pdk_compute

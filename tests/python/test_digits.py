@@ -24,9 +24,13 @@ def test_loss_falls_and_accuracy(runs):
 def test_training_step_ran_entirely_on_pdk(runs):
     pdk, _ = runs
     assert pdk.cpu_compute_ops == {}, f"compute ops fell back to the CPU: {pdk.cpu_compute_ops}"
-    for op in ("MatMul", "BiasAdd", "Relu", "ReluGrad", "BiasAddGrad",
-               "SparseSoftmaxCrossEntropyWithLogits"):
-        assert pdk.pdk_launches.get(op, 0) >= EPOCHS * 45, (op, pdk.pdk_launches.get(op))
+    steps = EPOCHS * 45
+    for op in ("MatMul", "ReluGrad", "BiasAddGrad", "SparseSoftmaxCrossEntropyWithLogits"):
+        assert pdk.pdk_launches.get(op, 0) >= steps, (op, pdk.pdk_launches.get(op))
+    # The forward Dense layers run as _PdkFusedMatMul when the graph optimizer
+    # fuses MatMul+BiasAdd[+Relu], else as BiasAdd after MatMul: 3 layers a step.
+    forward = pdk.pdk_launches.get("_PdkFusedMatMul", 0) + pdk.pdk_launches.get("BiasAdd", 0)
+    assert forward >= 3 * steps, pdk.pdk_launches
 
 
 def test_same_result_as_cpu(runs):

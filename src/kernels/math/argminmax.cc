@@ -2,7 +2,7 @@
 //
 //   Op(input: T, dimension: Tidx; output_type) -> output: output_type
 //
-// T in {float32, float64, int32, int64}; output_type in {int32, int64};
+// T in {float32, float64, float16, bfloat16, int32, int64}; output_type in {int32, int64};
 // Tidx in {int32, int64} (dimension lives in host memory).
 // `dimension` must be a scalar in [-rank, rank) (negative counts from the end);
 // output shape is the input shape without that dimension. An empty reduced
@@ -166,7 +166,7 @@ class ArgOp {
 }  // namespace
 
 PDK_REGISTER_KERNELS(ArgMinMax, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t>{}, [&](auto t) {
     using T = typename decltype(t)::type;
     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto o) {
       using OutT = typename decltype(o)::type;

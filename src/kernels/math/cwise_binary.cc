@@ -12,6 +12,10 @@
 //   BitwiseAnd: int32, int64
 // Gradient ops (inputs y, dy with equal element counts; output shaped like y):
 //   SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad: float32, float64
+// float16 and bfloat16 (computed in float32, rounded once, as Eigen's own
+// 16-bit arithmetic does): AddV2, Sub, Mul, RealDiv, DivNoNan, Maximum, Minimum,
+// SquaredDifference, Pow, Less, LessEqual, Greater, GreaterEqual and the five
+// gradient ops.
 //
 // Errors (InvalidArgument): shapes that don't broadcast (message names both
 // operands and shapes); integer FloorDiv/FloorMod with a zero divisor; integer
@@ -303,7 +307,73 @@ class EqualityOp {
   bool incompatible_shape_error_ = true;
 };
 
-// Gradient ops: z = F(y, dy), same element counts, z shaped like y.
+// float16/bfloat16: z = F(float(x), float(y)), rounded once to T (Tout = T) or
+// a bool (comparisons). F is the float32 functor. Same-shape and one-element
+// operands are converted inside one flat Eigen expression; a general broadcast
+// widens both operands to float32 scratch and reuses the float32 broadcast
+// evaluation, so no new broadcast expressions are compiled for the 16-bit types.
+template <class T, class Tout, class F>
+class ViaFloatBinaryOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    const T* a;
+    const T* b;
+    pdk_compute::BroadcastPlan<2> plan;
+    {  // released before forwarding (see pdk_compute::ComputeBinary)
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.input(1));
+      PDK_ASSIGN_OR_RETURN(plan, pdk_compute::PlanBroadcast<2>(ctx.op(), {"x", "y"},
+                                                                {x.shape(), y.shape()}));
+      a = x.data<T>();
+      b = y.data<T>();
+    }
+    pdk::Tensor out;
+    if constexpr (std::is_same_v<T, Tout>) {
+      PDK_ASSIGN_OR_RETURN(out, ctx.forward_or_allocate_output({0, 1}, 0, plan.out));
+    } else {
+      PDK_ASSIGN_OR_RETURN(out, ctx.allocate_output(0, plan.out));
+    }
+    const int64_t n = plan.out.num_elements();
+    if (n == 0) return pdk::Status::OK();
+    const auto& dev = pdk_compute::Device(ctx);
+    auto narrow = [](auto e) {
+      if constexpr (std::is_same_v<Tout, bool>) {
+        return e;
+      } else {
+        return e.template cast<Tout>();
+      }
+    };
+    pdk_compute::Flat<Tout> o(out.data<Tout>(), n);
+    if (plan.all_full()) {
+      o.device(dev) = narrow(pdk_compute::ConstFlat<T>(a, n).template cast<float>().binaryExpr(
+          pdk_compute::ConstFlat<T>(b, n).template cast<float>(), F()));
+    } else if (plan.elems[0] == 1) {
+      auto bv = pdk_compute::ConstFlat<T>(b, n).template cast<float>();
+      o.device(dev) = narrow(bv.constant(static_cast<float>(*a)).binaryExpr(bv, F()));
+    } else if (plan.elems[1] == 1) {
+      auto av = pdk_compute::ConstFlat<T>(a, n).template cast<float>();
+      o.device(dev) = narrow(av.binaryExpr(av.constant(static_cast<float>(*b)), F()));
+    } else {
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor af, ctx.allocate_temp(TF_FLOAT, {plan.elems[0]}));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor bf, ctx.allocate_temp(TF_FLOAT, {plan.elems[1]}));
+      pdk_compute::Convert<T, float>(dev, a, af.data<float>(), plan.elems[0]);
+      pdk_compute::Convert<T, float>(dev, b, bf.data<float>(), plan.elems[1]);
+      if constexpr (std::is_same_v<Tout, bool>) {
+        pdk_compute::EvalBinary<float, bool>(dev, plan, af.data<float>(), bf.data<float>(),
+                                             out.data<bool>(), F());
+      } else {
+        PDK_ASSIGN_OR_RETURN(pdk::Tensor of, ctx.allocate_temp(TF_FLOAT, plan.out));
+        pdk_compute::EvalBinary<float, float>(dev, plan, af.data<float>(), bf.data<float>(),
+                                              of.data<float>(), F());
+        pdk_compute::Convert<float, T>(dev, of.data<float>(), out.data<T>(), n);
+      }
+    }
+    return pdk::Status::OK();
+  }
+};
+
+// Gradient ops: z = F(y, dy), same element counts, z shaped like y. The 16-bit
+// floats are computed in float32 (F is then the float functor).
 template <class T, class F>
 class GradOp {
  public:
@@ -324,8 +394,17 @@ class GradOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor z, ctx.forward_or_allocate_output({0, 1}, 0, shape));
     const int64_t n = shape.num_elements();
     if (n == 0) return pdk::Status::OK();
-    pdk_compute::Flat<T>(z.data<T>(), n).device(pdk_compute::Device(ctx)) =
-        pdk_compute::ConstFlat<T>(y_data, n).binaryExpr(pdk_compute::ConstFlat<T>(dy_data, n), F());
+    if constexpr (pdk_compute::kIsHalfLike<T>) {
+      pdk_compute::Flat<T>(z.data<T>(), n).device(pdk_compute::Device(ctx)) =
+          pdk_compute::ConstFlat<T>(y_data, n)
+              .template cast<float>()
+              .binaryExpr(pdk_compute::ConstFlat<T>(dy_data, n).template cast<float>(), F())
+              .template cast<T>();
+    } else {
+      pdk_compute::Flat<T>(z.data<T>(), n).device(pdk_compute::Device(ctx)) =
+          pdk_compute::ConstFlat<T>(y_data, n).binaryExpr(pdk_compute::ConstFlat<T>(dy_data, n),
+                                                          F());
+    }
     return pdk::Status::OK();
   }
 };
@@ -385,6 +464,35 @@ PDK_REGISTER_KERNELS(CwiseBinary, r) {
   pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto t) {
     using T = typename decltype(t)::type;
     r.Add(pdk::KernelDef<Same<T, functors::BitwiseAnd<T>>>("BitwiseAnd").template Type<T>("T"));
+  });
+  // float16 / bfloat16, computed in float32 (ViaFloatBinaryOp, GradOp).
+  pdk::ForEachType(pdk::TypeList<Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    using F = float;
+    auto same = [&](auto f, const char* op) {
+      r.Add(pdk::KernelDef<ViaFloatBinaryOp<T, T, decltype(f)>>(op).Type("T", t));
+    };
+    auto to_bool = [&](auto f, const char* op) {
+      r.Add(pdk::KernelDef<ViaFloatBinaryOp<T, bool, decltype(f)>>(op).Type("T", t));
+    };
+    same(ei::scalar_sum_op<F, F>(), "AddV2");
+    same(ei::scalar_difference_op<F, F>(), "Sub");
+    same(ei::scalar_product_op<F, F>(), "Mul");
+    same(ei::scalar_quotient_op<F, F>(), "RealDiv");
+    same(functors::DivNoNan<F>(), "DivNoNan");
+    same(ei::scalar_max_op<F, F, Eigen::PropagateNaN>(), "Maximum");
+    same(ei::scalar_min_op<F, F, Eigen::PropagateNaN>(), "Minimum");
+    same(functors::SquaredDifference<F>(), "SquaredDifference");
+    same(ei::scalar_pow_op<F, F>(), "Pow");
+    to_bool(Cmp<F, Eigen::internal::cmp_LT>(), "Less");
+    to_bool(Cmp<F, Eigen::internal::cmp_LE>(), "LessEqual");
+    to_bool(Cmp<F, Eigen::internal::cmp_GT>(), "Greater");
+    to_bool(Cmp<F, Eigen::internal::cmp_GE>(), "GreaterEqual");
+    r.Add(pdk::KernelDef<GradOp<T, functors::SigmoidGrad<F>>>("SigmoidGrad").Type("T", t));
+    r.Add(pdk::KernelDef<GradOp<T, functors::TanhGrad<F>>>("TanhGrad").Type("T", t));
+    r.Add(pdk::KernelDef<GradOp<T, functors::SqrtGrad<F>>>("SqrtGrad").Type("T", t));
+    r.Add(pdk::KernelDef<GradOp<T, functors::RsqrtGrad<F>>>("RsqrtGrad").Type("T", t));
+    r.Add(pdk::KernelDef<GradOp<T, functors::ReciprocalGrad<F>>>("ReciprocalGrad").Type("T", t));
   });
   r.Add(pdk::KernelDef<Same<bool, functors::LogicalAnd>>("LogicalAnd"));
   r.Add(pdk::KernelDef<Same<bool, functors::LogicalOr>>("LogicalOr"));

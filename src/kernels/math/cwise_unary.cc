@@ -5,6 +5,8 @@
 //   Sqrt, Rsqrt, Exp, Log, Log1p, Reciprocal, Floor, Ceil, Sigmoid, Tanh:
 //       float32, float64
 //   LogicalNot: bool
+//   float16, bfloat16: all of the float32 ops above, computed in float32 and
+//       rounded once (as Eigen's own 16-bit math does, without per-op rounding)
 // No op here has a failure mode beyond allocation: out-of-domain inputs give
 // NaN/inf as in TensorFlow. The output reuses x's buffer when TensorFlow allows.
 #include <cstdint>
@@ -73,8 +75,14 @@ class UnaryOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.forward_or_allocate_output({0}, 0, shape));
     const int64_t n = shape.num_elements();
     if (n == 0) return pdk::Status::OK();
-    pdk_compute::Flat<T>(y.data<T>(), n).device(pdk_compute::Device(ctx)) =
-        F::Apply(pdk_compute::ConstFlat<T>(x_data, n));
+    if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
+      pdk_compute::Flat<T>(y.data<T>(), n).device(pdk_compute::Device(ctx)) =
+          F::Apply(pdk_compute::ConstFlat<T>(x_data, n).template cast<float>())
+              .template cast<T>();
+    } else {
+      pdk_compute::Flat<T>(y.data<T>(), n).device(pdk_compute::Device(ctx)) =
+          F::Apply(pdk_compute::ConstFlat<T>(x_data, n));
+    }
     return pdk::Status::OK();
   }
 };
@@ -101,7 +109,15 @@ PDK_REGISTER_KERNELS(CwiseUnary, r) {
       r.Add(pdk::KernelDef<UnaryOp<T, unary::Round>>("Round").template Type<T>("T"));
     }
   });
-  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+  pdk::ForEachType(pdk::TypeList<Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Neg>>("Neg").Type("T", t));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Square>>("Square").Type("T", t));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Abs>>("Abs").Type("T", t));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Sign>>("Sign").Type("T", t));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Round>>("Round").Type("T", t));
+  });
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
     using T = typename decltype(t)::type;
     r.Add(pdk::KernelDef<UnaryOp<T, unary::Sqrt>>("Sqrt").template Type<T>("T"));
     r.Add(pdk::KernelDef<UnaryOp<T, unary::Rsqrt>>("Rsqrt").template Type<T>("T"));

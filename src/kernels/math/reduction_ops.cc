@@ -2,8 +2,14 @@
 //
 //   Op(input: T, reduction_indices: Tidx; keep_dims: bool) -> output: T
 //
-// T in {float32, float64, int32, int64}; Tidx in {int32, int64}
-// (reduction_indices lives in host memory; any shape, read flattened).
+// T in {float32, float64, float16, bfloat16, int32, int64}; Tidx in {int32,
+// int64} (reduction_indices lives in host memory; any shape, read flattened).
+// float16/bfloat16 inputs are widened to float32, reduced (and Mean divided)
+// in float, and rounded once, as TF accumulates them in float.
+//
+//   All, Any(input: bool, reduction_indices: Tidx; keep_dims) -> bool: logical
+//   and / or over the axes (the loss-scale optimizer's "all gradients finite");
+//   empty reductions give true / false.
 // Semantics follow TensorFlow's CPU kernels (reduction_ops_common.{h,cc}):
 //  - axes may be negative (axis + rank); an axis outside [-rank, rank) or an
 //    axis named twice (after normalization) is InvalidArgument, as in TF;
@@ -46,7 +52,7 @@ using In = Eigen::TensorMap<Eigen::Tensor<const T, N, Eigen::RowMajor, Index>>;
 template <class T, int N>
 using Out = Eigen::TensorMap<Eigen::Tensor<T, N, Eigen::RowMajor, Index>>;
 
-enum class Kind { kSum, kMean, kProd, kMax, kMin };
+enum class Kind { kSum, kMean, kProd, kMax, kMin, kAll, kAny };
 
 // Eigen reducer (over accumulator type A) for each op; Mean sums, then divides.
 template <class A, Kind K>
@@ -64,6 +70,15 @@ struct ReducerFor<A, Kind::kMax> {
 template <class A>
 struct ReducerFor<A, Kind::kMin> {
   using type = Eigen::internal::MinReducer<A, Eigen::PropagateNaN>;
+};
+
+template <class A>
+struct ReducerFor<A, Kind::kAll> {
+  using type = Eigen::internal::AndReducer;
+};
+template <class A>
+struct ReducerFor<A, Kind::kAny> {
+  using type = Eigen::internal::OrReducer;
 };
 
 // Mean of int32 accumulates in int64 (as TF does); everything else in T.
@@ -152,7 +167,7 @@ pdk::Status ReduceRuns(const Eigen::ThreadPoolDevice& dev, const char* op, const
 template <class T, Kind K>
 T EmptyValue() {
   if constexpr (K == Kind::kMean) {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::numeric_limits<T>::has_quiet_NaN) {  // floats, half, bfloat16
       return std::numeric_limits<T>::quiet_NaN();
     } else {
       return T(0);  // TF's integer Mean of nothing
@@ -215,22 +230,41 @@ class ReductionOp {
     }
 
     const Eigen::ThreadPoolDevice& dev = pdk_compute::Device(ctx);
-    using A = AccumOf<T, K>;
-    using Reducer = typename ReducerFor<A, K>::type;
-    if constexpr (!std::is_same_v<A, T>) {  // Mean of int32: int64 sums, then T
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor tmp, ctx.allocate_temp(pdk::kDataType<A>, {out_n}));
-      PDK_RETURN_IF_ERROR(
-          (ReduceRuns<T, A, Reducer>(dev, op, data.data<T>(), tmp.data<A>(), plan)));
-      pdk_compute::flat<T>(out).device(dev) =
-          (pdk_compute::cflat<A>(tmp) / static_cast<A>(in_n / out_n)).template cast<T>();
-      return pdk::Status::OK();
-    } else {
-      PDK_RETURN_IF_ERROR((ReduceRuns<T, A, Reducer>(dev, op, data.data<T>(), o, plan)));
+    if constexpr (pdk_compute::kIsHalfLike<T>) {
+      // float16/bfloat16: widen to float32 and reduce with the float32
+      // instance (sums accumulate in float, as TF's CPU kernels do), then
+      // round once.
+      using Reducer = typename ReducerFor<float, K>::type;
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor wide, pdk_compute::WidenToFloat<T>(ctx, data));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor tmp, ctx.allocate_temp(TF_FLOAT, {out_n}));
+      PDK_RETURN_IF_ERROR((ReduceRuns<float, float, Reducer>(dev, op, wide.data<float>(),
+                                                             tmp.data<float>(), plan)));
+      auto sums = pdk_compute::cflat<float>(tmp);
       if constexpr (K == Kind::kMean) {
-        auto of = pdk_compute::flat<T>(out);
-        of.device(dev) = of / static_cast<T>(in_n / out_n);
+        pdk_compute::flat<T>(out).device(dev) =
+            (sums / static_cast<float>(in_n / out_n)).template cast<T>();
+      } else {
+        pdk_compute::flat<T>(out).device(dev) = sums.template cast<T>();
       }
       return pdk::Status::OK();
+    } else {
+      using A = AccumOf<T, K>;
+      using Reducer = typename ReducerFor<A, K>::type;
+      if constexpr (!std::is_same_v<A, T>) {  // Mean of int32: int64 sums, then T
+        PDK_ASSIGN_OR_RETURN(pdk::Tensor tmp, ctx.allocate_temp(pdk::kDataType<A>, {out_n}));
+        PDK_RETURN_IF_ERROR(
+            (ReduceRuns<T, A, Reducer>(dev, op, data.data<T>(), tmp.data<A>(), plan)));
+        pdk_compute::flat<T>(out).device(dev) =
+            (pdk_compute::cflat<A>(tmp) / static_cast<A>(in_n / out_n)).template cast<T>();
+        return pdk::Status::OK();
+      } else {
+        PDK_RETURN_IF_ERROR((ReduceRuns<T, A, Reducer>(dev, op, data.data<T>(), o, plan)));
+        if constexpr (K == Kind::kMean) {
+          auto of = pdk_compute::flat<T>(out);
+          of.device(dev) = of / static_cast<T>(in_n / out_n);
+        }
+        return pdk::Status::OK();
+      }
     }
   }
 
@@ -241,7 +275,8 @@ class ReductionOp {
 }  // namespace
 
 PDK_REGISTER_KERNELS(Reductions, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t>{},
+                   [&](auto t) {
     using T = typename decltype(t)::type;
     auto add = [&](auto kernel, const char* name) {
       using K = typename decltype(kernel)::type;
@@ -253,6 +288,8 @@ PDK_REGISTER_KERNELS(Reductions, r) {
     add(pdk::TypeTag<ReductionOp<T, Kind::kMax>>{}, "Max");
     add(pdk::TypeTag<ReductionOp<T, Kind::kMin>>{}, "Min");
   });
+  r.Add(pdk::KernelDef<ReductionOp<bool, Kind::kAll>>("All").HostMemory("reduction_indices"));
+  r.Add(pdk::KernelDef<ReductionOp<bool, Kind::kAny>>("Any").HostMemory("reduction_indices"));
 }
 
 }  // namespace pdk_kernels

@@ -9,6 +9,10 @@
 // has its channels last as well). value must be at least rank 2, bias rank 1.
 //
 // Both views reduce to [outer, C, inner] with inner = 1 for NHWC.
+//
+// T in {float32, float64, float16, bfloat16}. BiasAdd adds in T (Eigen's
+// 16-bit arithmetic: float add, one rounding); BiasAddGrad accumulates the
+// 16-bit floats in float32 and rounds the sums once, as TensorFlow does.
 #include <algorithm>
 #include <string>
 
@@ -100,33 +104,35 @@ class BiasAddOp {
   bool nchw_ = false;
 };
 
-// out[c] = sum_r in[r, c] for a row-major [rows, cols] matrix.
+// out[c] = sum_r in[r, c] for a row-major [rows, cols] matrix, accumulated in A
+// (float for the 16-bit floats, as TensorFlow's BiasAddGrad does).
 //
 // The rows are split into shards, each summed into its own row of a scratch
 // [shards, cols] buffer by one pool task (contiguous, vectorized adds); the
 // few partial rows are then added up. Summation order therefore differs from
 // TensorFlow's, within float rounding.
-template <class T>
-pdk::Status ColumnSums(pdk::Context& ctx, const T* in, int64_t rows, int64_t cols, T* out) {
+template <class T, class A>
+pdk::Status ColumnSums(pdk::Context& ctx, const T* in, int64_t rows, int64_t cols, A* out) {
   const auto& dev = pdk_compute::Device(ctx);
   constexpr int64_t kMinElementsPerShard = 16 * 1024;
   const int64_t shards = std::clamp<int64_t>(rows * cols / kMinElementsPerShard, 1,
                                              std::min<int64_t>(rows, 4 * dev.numThreads()));
-  auto sum_rows = [in, cols](int64_t r0, int64_t r1, T* acc) {
-    Eigen::Map<Vec<T>> a(acc, cols);
-    a = Eigen::Map<const Vec<T>>(in + r0 * cols, cols);
-    for (int64_t r = r0 + 1; r < r1; ++r) a += Eigen::Map<const Vec<T>>(in + r * cols, cols);
+  auto sum_rows = [in, cols](int64_t r0, int64_t r1, A* acc) {
+    Eigen::Map<Vec<A>> a(acc, cols);
+    a = Eigen::Map<const Vec<T>>(in + r0 * cols, cols).template cast<A>();
+    for (int64_t r = r0 + 1; r < r1; ++r)
+      a += Eigen::Map<const Vec<T>>(in + r * cols, cols).template cast<A>();
   };
   if (shards == 1) {
     sum_rows(0, rows, out);
     return pdk::Status::OK();
   }
   PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
-                       ctx.allocate_temp(pdk::kDataType<T>, pdk::Shape{shards, cols}));
-  T* partial = scratch.data<T>();
+                       ctx.allocate_temp(pdk::kDataType<A>, pdk::Shape{shards, cols}));
+  A* partial = scratch.data<A>();
   const int64_t rows_per_shard = (rows + shards - 1) / shards;
   const double shard_elems = static_cast<double>(rows_per_shard * cols);
-  dev.parallelFor(shards, Eigen::TensorOpCost(shard_elems * sizeof(T), cols * sizeof(T),
+  dev.parallelFor(shards, Eigen::TensorOpCost(shard_elems * sizeof(T), cols * sizeof(A),
                                               shard_elems),
                   [&](Index first, Index last) {
                     for (Index s = first; s < last; ++s) {
@@ -135,13 +141,13 @@ pdk::Status ColumnSums(pdk::Context& ctx, const T* in, int64_t rows, int64_t col
                       if (r0 < r1) {
                         sum_rows(r0, r1, partial + s * cols);
                       } else {
-                        Eigen::Map<Vec<T>>(partial + s * cols, cols).setZero();
+                        Eigen::Map<Vec<A>>(partial + s * cols, cols).setZero();
                       }
                     }
                   });
-  Eigen::Map<Vec<T>> o(out, cols);
-  o = Eigen::Map<const Vec<T>>(partial, cols);
-  for (int64_t s = 1; s < shards; ++s) o += Eigen::Map<const Vec<T>>(partial + s * cols, cols);
+  Eigen::Map<Vec<A>> o(out, cols);
+  o = Eigen::Map<const Vec<A>>(partial, cols);
+  for (int64_t s = 1; s < shards; ++s) o += Eigen::Map<const Vec<A>>(partial + s * cols, cols);
   return pdk::Status::OK();
 }
 
@@ -162,22 +168,36 @@ class BiasAddGradOp {
       std::fill(o, o + l.channels, T(0));
       return pdk::Status::OK();
     }
+    using A = pdk_compute::ComputeType<T>;  // the accumulator
+    pdk::Tensor acc_t;
+    A* acc;
+    if constexpr (pdk_compute::kIsHalfLike<T>) {
+      PDK_ASSIGN_OR_RETURN(acc_t, ctx.allocate_temp(TF_FLOAT, pdk::Shape{l.channels}));
+      acc = acc_t.data<float>();
+    } else {
+      acc = o;
+    }
     const T* in = dy.data<T>();
-    if (l.inner == 1) return ColumnSums<T>(ctx, in, l.outer, l.channels, o);
-
-    // NCHW: first sum each contiguous [inner] row into a [outer, C] scratch,
-    // then sum that over outer.
-    const int64_t inner = l.inner, rows = l.outer * l.channels;
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor row_sums,
-                         ctx.allocate_temp(pdk::kDataType<T>, pdk::Shape{l.outer, l.channels}));
-    T* rs = row_sums.data<T>();
-    pdk_compute::Device(ctx).parallelFor(
-        rows, Eigen::TensorOpCost(inner * sizeof(T), sizeof(T), inner),
-        [&](Index first, Index last) {
-          for (Index r = first; r < last; ++r)
-            rs[r] = Eigen::Map<const Vec<T>>(in + r * inner, inner).sum();
-        });
-    return ColumnSums<T>(ctx, rs, l.outer, l.channels, o);
+    if (l.inner == 1) {
+      PDK_RETURN_IF_ERROR((ColumnSums<T, A>(ctx, in, l.outer, l.channels, acc)));
+    } else {
+      // NCHW: first sum each contiguous [inner] row into a [outer, C] scratch,
+      // then sum that over outer.
+      const int64_t inner = l.inner, rows = l.outer * l.channels;
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor row_sums, ctx.allocate_temp(pdk::kDataType<A>,
+                                                                   pdk::Shape{l.outer, l.channels}));
+      A* rs = row_sums.data<A>();
+      pdk_compute::Device(ctx).parallelFor(
+          rows, Eigen::TensorOpCost(inner * sizeof(T), sizeof(A), inner),
+          [&](Index first, Index last) {
+            for (Index r = first; r < last; ++r)
+              rs[r] = Eigen::Map<const Vec<T>>(in + r * inner, inner).template cast<A>().sum();
+          });
+      PDK_RETURN_IF_ERROR((ColumnSums<A, A>(ctx, rs, l.outer, l.channels, acc)));
+    }
+    if constexpr (pdk_compute::kIsHalfLike<T>)
+      pdk_compute::Convert<float, T>(pdk_compute::Device(ctx), acc, o, l.channels);
+    return pdk::Status::OK();
   }
 
  private:
@@ -187,7 +207,7 @@ class BiasAddGradOp {
 }  // namespace
 
 PDK_REGISTER_KERNELS(NnBiasAdd, r) {
-  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
     using T = typename decltype(t)::type;
     r.Add(pdk::KernelDef<BiasAddOp<T>>("BiasAdd").Type("T", t));
     r.Add(pdk::KernelDef<BiasAddOp<T>>("BiasAddV1").Type("T", t));

@@ -8,7 +8,9 @@
 //                       out_backprop [N,OH,OW,F]) -> d input [N,H,W,C]
 //   Conv2DBackpropFilter(input [N,H,W,C], filter_sizes (host int32 [4]),
 //                        out_backprop [N,OH,OW,F]) -> d filter [KH,KW,C,F]
-//   T in {float32, float64}. Attributes: strides, padding ("SAME", "VALID",
+//   T in {float32, float64, float16, bfloat16}; the 16-bit floats are widened
+//   to float32 scratch copies, computed by the float32 code (sgemm, float
+//   accumulation) and rounded once. Attributes: strides, padding ("SAME", "VALID",
 //   "EXPLICIT" with explicit_paddings), dilations, data_format ("NHWC" only:
 //   "NCHW" is Unimplemented, naming it — TF's own CPU kernel is NHWC-only too),
 //   use_cudnn_on_gpu (ignored). OH, OW and the leading paddings PT, PL follow
@@ -217,24 +219,39 @@ class Conv2DOp : public ConvBase {
       std::fill(y, y + out.num_elements(), T(0));
       return pdk::Status::OK();
     }
-    const T* x = input.data<T>();
-    const T* w = filter.data<T>();
+    if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor xf, pdk_compute::WidenToFloat<T>(ctx, input));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor wf, pdk_compute::WidenToFloat<T>(ctx, filter));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor yf, ctx.allocate_temp(TF_FLOAT, out.shape()));
+      PDK_RETURN_IF_ERROR(Run<float>(ctx, g, xf.data<float>(), wf.data<float>(), yf.data<float>()));
+      pdk_compute::Convert<float, T>(pdk_compute::Device(ctx), yf.data<float>(), y,
+                                     out.num_elements());
+      return pdk::Status::OK();
+    } else {
+      return Run<T>(ctx, g, input.data<T>(), filter.data<T>(), y);
+    }
+  }
+
+ private:
+  template <class C>
+  static pdk::Status Run(const pdk::Context& ctx, const ConvGeom& g, const C* x, const C* w,
+                         C* y) {
     const auto& dev = pdk_compute::Device(ctx);
     if (g.IsPlainGemm()) {
-      pdk_compute::Gemm<T>(dev, false, false, g.M(), g.f, g.c, x, w, y);
+      pdk_compute::Gemm<C>(dev, false, false, g.M(), g.f, g.c, x, w, y);
       return pdk::Status::OK();
     }
     const int64_t M = g.M(), K = g.K(), F = g.f;
-    const Tiling t = MakeTiling<T>(dev, M, K, 2.0 * K * F);
+    const Tiling t = MakeTiling<C>(dev, M, K, 2.0 * K * F);
     PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
-                         ctx.allocate_temp(pdk::kDataType<T>, pdk::Shape{t.shards, t.tile_rows, K}));
-    T* col_base = scratch.data<T>();
+                         ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{t.shards, t.tile_rows, K}));
+    C* col_base = scratch.data<C>();
     pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
-      T* col = col_base + s * t.tile_rows * K;
+      C* col = col_base + s * t.tile_rows * K;
       for (int64_t i = t.tiles * s / t.shards, e = t.tiles * (s + 1) / t.shards; i < e; ++i) {
         const int64_t r0 = i * t.tile_rows, r1 = std::min(M, r0 + t.tile_rows);
-        Im2Col<T>(g, x, r0, r1, col);
-        GemmBlock<T>(false, false, r1 - r0, F, K, col, K, w, F, y + r0 * F, F);
+        Im2Col<C>(g, x, r0, r1, col);
+        GemmBlock<C>(false, false, r1 - r0, F, K, col, K, w, F, y + r0 * F, F);
       }
     });
     return pdk::Status::OK();
@@ -275,35 +292,52 @@ class Conv2DBackpropInputOp : public ConvBase {
       std::fill(dx, dx + out.num_elements(), T(0));
       return pdk::Status::OK();
     }
-    const T* dy = dy_t.data<T>();
-    const T* w = filter.data<T>();
+    if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor dyf, pdk_compute::WidenToFloat<T>(ctx, dy_t));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor wf, pdk_compute::WidenToFloat<T>(ctx, filter));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor dxf, ctx.allocate_temp(TF_FLOAT, out.shape()));
+      PDK_RETURN_IF_ERROR(
+          Run<float>(ctx, g, dyf.data<float>(), wf.data<float>(), dxf.data<float>()));
+      pdk_compute::Convert<float, T>(pdk_compute::Device(ctx), dxf.data<float>(), dx,
+                                     out.num_elements());
+      return pdk::Status::OK();
+    } else {
+      return Run<T>(ctx, g, dy_t.data<T>(), filter.data<T>(), dx);
+    }
+  }
+
+ private:
+  template <class V>
+  static pdk::Status Run(const pdk::Context& ctx, const ConvGeom& g, const V* dy, const V* w,
+                         V* dx) {
+    const int64_t KF = g.kh * g.kw * g.f;
     const auto& dev = pdk_compute::Device(ctx);
     if (g.IsPlainGemm()) {  // dx[M, C] = dy[M, F] * filter[C, F]^T
-      pdk_compute::Gemm<T>(dev, false, true, g.M(), g.c, g.f, dy, w, dx);
+      pdk_compute::Gemm<V>(dev, false, true, g.M(), g.c, g.f, dy, w, dx);
       return pdk::Status::OK();
     }
     // filter [KH,KW,C,F] -> wt [KH,KW,F,C].
     PDK_ASSIGN_OR_RETURN(pdk::Tensor wt_t,
-                         ctx.allocate_temp(pdk::kDataType<T>, pdk::Shape{g.kh, g.kw, g.f, g.c}));
-    T* wt = wt_t.data<T>();
+                         ctx.allocate_temp(pdk::kDataType<V>, pdk::Shape{g.kh, g.kw, g.f, g.c}));
+    V* wt = wt_t.data<V>();
     for (int64_t k = 0; k < g.kh * g.kw; ++k) {
-      const T* src = w + k * g.c * g.f;
-      T* dst = wt + k * g.c * g.f;
+      const V* src = w + k * g.c * g.f;
+      V* dst = wt + k * g.c * g.f;
       for (int64_t c = 0; c < g.c; ++c)
         for (int64_t f = 0; f < g.f; ++f) dst[f * g.c + c] = src[c * g.f + f];
     }
     const int64_t rows = g.n * g.h * g.w, C = g.c;
-    const Tiling t = MakeTiling<T>(dev, rows, KF, 2.0 * KF * C);
+    const Tiling t = MakeTiling<V>(dev, rows, KF, 2.0 * KF * C);
     PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch, ctx.allocate_temp(
-                                                  pdk::kDataType<T>,
+                                                  pdk::kDataType<V>,
                                                   pdk::Shape{t.shards, t.tile_rows, KF}));
-    T* col_base = scratch.data<T>();
+    V* col_base = scratch.data<V>();
     pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
-      T* col = col_base + s * t.tile_rows * KF;
+      V* col = col_base + s * t.tile_rows * KF;
       for (int64_t i = t.tiles * s / t.shards, e = t.tiles * (s + 1) / t.shards; i < e; ++i) {
         const int64_t r0 = i * t.tile_rows, r1 = std::min(rows, r0 + t.tile_rows);
-        Col2ImGather<T>(g, dy, r0, r1, col);
-        GemmBlock<T>(false, false, r1 - r0, C, KF, col, KF, wt, C, dx + r0 * C, C);
+        Col2ImGather<V>(g, dy, r0, r1, col);
+        GemmBlock<V>(false, false, r1 - r0, C, KF, col, KF, wt, C, dx + r0 * C, C);
       }
     });
     return pdk::Status::OK();
@@ -323,38 +357,54 @@ class Conv2DBackpropFilterOp : public ConvBase {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, fs));
     if (out.num_elements() == 0) return pdk::Status::OK();
     T* dw = out.data<T>();
-    const int64_t M = g.M(), K = g.K(), F = g.f;
-    if (M == 0) {  // empty batch or empty output: the sum over no pixels
+    if (g.M() == 0) {  // empty batch or empty output: the sum over no pixels
       std::fill(dw, dw + out.num_elements(), T(0));
       return pdk::Status::OK();
     }
-    const T* x = input.data<T>();
-    const T* dy = dy_t.data<T>();
+    if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor xf, pdk_compute::WidenToFloat<T>(ctx, input));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor dyf, pdk_compute::WidenToFloat<T>(ctx, dy_t));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor dwf, ctx.allocate_temp(TF_FLOAT, out.shape()));
+      PDK_RETURN_IF_ERROR(
+          Run<float>(ctx, g, xf.data<float>(), dyf.data<float>(), dwf.data<float>()));
+      pdk_compute::Convert<float, T>(pdk_compute::Device(ctx), dwf.data<float>(), dw,
+                                     out.num_elements());
+      return pdk::Status::OK();
+    } else {
+      return Run<T>(ctx, g, input.data<T>(), dy_t.data<T>(), dw);
+    }
+  }
+
+ private:
+  template <class C>
+  static pdk::Status Run(const pdk::Context& ctx, const ConvGeom& g, const C* x, const C* dy,
+                         C* dw) {
+    const int64_t M = g.M(), K = g.K(), F = g.f;
     const auto& dev = pdk_compute::Device(ctx);
     if (g.IsPlainGemm()) {  // dw[C, F] = x[M, C]^T * dy[M, F]
-      pdk_compute::Gemm<T>(dev, true, false, g.c, F, M, x, dy, dw);
+      pdk_compute::Gemm<C>(dev, true, false, g.c, F, M, x, dy, dw);
       return pdk::Status::OK();
     }
-    const Tiling t = MakeTiling<T>(dev, M, K, 2.0 * K * F);
+    const Tiling t = MakeTiling<C>(dev, M, K, 2.0 * K * F);
     // Shard 0 accumulates into the output itself; the others into partials.
     PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
-                         ctx.allocate_temp(pdk::kDataType<T>,
+                         ctx.allocate_temp(pdk::kDataType<C>,
                                            pdk::Shape{t.shards, t.tile_rows * K + K * F}));
-    T* base = scratch.data<T>();
+    C* base = scratch.data<C>();
     const int64_t stride = t.tile_rows * K + K * F;
     pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
-      T* col = base + s * stride;
-      T* acc = s == 0 ? dw : col + t.tile_rows * K;
+      C* col = base + s * stride;
+      C* acc = s == 0 ? dw : col + t.tile_rows * K;
       bool first = true;
       for (int64_t i = t.tiles * s / t.shards, e = t.tiles * (s + 1) / t.shards; i < e; ++i) {
         const int64_t r0 = i * t.tile_rows, r1 = std::min(M, r0 + t.tile_rows);
-        Im2Col<T>(g, x, r0, r1, col);
-        GemmBlock<T>(true, false, K, F, r1 - r0, col, K, dy + r0 * F, F, acc, F, !first);
+        Im2Col<C>(g, x, r0, r1, col);
+        GemmBlock<C>(true, false, K, F, r1 - r0, col, K, dy + r0 * F, F, acc, F, !first);
         first = false;
       }
-      if (first) std::fill(acc, acc + K * F, T(0));
+      if (first) std::fill(acc, acc + K * F, C(0));
     });
-    using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
+    using Vec = Eigen::Array<C, Eigen::Dynamic, 1>;
     Eigen::Map<Vec> total(dw, K * F);
     for (int64_t s = 1; s < t.shards; ++s)
       total += Eigen::Map<const Vec>(base + s * stride + t.tile_rows * K, K * F);
@@ -365,7 +415,7 @@ class Conv2DBackpropFilterOp : public ConvBase {
 }  // namespace
 
 PDK_REGISTER_KERNELS(NnConv2D, r) {
-  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
     using T = typename decltype(t)::type;
     r.Add(pdk::KernelDef<Conv2DOp<T>>("Conv2D").Type("T", t));
     r.Add(pdk::KernelDef<Conv2DBackpropInputOp<T>>("Conv2DBackpropInput")

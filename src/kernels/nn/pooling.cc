@@ -17,7 +17,9 @@
 //     the mean over each window's in-bounds positions (padding is not counted).
 //   AvgPoolGrad(orig_input_shape (host int32 [4]), grad [N,OH,OW,C]) -> [N,H,W,C]:
 //     each grad value spread equally over its window's in-bounds positions.
-//   T in {float32, float64}. ksize/strides are NHWC 4-vectors whose batch and
+//   T in {float32, float64, float16, bfloat16} (16-bit floats in Eigen's own
+//   arithmetic, as TF's CPU kernels: max is exact; the AvgPool sums round per add).
+//   ksize/strides are NHWC 4-vectors whose batch and
 //   channel entries must be 1 (no depthwise pooling); data_format "NHWC" only
 //   (others: Unimplemented naming it). OH, OW and the leading padding: TF's
 //   GetWindowedOutputSizeVerbose (window.h).
@@ -349,7 +351,7 @@ class AvgPoolGradOp : public PoolBase<false> {
 }  // namespace
 
 PDK_REGISTER_KERNELS(NnPooling, r) {
-  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
     using T = typename decltype(t)::type;
     r.Add(pdk::KernelDef<MaxPoolOp<T, false>>("MaxPool").Type("T", t));
     r.Add(pdk::KernelDef<MaxPoolOp<T, true>>("MaxPoolV2")

@@ -15,6 +15,9 @@
 // The gradients multiply by a 0/1 mask (rather than select) as TF does, so
 // g = inf with a closed gate gives NaN there too.
 //
+// T in {float32, float64, float16, bfloat16} (the 16-bit floats use Eigen's
+// own arithmetic: each operation in float, rounded to T).
+//
 // Each kernel is a single fused Eigen expression evaluated on the device's
 // thread pool; outputs reuse an input buffer when TensorFlow allows it.
 #include "compute/eigen.h"
@@ -154,7 +157,7 @@ class ActivationGradOp {
 }  // namespace
 
 PDK_REGISTER_KERNELS(NnActivations, r) {
-  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
     using T = typename decltype(t)::type;
     r.Add(pdk::KernelDef<UnaryActivationOp<T, ReluFn>>("Relu").Type("T", t));
     r.Add(pdk::KernelDef<UnaryActivationOp<T, Relu6Fn>>("Relu6").Type("T", t));

@@ -8,6 +8,8 @@
 //
 // Both are mathematically unchanged by the shift; this is what TensorFlow's
 // CPU kernel (softmax_op_functor.h) computes. logits must be at least rank 1.
+// T in {float32, float64, float16, bfloat16}; the 16-bit floats are computed
+// in float32 per row and rounded once.
 //
 // Rows are independent: the pool splits them, and each row is processed
 // while it is in cache (max, exp+sum, scale) with vectorized Eigen array ops.
@@ -30,6 +32,21 @@ constexpr double kCyclesPerElement = 24;
 template <class T, bool kLog>
 class SoftmaxOp {
  public:
+  // y = softmax(x) (or log-softmax) of one row, in C (T, or float for the
+  // 16-bit floats); y may alias x.
+  template <class X, class C>
+  static void Row(const X& x_in, C* y_data, int64_t classes) {
+    Eigen::Map<Vec<C>> y(y_data, classes);
+    const C m = x_in.maxCoeff();
+    if constexpr (kLog) {
+      const C log_sum = std::log((x_in - m).exp().sum());
+      y = (x_in - m) - log_sum;
+    } else {
+      y = (x_in - m).exp();
+      y *= C(1) / y.sum();
+    }
+  }
+
   pdk::Status Compute(pdk::Context& ctx) const {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor logits, ctx.input(0));
     const pdk::Shape shape = logits.shape();
@@ -44,17 +61,18 @@ class SoftmaxOp {
     const Eigen::TensorOpCost row_cost(classes * sizeof(T), classes * sizeof(T),
                                        classes * kCyclesPerElement);
     pdk_compute::Device(ctx).parallelFor(rows, row_cost, [&](Index first, Index last) {
-      for (Index r = first; r < last; ++r) {
-        Eigen::Map<const Vec<T>> x(in + r * classes, classes);
-        Eigen::Map<Vec<T>> y(o + r * classes, classes);
-        const T m = x.maxCoeff();
-        if constexpr (kLog) {
-          const T log_sum = std::log((x - m).exp().sum());
-          y = (x - m) - log_sum;
-        } else {
-          y = (x - m).exp();
-          y *= T(1) / y.sum();
+      if constexpr (pdk_compute::kIsHalfLike<T>) {
+        // 16-bit floats: each row is widened to float32, computed there, and
+        // rounded once (TF's CPU kernel computes in T; this is as or more exact).
+        Vec<float> buf(classes);
+        for (Index r = first; r < last; ++r) {
+          buf = Eigen::Map<const Vec<T>>(in + r * classes, classes).template cast<float>();
+          Row(buf, buf.data(), classes);
+          Eigen::Map<Vec<T>>(o + r * classes, classes) = buf.template cast<T>();
         }
+      } else {
+        for (Index r = first; r < last; ++r)
+          Row(Eigen::Map<const Vec<T>>(in + r * classes, classes), o + r * classes, classes);
       }
     });
     return pdk::Status::OK();
@@ -64,7 +82,7 @@ class SoftmaxOp {
 }  // namespace
 
 PDK_REGISTER_KERNELS(NnSoftmax, r) {
-  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
     using T = typename decltype(t)::type;
     r.Add(pdk::KernelDef<SoftmaxOp<T, false>>("Softmax").Type("T", t));
     r.Add(pdk::KernelDef<SoftmaxOp<T, true>>("LogSoftmax").Type("T", t));

@@ -16,6 +16,9 @@
 // Labels outside [0, C) are InvalidArgument, as in TensorFlow's CPU kernel
 // (its GPU kernel returns NaN instead); C must be at least 1.
 //
+// T in {float32, float64, float16, bfloat16}; the 16-bit floats are widened to
+// float32, computed there and rounded once.
+//
 // backprop is an output of the forward op, so the gradient op of both losses
 // only scales it: training runs exactly these kernels every step. The batch
 // rows are split over the device pool; each row is one max pass, one exp
@@ -86,39 +89,54 @@ class SoftmaxXentOp {
       return pdk::Status::OK();
     }
 
-    const T* x = logits.data<T>();
-    const T* l = labels.data<T>();
-    T* bp = backprop.data<T>();
     const Strides sx = BroadcastStrides(xs), sl = BroadcastStrides(ls);
-    const bool dense = sx.row == classes && sx.col == 1 && sl.row == classes && sl.col == 1;
-
-    pdk_compute::Device(ctx).parallelFor(
-        batch, RowCost(classes, sizeof(T)), [&](Index first, Index last) {
-          for (Index r = first; r < last; ++r) {
-            T* y = bp + r * classes;
-            if (dense) {
-              loss_p[r] = Row(Eigen::Map<const Vec<T>>(x + r * classes, classes),
-                              Eigen::Map<const Vec<T>>(l + r * classes, classes), y, classes);
-            } else {
-              loss_p[r] =
-                  Row(StridedVec<T>(x + r * sx.row, classes, Eigen::InnerStride<>(sx.col)),
-                      StridedVec<T>(l + r * sl.row, classes, Eigen::InnerStride<>(sl.col)), y,
-                      classes);
-            }
-          }
-        });
+    if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor xf, pdk_compute::WidenToFloat<T>(ctx, logits));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor lf, pdk_compute::WidenToFloat<T>(ctx, labels));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor loss_f, ctx.allocate_temp(TF_FLOAT, pdk::Shape{batch}));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor bp_f, ctx.allocate_temp(TF_FLOAT, shape));
+      Run<float>(ctx, xf.data<float>(), sx, lf.data<float>(), sl, batch, classes,
+                 loss_f.data<float>(), bp_f.data<float>());
+      const auto& dev = pdk_compute::Device(ctx);
+      pdk_compute::Convert<float, T>(dev, loss_f.data<float>(), loss_p, batch);
+      pdk_compute::Convert<float, T>(dev, bp_f.data<float>(), backprop.data<T>(), batch * classes);
+    } else {
+      Run<T>(ctx, logits.data<T>(), sx, labels.data<T>(), sl, batch, classes, loss_p,
+             backprop.data<T>());
+    }
     return pdk::Status::OK();
   }
 
  private:
+  template <class C>
+  static void Run(const pdk::Context& ctx, const C* x, Strides sx, const C* l, Strides sl,
+                  int64_t batch, int64_t classes, C* loss_p, C* bp) {
+    const bool dense = sx.row == classes && sx.col == 1 && sl.row == classes && sl.col == 1;
+    pdk_compute::Device(ctx).parallelFor(
+        batch, RowCost(classes, sizeof(C)), [&](Index first, Index last) {
+          for (Index r = first; r < last; ++r) {
+            C* y = bp + r * classes;
+            if (dense) {
+              loss_p[r] = Row(Eigen::Map<const Vec<C>>(x + r * classes, classes),
+                              Eigen::Map<const Vec<C>>(l + r * classes, classes), y, classes);
+            } else {
+              loss_p[r] =
+                  Row(StridedVec<C>(x + r * sx.row, classes, Eigen::InnerStride<>(sx.col)),
+                      StridedVec<C>(l + r * sl.row, classes, Eigen::InnerStride<>(sl.col)), y,
+                      classes);
+            }
+          }
+        });
+  }
+
   // One row: writes backprop p - l to y and returns sum_j l_j (log Z - s_j).
-  template <class X, class L>
-  static T Row(const X& x, const L& l, T* y_data, int64_t classes) {
-    Eigen::Map<Vec<T>> y(y_data, classes);
-    const T m = x.maxCoeff();
+  template <class X, class L, class C>
+  static C Row(const X& x, const L& l, C* y_data, int64_t classes) {
+    Eigen::Map<Vec<C>> y(y_data, classes);
+    const C m = x.maxCoeff();
     y = (x - m).exp();  // exp(s_j)
-    const T z = y.sum();
-    const T loss = (l * (std::log(z) - (x - m))).sum();
+    const C z = y.sum();
+    const C loss = (l * (std::log(z) - (x - m))).sum();
     y = y / z - l;
     return loss;
   }
@@ -171,32 +189,47 @@ class SparseSoftmaxXentOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor backprop, ctx.forward_or_allocate_output({0}, 1, xs));
     if (batch == 0) return pdk::Status::OK();
 
-    const T* x_all = logits.data<T>();
-    T* loss_p = loss.data<T>();
-    T* bp = backprop.data<T>();
+    if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor xf, pdk_compute::WidenToFloat<T>(ctx, logits));
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor loss_f, ctx.allocate_temp(TF_FLOAT, pdk::Shape{batch}));
+      Run<float>(ctx, xf.data<float>(), k, batch, classes, loss_f.data<float>(),
+                 xf.data<float>());
+      const auto& dev = pdk_compute::Device(ctx);
+      pdk_compute::Convert<float, T>(dev, loss_f.data<float>(), loss.data<T>(), batch);
+      pdk_compute::Convert<float, T>(dev, xf.data<float>(), backprop.data<T>(), batch * classes);
+    } else {
+      Run<T>(ctx, logits.data<T>(), k, batch, classes, loss.data<T>(), backprop.data<T>());
+    }
+    return pdk::Status::OK();
+  }
+
+ private:
+  // backprop may alias x: each row reads its logits (and x_k) before overwriting them.
+  template <class C>
+  static void Run(const pdk::Context& ctx, const C* x_all, const Label* k, int64_t batch,
+                  int64_t classes, C* loss_p, C* bp) {
     pdk_compute::Device(ctx).parallelFor(
-        batch, RowCost(classes, sizeof(T)), [&](Index first, Index last) {
+        batch, RowCost(classes, sizeof(C)), [&](Index first, Index last) {
           for (Index r = first; r < last; ++r) {
-            Eigen::Map<const Vec<T>> x(x_all + r * classes, classes);
-            Eigen::Map<Vec<T>> y(bp + r * classes, classes);
+            Eigen::Map<const Vec<C>> x(x_all + r * classes, classes);
+            Eigen::Map<Vec<C>> y(bp + r * classes, classes);
             const int64_t label = static_cast<int64_t>(k[r]);
-            const T m = x.maxCoeff();
-            const T s_label = x[label] - m;
+            const C m = x.maxCoeff();
+            const C s_label = x[label] - m;
             y = (x - m).exp();  // exp(s_j); may overwrite x
-            const T z = y.sum();
+            const C z = y.sum();
             loss_p[r] = std::log(z) - s_label;  // -log p_k = log Z - s_k
             y /= z;                              // p = softmax(x)
-            y[label] -= T(1);                    // p - onehot(k)
+            y[label] -= C(1);                    // p - onehot(k)
           }
         });
-    return pdk::Status::OK();
   }
 };
 
 }  // namespace
 
 PDK_REGISTER_KERNELS(NnXent, r) {
-  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
     using T = typename decltype(t)::type;
     r.Add(pdk::KernelDef<SoftmaxXentOp<T>>("SoftmaxCrossEntropyWithLogits").Type("T", t));
     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto lt) {
