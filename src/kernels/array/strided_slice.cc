@@ -52,9 +52,7 @@ PDK_REGISTER_KERNELS(StridedSlice, r) {
   pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
                                  bool, uint8_t>{},
                    [&](auto t) {
-                     using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       using Index = typename decltype(i)::type;
                        r.Add(pdk::KernelDef<StridedSliceOp>("StridedSlice")
                                  .Type("T", t)
                                  .Type("Index", i)
