@@ -6,9 +6,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_ops_md_matches_registered_kernels():
+    # The op/dtype part must match the plugin exactly; the measured "max |error|"
+    # cells are machine-dependent, so they are read back from the committed file
+    # (see the header of scripts/gen_ops_md.py).
     gen = runpy.run_path(str(ROOT / "scripts" / "gen_ops_md.py"))
     committed = (ROOT / "docs" / "ops.md").read_text()
-    assert committed == gen["render"](), "docs/ops.md is stale: run scripts/gen_ops_md.py"
+    expected = gen["render"](gen["parse_errors"](committed))
+    assert committed == expected, "docs/ops.md is stale: run scripts/gen_ops_md.py"
 
 
 def test_every_registered_op_has_a_kernel_file():

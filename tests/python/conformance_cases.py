@@ -1,0 +1,1083 @@
+"""The case table of the conformance sweep (tests/python/test_conformance.py).
+
+Every entry reads as the op it runs through ``tf.raw_ops.<Op>``::
+
+    case("MatMul", inputs=[("a", [3, 4]), ("b", [4, 5])],
+         attrs={"transpose_a": False}, dtypes={"T": FLOAT + INT})
+
+- ``inputs``: (argument name, spec) in the op's order. A spec is
+  - a shape (list of ints; ``[]`` is a scalar): random data of the case's data
+    dtype (the first attribute of ``dtypes``) drawn by the case's ``gen``;
+  - ``arr(shape, dtype, gen)``: the same with another dtype (a type attribute
+    of ``dtypes`` such as ``"Tindices"``, or a dtype name) or generator;
+  - ``const(value, dtype)``: a fixed tensor (axes, shapes, paddings, seeds);
+  - ``many(spec, ...)``: a list input (AddN, ConcatV2, Pack, ShapeN);
+  - ``computed(fn)``: ``fn(dt, rng, prev)`` builds the input from the bound
+    dtypes and the inputs before it (e.g. MaxPoolGrad's orig_output).
+- ``attrs``: non-type attributes. Type attributes the op takes as arguments
+  (``DstT``, ``output_type``, ``out_type``, ``index_type``, ``type``,
+  ``dtype``) are passed from ``dtypes``; the others are inferred by TensorFlow
+  from the inputs' dtypes.
+- ``dtypes``: type attribute -> dtype names. The sweep runs each combination
+  PDK registers a kernel for (``registered_kernels()``); combinations TF
+  supports but PDK does not (yet) register are skipped, so listing them here
+  makes a new registration covered the moment it appears.
+- ``tol``: {dtype name: (rtol, atol)} replacing ``testing.TOLERANCES`` for
+  that output dtype, with the reason in a comment next to the case.
+- ``exact``: outputs must equal the CPU's bit for bit (data movement, random).
+- ``outputs``: indices of the outputs compared with the CPU (the others are
+  placeholders TF's CPU kernel fills differently; see the comment at the case).
+- ``reference``: a function of the same keyword arguments run on /CPU:0 in
+  place of the op itself (when TF's CPU kernel is wrong or missing).
+- ``run``: how to call an op tf.raw_ops does not have (PDK's own ops).
+- ``canonical``: maps both sides' outputs (numpy) to a canonical form before
+  comparing, where the op leaves something unspecified (TopKV2's order when
+  sorted=False).
+
+Order matters: the fast subset (the default) runs, for every registered
+(op, type constraints) pair, the FIRST case here that covers it, so each op's
+first case is small but not degenerate; ``PDK_SWEEP=full`` runs them all
+(scalars, empty tensors, broadcasting, odd sizes, attribute variants, one
+large shape per op).
+
+``EXEMPT`` lists the ops the sweep does not run, with the test that covers
+them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+# ----------------------------------------------------------------- dtypes
+
+FLOAT = ["float32", "float64", "float16", "bfloat16"]
+F32_64 = ["float32", "float64"]
+INT = ["int32", "int64"]
+SMALL_INT = ["uint8", "int8", "int16"]
+# Every dtype PDK's data-movement kernels are written for.
+ALL = FLOAT + INT + ["bool"] + SMALL_INT + ["uint16", "uint32", "uint64"]
+NUMERIC = FLOAT + INT + SMALL_INT + ["uint16", "uint32", "uint64"]
+IDX = ["int32", "int64"]           # index / shape / axis attributes
+BITCAST = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
+           "uint8", "uint16", "uint32", "uint64"]
+
+
+def npdt(name: str) -> np.dtype:
+    if name == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+# ------------------------------------------------------------- generators
+# gen(shape, dtype, rng) -> np.ndarray of that numpy dtype.
+
+def uniform(lo=-5.0, hi=5.0):
+    """Floats in [lo, hi); integers in [lo, hi) (clipped at 0 for unsigned); bools 50/50."""
+    def gen(shape, dt, rng):
+        if dt == np.bool_:
+            return rng.random(shape) < 0.5
+        if dt.kind in "iu":
+            lo_i = max(int(np.floor(lo)), 0) if dt.kind == "u" else int(np.floor(lo))
+            return rng.integers(lo_i, max(lo_i + 1, int(np.ceil(hi))), size=shape).astype(dt)
+        return rng.uniform(lo, hi, size=shape).astype(dt)
+    return gen
+
+
+DEFAULT = uniform()
+
+
+def positive(lo=0.05, hi=10.0):
+    """Log, Sqrt, Rsqrt, Pow's base."""
+    return uniform(lo, hi)
+
+
+def nonzero(lo=-10.0, hi=10.0):
+    """Divisors: no zeros, nothing tiny (|x| >= 0.25 for floats)."""
+    base = uniform(lo, hi)
+
+    def gen(shape, dt, rng):
+        a = np.array(base(shape, dt, rng))
+        a[a == 0] = 1
+        if dt.kind == "f" or dt.name == "bfloat16":
+            a[np.abs(a.astype(np.float64)) < 0.25] = 0.5
+        return a
+    return gen
+
+
+def specials(lo=-5.0, hi=5.0):
+    """Floats with NaN, +-inf, +-0 and the dtype's largest value mixed in."""
+    base = uniform(lo, hi)
+
+    def gen(shape, dt, rng):
+        a = np.array(base(shape, dt, rng))
+        if a.size:
+            flat = a.reshape(-1)
+            picks = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0,
+                              float(np.finfo(np.float32).max) if dt.itemsize >= 4 else 60000.0])
+            where = rng.random(flat.shape) < 0.4
+            flat[where] = picks[rng.integers(0, len(picks), size=int(where.sum()))].astype(dt)
+        return a
+    return gen
+
+
+def discrete(lo=-3, hi=4):
+    """Small integers in the dtype: ties, zeros and equal elements on purpose."""
+    def gen(shape, dt, rng):
+        if dt == np.bool_:
+            return rng.random(shape) < 0.5
+        if dt.kind == "u":
+            return rng.integers(max(lo, 0), hi, size=shape).astype(dt)
+        return rng.integers(lo, hi, size=shape).astype(dt)
+    return gen
+
+
+def halves(lo=-3.0, hi=3.0):
+    """Multiples of 0.25: exact .5 ties for Round, zeros for Sign."""
+    def gen(shape, dt, rng):
+        if dt.kind in "iu":
+            return rng.integers(int(lo) * 10, int(hi) * 10, size=shape).astype(dt)
+        return (rng.integers(int(lo * 4), int(hi * 4) + 1, size=shape) / 4).astype(dt)
+    return gen
+
+
+def indices(n, lo=0):
+    """Valid indices / labels / segment ids in [lo, n)."""
+    def gen(shape, dt, rng):
+        return rng.integers(lo, n, size=shape).astype(dt)
+    return gen
+
+
+def bits():
+    """Random bytes reinterpreted as the dtype (Bitcast: NaN payloads included)."""
+    def gen(shape, dt, rng):
+        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        return np.frombuffer(rng.bytes(n), dtype=np.uint8).view(dt).reshape(shape).copy()
+    return gen
+
+
+def distribution():
+    """Rows summing to 1 (SoftmaxCrossEntropyWithLogits labels)."""
+    def gen(shape, dt, rng):
+        a = rng.uniform(0.0, 1.0, size=shape)
+        s = a.sum(axis=-1, keepdims=True)
+        return (a / np.where(s == 0, 1, s)).astype(dt)
+    return gen
+
+
+# ------------------------------------------------------------------ specs
+
+@dataclasses.dataclass(frozen=True)
+class Arr:
+    shape: Tuple[int, ...]
+    dtype: Optional[str] = None      # type attribute or dtype name; None: the case's data attr
+    gen: Optional[Callable] = None   # None: the case's gen
+
+
+@dataclasses.dataclass(frozen=True)
+class Const:
+    value: Any
+    dtype: Optional[str] = None      # type attribute or dtype name; None: int32 / float32 / bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Many:
+    specs: Tuple[Any, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Computed:
+    fn: Callable                     # fn(dt: {attr: np.dtype}, rng, prev: {name: value}) -> array
+
+
+def arr(shape, dtype=None, gen=None):
+    return Arr(tuple(shape), dtype, gen)
+
+
+def const(value, dtype=None):
+    return Const(value, dtype)
+
+
+def many(*specs):
+    return Many(tuple(specs))
+
+
+def computed(fn):
+    return Computed(fn)
+
+
+# ------------------------------------------------------------------- case
+
+@dataclasses.dataclass
+class Case:
+    op: str
+    inputs: List[Tuple[str, Any]]
+    attrs: Dict[str, Any]
+    dtypes: Dict[str, List[str]]
+    gen: Callable = DEFAULT
+    tol: Dict[str, Tuple[float, float]] = dataclasses.field(default_factory=dict)
+    exact: bool = False
+    outputs: Optional[Sequence[int]] = None
+    reference: Optional[Callable] = None
+    run: Optional[Callable] = None
+    canonical: Optional[Callable] = None
+    index: int = 0                   # position in CASES (test ids, stable seeds)
+
+    @property
+    def data_attr(self) -> Optional[str]:
+        return next(iter(self.dtypes), None)
+
+    def bindings(self):
+        """Every combination of the listed dtypes: [{attr: dtype name}]."""
+        keys = list(self.dtypes)
+        for values in itertools.product(*(self.dtypes[k] for k in keys)):
+            yield dict(zip(keys, values))
+
+    def describe(self) -> str:
+        parts = []
+        for name, spec in self.inputs:
+            parts.append(f"{name}={_describe(spec)}")
+        parts += [f"{k}={v}" for k, v in self.attrs.items()]
+        return f"{self.op}({', '.join(parts)})"
+
+    # -- inputs
+    def make_inputs(self, binding: Dict[str, str], rng) -> Dict[str, Any]:
+        dt = {k: npdt(v) for k, v in binding.items()}
+        out: Dict[str, Any] = {}
+        for name, spec in self.inputs:
+            out[name] = self._resolve(spec, dt, rng, out)
+        return out
+
+    def _dtype(self, name, dt, default):
+        if name is None:
+            return default
+        if name in dt:
+            return dt[name]
+        if name in _INDEX_DEFAULTS:          # an index attr the case does not vary
+            return np.dtype(_INDEX_DEFAULTS[name])
+        return npdt(name)
+
+    def _resolve(self, spec, dt, rng, prev):
+        if isinstance(spec, (list, tuple)) and all(isinstance(s, int) for s in spec):
+            spec = Arr(tuple(spec))
+        if isinstance(spec, Arr):
+            d = self._dtype(spec.dtype, dt, dt.get(self.data_attr, np.dtype(np.float32)))
+            return np.asarray((spec.gen or self.gen)(spec.shape, d, rng), dtype=d)
+        if isinstance(spec, Const):
+            v = np.asarray(spec.value)
+            default = (np.dtype(np.int32) if v.dtype.kind in "iu" else
+                       np.dtype(np.bool_) if v.dtype == np.bool_ else np.dtype(np.float32))
+            return np.asarray(spec.value, dtype=self._dtype(spec.dtype, dt, default))
+        if isinstance(spec, Many):
+            return [self._resolve(s, dt, rng, prev) for s in spec.specs]
+        if isinstance(spec, Computed):
+            return spec.fn(dt, rng, prev)
+        raise TypeError(f"{self.op}: bad input spec {spec!r}")
+
+
+_INDEX_DEFAULTS = {"Tidx": "int32", "Tshape": "int32", "Tdim": "int32", "Tperm": "int32",
+                   "Tpaddings": "int32", "Index": "int32", "Tmultiples": "int32",
+                   "Tlen": "int32", "Tnumsegments": "int32", "Tindices": "int32",
+                   "Taxis": "int32", "Tk": "int32", "TI": "int32", "index_type": "int32",
+                   "Tlabels": "int32", "Tout": "int32", "out_type": "int32"}
+
+
+def _describe(spec):
+    if isinstance(spec, (list, tuple)):
+        return "[" + ",".join(map(str, spec)) + "]"
+    if isinstance(spec, Arr):
+        return "[" + ",".join(map(str, spec.shape)) + "]" + (f":{spec.dtype}" if spec.dtype else "")
+    if isinstance(spec, Const):
+        return f"const({np.asarray(spec.value).tolist()})"
+    if isinstance(spec, Many):
+        return "[" + ", ".join(_describe(s) for s in spec.specs) + "]"
+    return "computed"
+
+
+CASES: List[Case] = []
+
+
+def wide_reference(op):
+    """TF's CPU op computed in float32 and rounded to the 16-bit input dtype.
+
+    For 16-bit sums where TF's CPU kernel accumulates in half / bfloat16 and
+    PDK in float: measured on [513, 1023] inputs in [-5, 5], TF's float16 Sum
+    is up to 0.53 from the exact sum (PDK 0.062, half an ulp at that scale),
+    bfloat16 BiasAddGrad 9.7 (PDK 0.49), float16 Conv2DBackpropFilter 0.21
+    (PDK 0.021). The sweep compares PDK with the correctly rounded result
+    instead of with TF's rounding error; other dtypes run TF's op unchanged."""
+    def ref(**kw):
+        import tensorflow as tf
+        low, wide = None, {}
+        for k, v in kw.items():
+            if isinstance(v, tf.Tensor) and v.dtype in (tf.float16, tf.bfloat16):
+                low, v = v.dtype, tf.cast(v, tf.float32)
+            wide[k] = v
+        out = getattr(tf.raw_ops, op)(**wide)
+        return tf.cast(out, low) if low is not None else out
+    return ref
+
+
+def case(op, inputs, attrs=None, dtypes=None, gen=None, tol=None, exact=False, outputs=None,
+         reference=None, run=None, canonical=None):
+    c = Case(op=op, inputs=list(inputs), attrs=dict(attrs or {}), dtypes=dict(dtypes or {}),
+             gen=gen or DEFAULT, tol=dict(tol or {}), exact=exact,
+             outputs=list(outputs) if outputs is not None else None,
+             reference=reference, run=run, canonical=canonical, index=len(CASES))
+    CASES.append(c)
+    return c
+
+
+# Ops the sweep does not run. Each names the test file that covers it.
+EXEMPT: Dict[str, str] = {
+    # (empty: every op PDK registers today is swept. Stateless random ops and
+    # Identity-like ops run here too; they are cheap and compared bit for bit.
+    # Add an entry as  "OpName": "tests/python/test_x.py: why it can't be swept".)
+}
+
+
+# ======================================================================
+# Elementwise binary ops (src/kernels/math/cwise_binary.cc)
+# ======================================================================
+
+BINARY_SHAPES = [                       # first: the fast subset's shape
+    ([2, 3, 4], [4]),
+    ([], []),
+    ([0], [0]),
+    ([2, 0], [1]),
+    ([7], [7]),
+    ([5], []),
+    ([], [5]),
+    ([3, 1], [1, 4]),
+    ([3, 1, 5], [1, 4, 5]),
+    ([2, 1, 3, 1], [1, 4, 1, 5]),
+    ([2, 1, 3, 1, 2], [1, 4, 1, 5, 1]),
+    ([257, 1023], [1023]),              # large, odd
+]
+
+CMP = ["Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"]
+BINARY = {
+    # op: (dtypes, x generator, y generator)
+    "AddV2": (NUMERIC, DEFAULT, DEFAULT),
+    "Sub": (NUMERIC, DEFAULT, DEFAULT),
+    "Mul": (NUMERIC, DEFAULT, DEFAULT),
+    "RealDiv": (FLOAT + INT, DEFAULT, nonzero()),
+    "DivNoNan": (FLOAT, DEFAULT, discrete(-2, 3)),             # zeros on purpose
+    "Maximum": (NUMERIC, discrete(), discrete()),
+    "Minimum": (NUMERIC, discrete(), discrete()),
+    "SquaredDifference": (FLOAT + INT, DEFAULT, DEFAULT),
+    "Pow": (FLOAT, positive(0.1, 3.0), uniform(-2.0, 2.0)),
+    "FloorDiv": (NUMERIC, uniform(-10, 10), nonzero()),
+    "FloorMod": (F32_64 + INT + SMALL_INT, uniform(-10, 10), nonzero()),
+    "Equal": (NUMERIC + ["bool"], discrete(), discrete()),
+    "NotEqual": (NUMERIC + ["bool"], discrete(), discrete()),
+    "Less": (NUMERIC, discrete(), discrete()),
+    "LessEqual": (NUMERIC, discrete(), discrete()),
+    "Greater": (NUMERIC, discrete(), discrete()),
+    "GreaterEqual": (NUMERIC, discrete(), discrete()),
+    "BitwiseAnd": (INT + SMALL_INT + ["uint16", "uint32", "uint64"],
+                   uniform(-1000, 1000), uniform(-1000, 1000)),
+}
+
+for xs, ys in BINARY_SHAPES:
+    for op, (dts, gx, gy) in BINARY.items():
+        case(op, inputs=[("x", arr(xs, gen=gx)), ("y", arr(ys, gen=gy))], dtypes={"T": dts})
+    # Integer Pow: small bases, non-negative exponents (negative ones are an error).
+    case("Pow", inputs=[("x", arr(xs, gen=discrete(-5, 6))), ("y", arr(ys, gen=discrete(0, 6)))],
+         dtypes={"T": INT})
+    for op in ("LogicalAnd", "LogicalOr"):
+        case(op, inputs=[("x", arr(xs, "bool")), ("y", arr(ys, "bool"))])
+
+# ======================================================================
+# Elementwise unary ops (cwise_unary.cc, erf.cc, activations, relu.cc)
+# ======================================================================
+
+UNARY_SHAPES = [[3, 5], [], [0], [2, 0], [7], [2, 3, 4], [257, 1023]]
+
+UNARY = {
+    # op: (dtypes, generator)
+    "Neg": (FLOAT + INT + ["int8", "int16"], DEFAULT),
+    "Square": (FLOAT + INT, DEFAULT),
+    "Abs": (FLOAT + INT + ["int8", "int16"], DEFAULT),
+    "Sign": (FLOAT + INT, halves()),
+    "Round": (FLOAT, halves()),
+    "Sqrt": (FLOAT, positive()),
+    "Rsqrt": (FLOAT, positive()),
+    "Exp": (FLOAT, uniform(-5, 5)),
+    "Log": (FLOAT, positive()),
+    "Log1p": (FLOAT, uniform(-0.99, 10.0)),
+    "Reciprocal": (FLOAT, nonzero()),
+    "Floor": (FLOAT, uniform(-5, 5)),
+    "Ceil": (FLOAT, uniform(-5, 5)),
+    "Sigmoid": (FLOAT, uniform(-20, 20)),
+    "Tanh": (FLOAT, uniform(-20, 20)),
+    "Erf": (FLOAT, uniform(-4, 4)),
+    "Erfc": (FLOAT, uniform(-4, 4)),
+}
+ACTIVATIONS = {                         # argument "features"
+    "Relu": (FLOAT + INT + SMALL_INT, DEFAULT),
+    "Relu6": (FLOAT + INT + SMALL_INT, uniform(-3, 9)),
+    "Elu": (FLOAT, DEFAULT),
+    "Selu": (FLOAT, DEFAULT),
+    "Softplus": (FLOAT, uniform(-30, 30)),
+    "Softsign": (FLOAT, DEFAULT),
+}
+
+for shape in UNARY_SHAPES:
+    for op, (dts, g) in UNARY.items():
+        case(op, inputs=[("x", arr(shape, gen=g))], dtypes={"T": dts})
+    # TensorFlow 2.21's CPU Round kernel returns zeros for integer inputs
+    # (tf.round never calls it for integers); the op is documented as the
+    # identity there, which is what PDK computes, so x itself is the reference.
+    case("Round", inputs=[("x", arr(shape, gen=halves()))], dtypes={"T": INT},
+         reference=lambda x: x)
+    case("LogicalNot", inputs=[("x", arr(shape, "bool"))])
+    for op, (dts, g) in ACTIVATIONS.items():
+        case(op, inputs=[("features", arr(shape, gen=g))], dtypes={"T": dts})
+    for alpha in (0.2, 0.01, 1.5):
+        case("LeakyRelu", inputs=[("features", shape)], attrs={"alpha": alpha},
+             dtypes={"T": FLOAT})
+
+for shape in UNARY_SHAPES:
+    for op in ("IsFinite", "IsInf", "IsNan"):
+        case(op, inputs=[("x", arr(shape, gen=specials()))], dtypes={"T": FLOAT})
+
+# y / dy gradients of unary ops (their value domain: y from the forward op).
+UNARY_GRADS = {
+    "SqrtGrad": positive(),
+    "RsqrtGrad": positive(),
+    "ReciprocalGrad": nonzero(),
+    "SigmoidGrad": uniform(0.0, 1.0),
+    "TanhGrad": uniform(-1.0, 1.0),
+}
+ACT_GRADS = {                           # (gradients, features|outputs)
+    "ReluGrad": ("features", DEFAULT),
+    "Relu6Grad": ("features", uniform(-3, 9)),
+    "EluGrad": ("outputs", uniform(-1.0, 5.0)),
+    "SeluGrad": ("outputs", uniform(-1.7, 5.0)),
+    "SoftplusGrad": ("features", uniform(-30, 30)),
+    "SoftsignGrad": ("features", DEFAULT),
+}
+for shape in UNARY_SHAPES:
+    for op, g in UNARY_GRADS.items():
+        case(op, inputs=[("y", arr(shape, gen=g)), ("dy", shape)], dtypes={"T": FLOAT})
+    for op, (second, g) in ACT_GRADS.items():
+        case(op, inputs=[("gradients", shape), (second, arr(shape, gen=g))],
+             dtypes={"T": FLOAT + INT if op in ("ReluGrad", "Relu6Grad") else FLOAT})
+    for alpha in (0.2, 0.01):
+        case("LeakyReluGrad", inputs=[("gradients", shape), ("features", shape)],
+             attrs={"alpha": alpha}, dtypes={"T": FLOAT})
+
+# Cast: every source x destination, values with fractions and sign changes.
+for shape in ([3, 5], [], [0], [257, 1023]):
+    case("Cast", inputs=[("x", arr(shape, gen=uniform(-100, 100)))], dtypes={
+        "SrcT": FLOAT + INT + ["bool"] + SMALL_INT, "DstT": FLOAT + INT + ["bool"] + SMALL_INT})
+    case("Cast", inputs=[("x", arr(shape, gen=uniform(0, 200)))], attrs={"Truncate": True},
+         dtypes={"SrcT": F32_64, "DstT": ["float16", "bfloat16"]})
+
+# SelectV2 with broadcasting between condition, t and e.
+for cs, ts, es in ([[3, 4], [3, 4], [3, 4]], [[], [5], [5]], [[3, 1], [1, 4], [3, 4]],
+                   [[4], [3, 4], []], [[0, 2], [0, 2], [2]], [[257, 1023], [1023], [257, 1]]):
+    case("SelectV2", inputs=[("condition", arr(cs, "bool")), ("t", ts), ("e", es)],
+         dtypes={"T": ALL})
+
+# AddN: 1..4 summands.
+for shape in ([3, 4], [], [0], [7, 1, 3], [257, 1023]):
+    for n in (3, 1, 2, 4):
+        case("AddN", inputs=[("inputs", many(*[shape] * n))], dtypes={"T": FLOAT + INT})
+
+# float32 sums over many elements: rtol 1e-4 / atol 1e-3 as in
+# test_kernels_matmul_reduce.py (threaded tree reduction vs TF's: another
+# summation order). 16-bit floats: TF's CPU reduces half/bfloat16 in float
+# too but rounds per block differently; one 16-bit ulp at the result's scale.
+RED_TOL = {"float32": (1e-4, 1e-3), "float16": (2e-3, 2e-2), "bfloat16": (1e-2, 1e-1)}
+
+# ======================================================================
+# NN (bias_add.cc, softmax.cc, xent.cc)
+# ======================================================================
+
+for vs, fmt in (([2, 3, 4], "NHWC"), ([5, 1], "NHWC"), ([0, 3], "NHWC"), ([2, 3, 4, 5], "NCHW"),
+                ([2, 3, 4], "NCHW"), ([2, 3, 4, 5, 6], "NHWC"), ([2, 3, 4, 5, 6], "NCHW"),
+                ([512, 1023], "NHWC")):
+    c = vs[1] if fmt == "NCHW" else vs[-1]
+    case("BiasAdd", inputs=[("value", vs), ("bias", [c])], attrs={"data_format": fmt},
+         dtypes={"T": FLOAT + INT})
+    # BiasAddGrad is a sum over all but the channel axis: RED_TOL, as reductions.
+    case("BiasAddGrad", inputs=[("out_backprop", vs)], attrs={"data_format": fmt},
+         dtypes={"T": FLOAT + INT}, tol=RED_TOL, reference=wide_reference("BiasAddGrad"))
+    if fmt == "NHWC":
+        case("BiasAddV1", inputs=[("value", vs), ("bias", [c])], dtypes={"T": FLOAT + INT})
+
+for shape in ([3, 5], [7], [0, 4], [4, 0], [2, 3, 5], [1, 1], [512, 1001]):
+    for op in ("Softmax", "LogSoftmax"):
+        case(op, inputs=[("logits", arr(shape, gen=uniform(-10, 10)))], dtypes={"T": FLOAT})
+
+for b, c in ((4, 5), (1, 1), (0, 3), (7, 1), (300, 1001)):
+    case("SoftmaxCrossEntropyWithLogits",
+         inputs=[("features", arr([b, c], gen=uniform(-10, 10))),
+                 ("labels", arr([b, c], gen=distribution()))], dtypes={"T": FLOAT})
+    case("SparseSoftmaxCrossEntropyWithLogits",
+         inputs=[("features", arr([b, c], gen=uniform(-10, 10))),
+                 ("labels", arr([b], "Tlabels", indices(c)))],
+         dtypes={"T": FLOAT, "Tlabels": IDX})
+# SoftmaxCrossEntropyWithLogits broadcasts labels against features.
+case("SoftmaxCrossEntropyWithLogits", inputs=[("features", [4, 5]),
+                                              ("labels", arr([1, 5], gen=distribution()))],
+     dtypes={"T": FLOAT})
+
+# ======================================================================
+# MatMul, BatchMatMulV2 (matmul.cc), _PdkFusedMatMul (fused_matmul.cc)
+# ======================================================================
+
+# float32 products: rtol 1e-4 / atol 1e-4, as in test_kernels_matmul_reduce.py
+# (OpenBLAS and TF's oneDNN/Eigen GEMM sum the K products in different orders).
+MM_TOL = {"float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2), "bfloat16": (2e-2, 5e-2)}
+
+for (m, k, n), (ta, tb) in itertools.product(
+        [(3, 4, 5), (1, 1, 1), (0, 4, 5), (3, 0, 5), (7, 13, 1), (33, 65, 17), (256, 300, 200)],
+        [(False, False), (True, False), (False, True), (True, True)]):
+    case("MatMul", inputs=[("a", [k, m] if ta else [m, k]), ("b", [n, k] if tb else [k, n])],
+         attrs={"transpose_a": ta, "transpose_b": tb}, dtypes={"T": FLOAT + INT}, tol=MM_TOL)
+
+for (xs, ys), (ax, ay) in itertools.product(
+        [([2, 3, 4], [2, 4, 5]), ([3, 4], [4, 5]), ([2, 1, 3, 4], [5, 4, 6]), ([0, 3, 4], [4, 2]),
+         ([1, 3, 4], [6, 4, 5]), ([16, 64, 33], [16, 33, 65])],
+        [(False, False), (True, False), (False, True), (True, True)]):
+    def _t(s, adj):
+        return s[:-2] + [s[-1], s[-2]] if adj else s
+    case("BatchMatMulV2", inputs=[("x", _t(xs, ax)), ("y", _t(ys, ay))],
+         attrs={"adj_x": ax, "adj_y": ay}, dtypes={"T": FLOAT + INT}, tol=MM_TOL)
+
+
+def _fused_matmul(a, b, bias, activation="None", transpose_b=False, leakyrelu_alpha=0.2):
+    """Calls PDK's own op, which tf.raw_ops does not know, through eager execute."""
+    import tensorflow as tf
+    from tensorflow.python.eager import context, execute
+    attrs = ("T", tf.float32.as_datatype_enum, "transpose_b", transpose_b,
+             "activation", activation, "leakyrelu_alpha", leakyrelu_alpha)
+    return execute.execute(b"_PdkFusedMatMul", 1, inputs=[a, b, bias], attrs=attrs,
+                           ctx=context.context())
+
+
+def _fused_matmul_reference(a, b, bias, activation="None", transpose_b=False,
+                            leakyrelu_alpha=0.2):
+    """TF's CPU has no _PdkFusedMatMul: its reference is the pattern it replaces."""
+    import tensorflow as tf
+    y = tf.raw_ops.BiasAdd(value=tf.raw_ops.MatMul(a=a, b=b, transpose_b=transpose_b), bias=bias)
+    if activation == "None":
+        return y
+    if activation == "LeakyRelu":
+        return tf.raw_ops.LeakyRelu(features=y, alpha=leakyrelu_alpha)
+    if activation in ("Tanh", "Sigmoid"):
+        return getattr(tf.raw_ops, activation)(x=y)
+    return getattr(tf.raw_ops, activation)(features=y)
+
+
+for (m, k, n), act, tb in itertools.product(
+        [(3, 4, 5), (1, 1, 1), (0, 4, 3), (64, 200, 33)],
+        ["Relu", "None", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid"], [False, True]):
+    case("_PdkFusedMatMul",
+         inputs=[("a", [m, k]), ("b", [n, k] if tb else [k, n]), ("bias", [n])],
+         attrs={"activation": act, "transpose_b": tb, "leakyrelu_alpha": 0.3},
+         dtypes={"T": ["float32"]}, tol=MM_TOL, run=_fused_matmul,
+         reference=_fused_matmul_reference)
+
+# ======================================================================
+# Reductions (reduction_ops.cc), ArgMax/ArgMin, Cumsum/Cumprod, TopKV2
+# ======================================================================
+
+REDUCE_SHAPES = [                       # (shape, axis)
+    ([3, 5], [1]), ([3, 5], [0]), ([3, 5], [0, 1]), ([], []), ([7], [0]), ([3, 5], []),
+    ([0, 4], [0]), ([0, 4], [1]), ([2, 3, 4, 5], [1, 3]), ([2, 3, 4, 5], [-1]),
+    ([2, 3, 4, 5], [0, 2]), ([513, 1023], [0]), ([513, 1023], [1]), ([513, 1023], [0, 1]),
+]
+for (shape, axis), keep in itertools.product(REDUCE_SHAPES, [False, True]):
+    for op in ("Sum", "Mean", "Max", "Min"):
+        case(op, inputs=[("input", shape), ("axis", const(axis, "Tidx"))],
+             attrs={"keep_dims": keep}, dtypes={"T": NUMERIC, "Tidx": IDX}, tol=RED_TOL,
+             reference=wide_reference("Sum") if op == "Sum" else None)
+    for op in ("All", "Any"):
+        case(op, inputs=[("input", arr(shape, "bool")), ("axis", const(axis, "Tidx"))],
+             attrs={"keep_dims": keep}, dtypes={"Tidx": IDX})
+    # Products of values near 1 (no overflow): floats in [0.5, 1.5], ints in {-1, 0, 1}.
+    case("Prod", inputs=[("input", shape), ("axis", const(axis, "Tidx"))],
+         attrs={"keep_dims": keep}, dtypes={"T": FLOAT, "Tidx": IDX},
+         gen=uniform(0.5, 1.5), tol=RED_TOL)
+    if int(np.prod(shape)) <= 60:
+        case("Prod", inputs=[("input", arr(shape, gen=discrete(-1, 2))),
+                             ("axis", const(axis, "Tidx"))],
+             attrs={"keep_dims": keep}, dtypes={"T": INT + SMALL_INT, "Tidx": IDX})
+
+for shape, axis in (([3, 5], 1), ([3, 5], 0), ([7], 0), ([2, 3, 4], -1), ([2, 3, 4], 1),
+                    ([0, 4], 1), ([513, 1023], 0), ([513, 1023], 1)):
+    for op in ("ArgMax", "ArgMin"):
+        # Discrete values: ties must resolve to the first index, as on TF's CPU.
+        case(op, inputs=[("input", arr(shape, gen=discrete())), ("dimension", const(axis, "Tidx"))],
+             dtypes={"T": NUMERIC, "output_type": IDX, "Tidx": IDX})
+
+for (shape, axis), (excl, rev) in itertools.product(
+        [([3, 5], 1), ([3, 5], 0), ([7], 0), ([0, 3], 1), ([2, 3, 4], -2),
+         ([1025, 257], 0), ([257, 1025], 1)],
+        [(False, False), (True, False), (False, True), (True, True)]):
+    # float32 running sums: rtol 1e-5 is too tight over 1025 terms (different
+    # order); the sums stay below ~50 in magnitude, so atol 1e-4 is 4 ulps.
+    case("Cumsum", inputs=[("x", shape), ("axis", const(axis, "Tidx"))],
+         attrs={"exclusive": excl, "reverse": rev}, dtypes={"T": NUMERIC, "Tidx": IDX},
+         gen=uniform(-1, 1) if shape and max(shape) > 100 else DEFAULT,
+         tol={"float32": (1e-5, 1e-4), "float16": (1e-2, 1e-2), "bfloat16": (2e-2, 1e-1)})
+    case("Cumprod", inputs=[("x", shape), ("axis", const(axis, "Tidx"))],
+         attrs={"exclusive": excl, "reverse": rev}, dtypes={"T": NUMERIC, "Tidx": IDX},
+         gen=uniform(0.98, 1.02) if shape and max(shape) > 100 else discrete(-2, 3))
+
+def _topk_rows_sorted(outputs):
+    values, idx = outputs
+    v = values.reshape(-1, values.shape[-1]) if values.size else values
+    i = idx.reshape(-1, idx.shape[-1]) if idx.size else idx
+    if values.size:
+        order = np.array([np.lexsort((ii, -vv.astype(np.float64))) for vv, ii in zip(v, i)])
+        v = np.take_along_axis(v, order, -1)
+        i = np.take_along_axis(i, order, -1)
+    return [v.reshape(values.shape), i.reshape(idx.shape)]
+
+
+for shape, k, srt, g in (([3, 10], 4, True, DEFAULT), ([10], 10, True, DEFAULT),
+                         ([3, 10], 0, True, DEFAULT), ([2, 3, 7], 3, True, discrete()),
+                         ([3, 10], 4, False, DEFAULT), ([0, 5], 2, True, DEFAULT),
+                         ([4, 1], 1, True, DEFAULT), ([64, 4099], 100, True, discrete(-50, 50))):
+    # Ties (discrete values) must keep the lower index first, as TF's CPU does.
+    # sorted=False leaves the order unspecified: both sides are compared
+    # after sorting each row by (value descending, index ascending).
+    case("TopKV2", inputs=[("input", arr(shape, gen=g)), ("k", const(k, "Tk"))],
+         attrs={"sorted": srt}, dtypes={"T": NUMERIC, "index_type": IDX, "Tk": IDX},
+         canonical=None if srt else _topk_rows_sorted)
+
+# ======================================================================
+# Conv2D, DepthwiseConv2dNative, pooling (conv2d.cc, depthwise_conv2d.cc, pooling.cc)
+# ======================================================================
+
+# float32: rtol 1e-4 / atol 1e-4 as in test_kernels_conv_pool.py (im2col +
+# OpenBLAS sums in another order than TF's oneDNN / Eigen kernels).
+CONV_TOL = {"float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2), "bfloat16": (2e-2, 5e-2)}
+PADS = {"SAME": [], "VALID": [], "EXPLICIT": [0, 0, 1, 2, 2, 0, 0, 0]}
+CONV = [  # (input NHWC, kernel hw, out channels (depth multiplier for depthwise), stride, padding, dilation)
+    ([1, 5, 5, 2], 3, 3, 1, "SAME", 1),
+    ([2, 9, 7, 4], 3, 5, 2, "VALID", 1),
+    ([2, 9, 7, 4], 1, 3, 1, "VALID", 1),
+    ([2, 9, 7, 4], 3, 2, 1, "EXPLICIT", 1),
+    ([2, 9, 7, 4], 3, 2, 1, "SAME", 2),
+    ([1, 8, 8, 3], 5, 2, 3, "SAME", 1),
+    ([1, 1, 1, 1], 1, 1, 1, "VALID", 1),
+    ([4, 32, 32, 16], 3, 32, 1, "SAME", 1),
+]
+
+
+def _like_forward(op, attrs, **args):
+    """An input shaped like the output of the forward ``op`` on /CPU:0 applied to
+    earlier inputs (``args``: forward argument -> input name): out_backprop."""
+    def fn(dt, rng, prev):
+        import tensorflow as tf
+        with tf.device("/CPU:0"):
+            # float32 copies: only the shape matters (TF's CPU lacks some float64 variants)
+            y = getattr(tf.raw_ops, op)(
+                **{k: tf.constant(prev[v].astype(np.float32)) for k, v in args.items()}, **attrs)
+        return rng.uniform(-1, 1, size=y.shape).astype(prev[next(iter(args.values()))].dtype)
+    return fn
+
+
+def _space_to_batch_reference(fwd):
+    """Dilated convolutions on /CPU:0 through tf.nn.with_space_to_batch (the
+    formulation tf.nn.depthwise_conv2d uses), with gradients from a tape. TF's
+    CPU kernels are no reference there: DepthwiseConv2dNative's backprops
+    ignore `dilations` (see test_kernels_conv_pool.py), float64 Conv2D
+    backprops and float64 DepthwiseConv2dNative reject them."""
+    import tensorflow as tf
+
+    def conv(x, w, padding, rate):
+        def op(inp, num_spatial_dims, padding):
+            if fwd == "Conv2D":
+                return tf.nn.conv2d(inp, w, strides=1, padding=padding)
+            return tf.nn.depthwise_conv2d(inp, w, strides=[1, 1, 1, 1], padding=padding)
+        return tf.nn.with_space_to_batch(x, dilation_rate=[rate, rate], padding=padding, op=op,
+                                         filter_shape=w.shape[:2])
+
+    def ref(input=None, filter=None, out_backprop=None, input_sizes=None, filter_sizes=None,
+            strides=None, padding=None, dilations=None, **_):
+        assert list(strides) == [1, 1, 1, 1]
+        rate = dilations[1]
+        if input_sizes is not None:
+            x = tf.zeros(input_sizes.numpy(), out_backprop.dtype)
+            w = filter
+        elif filter_sizes is not None:
+            x = input
+            w = tf.zeros(filter_sizes.numpy(), out_backprop.dtype)
+        else:
+            return conv(input, filter, padding, rate)
+        with tf.GradientTape() as tape:
+            tape.watch([x, w])
+            y = conv(x, w, padding, rate)
+        return tape.gradient(y, x if input_sizes is not None else w, output_gradients=out_backprop)
+    return ref
+
+
+# Inputs named "_x" are auxiliary: they shape a computed input and are not passed to the op.
+for x, k, oc, s, pad, dil in CONV:
+    conv = dict(strides=[1, s, s, 1], padding=pad, explicit_paddings=PADS[pad],
+                dilations=[1, dil, dil, 1])
+    for fwd, w in (("Conv2D", [k, k, x[3], oc]), ("DepthwiseConv2dNative", [k, k, x[3], min(oc, 2)])):
+        ref = _space_to_batch_reference(fwd) if dil > 1 else None
+        case(fwd, inputs=[("input", x), ("filter", w)], attrs=conv, dtypes={"T": FLOAT},
+             tol=CONV_TOL, gen=uniform(-1, 1), reference=ref)
+        # Backprops: 16-bit against float32 rounded (wide_reference's comment).
+        case(fwd + "BackpropInput", inputs=[
+            ("input_sizes", const(x, "int32")), ("filter", w), ("_x", x),
+            ("out_backprop", computed(_like_forward(fwd, conv, input="_x", filter="filter")))],
+            attrs=conv, dtypes={"T": FLOAT}, tol=CONV_TOL, gen=uniform(-1, 1),
+            reference=ref or wide_reference(fwd + "BackpropInput"))
+        case(fwd + "BackpropFilter", inputs=[
+            ("input", x), ("filter_sizes", const(w, "int32")), ("_w", w),
+            ("out_backprop", computed(_like_forward(fwd, conv, input="input", filter="_w")))],
+            attrs=conv, dtypes={"T": FLOAT}, tol=CONV_TOL, gen=uniform(-1, 1),
+            reference=ref or wide_reference(fwd + "BackpropFilter"))
+
+POOL = [  # (input NHWC, window, stride, padding)
+    ([1, 4, 4, 2], 2, 2, "VALID"),
+    ([2, 9, 7, 3], 3, 2, "SAME"),
+    ([2, 9, 7, 3], 3, 1, "VALID"),
+    ([2, 9, 7, 3], 2, 3, "SAME"),
+    ([1, 1, 1, 1], 1, 1, "VALID"),
+    ([4, 32, 32, 16], 3, 2, "SAME"),
+]
+for x, kk, s, pad in POOL:
+    pool = dict(ksize=[1, kk, kk, 1], strides=[1, s, s, 1], padding=pad)
+    case("MaxPool", inputs=[("input", x)], attrs=pool, dtypes={"T": FLOAT}, exact=True)
+    case("AvgPool", inputs=[("value", x)], attrs=pool, dtypes={"T": FLOAT})
+    case("MaxPoolV2", inputs=[("input", x), ("ksize", const(pool["ksize"])),
+                              ("strides", const(pool["strides"]))], attrs={"padding": pad},
+         dtypes={"T": FLOAT}, exact=True)
+
+    def _maxpool_out(dt, rng, prev, pool=pool):
+        import tensorflow as tf
+        with tf.device("/CPU:0"):
+            return tf.raw_ops.MaxPool(input=tf.constant(prev["orig_input"]), **pool).numpy()
+
+    def _pool_grad(dt, rng, prev, pool=pool, key="orig_output"):
+        return rng.integers(1, 100, size=prev[key].shape).astype(prev[key].dtype)
+
+    # Discrete inputs so windows have tied maxima: the gradient goes to the
+    # first maximum in row-major order, as on TF's CPU.
+    for op in ("MaxPoolGrad", "MaxPoolGradV2"):
+        extra = ([("ksize", const(pool["ksize"])), ("strides", const(pool["strides"]))]
+                 if op == "MaxPoolGradV2" else [])
+        case(op, inputs=[("orig_input", arr(x, gen=discrete(0, 3))),
+                         ("orig_output", computed(_maxpool_out)),
+                         ("grad", computed(_pool_grad))] + extra,
+             attrs={"padding": pad} if extra else pool, dtypes={"T": FLOAT})
+
+    def _avgpool_grad(dt, rng, prev, pool=pool, x=x):
+        import tensorflow as tf
+        with tf.device("/CPU:0"):
+            shape = tf.raw_ops.AvgPool(value=tf.zeros(x), **pool).shape
+        return rng.uniform(-1, 1, size=shape).astype(next(iter(dt.values())))
+
+    case("AvgPoolGrad", inputs=[("orig_input_shape", const(x, "int32")),
+                                ("grad", computed(_avgpool_grad))], attrs=pool,
+         dtypes={"T": FLOAT})
+
+# ======================================================================
+# FusedBatchNorm family (fused_batch_norm.cc)
+# ======================================================================
+
+# float32: rtol 1e-4 / atol 1e-5 as in test_kernels_batchnorm_activations.py
+# (TF's float32 CPU reference is oneDNN, which sums in float in its own order;
+# PDK sums in double). 16-bit y: 1e-2 / 1e-2 (half) and 2e-2 / 5e-2 (bfloat16).
+BN_TOL = {"float32": (1e-4, 1e-5), "float16": (1e-2, 1e-2), "bfloat16": (2e-2, 5e-2)}
+# Scale/offset backprops are sums over N*H*W (8192 at [8, 32, 32, 16]) of terms
+# up to ~10: summation order alone moves a small sum by ~1e-4 (RED_TOL's reasoning).
+BN_TOL_SUMS = dict(BN_TOL, float32=(1e-4, 1e-3))
+
+
+def _bn_channel(kind, fmt):
+    def fn(dt, rng, prev):
+        c = prev["x"].shape[1 if fmt.startswith("NC") else -1]
+        v = {"scale": rng.uniform(0.5, 2.0, c), "offset": rng.uniform(-1.0, 1.0, c),
+             "mean": rng.uniform(-1.0, 1.0, c), "var": rng.uniform(0.5, 3.0, c)}[kind]
+        return v.astype(dt.get("U", np.dtype(np.float32)))
+    return fn
+
+
+BN_SHAPES = [([2, 4, 4, 3], "NHWC"), ([8, 1, 1, 16], "NHWC"), ([1, 5, 7, 2], "NHWC"),
+             ([2, 3, 4, 4], "NCHW"), ([8, 32, 32, 16], "NHWC")]
+for (shape, fmt), training in itertools.product(BN_SHAPES, [True, False]):
+    fwd_inputs = [("x", arr(shape, gen=uniform(-3, 5))),
+                  ("scale", computed(_bn_channel("scale", fmt))),
+                  ("offset", computed(_bn_channel("offset", fmt))),
+                  ("mean", computed(_bn_channel("mean", fmt))),
+                  ("variance", computed(_bn_channel("var", fmt)))]
+    attrs = {"epsilon": 1e-3, "data_format": fmt, "is_training": training}
+    # Outputs compared: y, batch_mean, batch_variance, and in NHWC training
+    # also the reserve spaces 1 and 2. Not compared: reserve_space_3 (oneDNN
+    # gives shape [0], PDK a scalar, as TF's Eigen kernel), the reserve spaces
+    # in inference (TF's half kernel leaves them unwritten) and in NCHW
+    # (oneDNN's own layout). Placeholders no consumer reads.
+    outs = [0, 1, 2, 3, 4] if training and fmt == "NHWC" else [0, 1, 2]
+    for op in ("FusedBatchNormV3", "FusedBatchNormV2", "FusedBatchNorm"):
+        for factor in ((1.0, 0.25) if training and op == "FusedBatchNormV3" else (1.0,)):
+            case(op, inputs=fwd_inputs, attrs=dict(attrs, exponential_avg_factor=factor),
+                 dtypes={"T": FLOAT, "U": ["float32"]} if op != "FusedBatchNorm" else
+                 {"T": ["float32"]}, tol=BN_TOL, outputs=outs)
+    grad_inputs = [("y_backprop", arr(shape, gen=uniform(-1, 1))),
+                   ("x", arr(shape, gen=uniform(-3, 5))),
+                   ("scale", computed(_bn_channel("scale", fmt))),
+                   ("reserve_space_1", computed(_bn_channel("mean", fmt))),
+                   ("reserve_space_2", computed(_bn_channel("var", fmt)))]
+    # Gradient outputs 3 and 4 are placeholders (oneDNN: scalars; PDK: shape
+    # [0], as TF's Eigen kernel): only x, scale and offset backprops compared.
+    if fmt == "NCHW" and not training:
+        continue  # TF's (Eigen) CPU kernel, and PDK, take only NHWC in inference
+    for op in ("FusedBatchNormGradV3", "FusedBatchNormGradV2", "FusedBatchNormGrad"):
+        extra = [("reserve_space_3", const(0.0, "float32"))] if op.endswith("V3") else []
+        case(op, inputs=grad_inputs + extra, attrs=attrs,
+             dtypes={"T": FLOAT, "U": ["float32"]} if op != "FusedBatchNormGrad" else
+             {"T": ["float32"]}, tol=BN_TOL_SUMS if shape[0] * shape[1] > 100 else BN_TOL,
+             outputs=[0, 1, 2])
+
+# ======================================================================
+# Stateless random ops (stateless_random_ops.cc): bit for bit
+# ======================================================================
+
+RAND_SHAPES = [[3, 5], [], [0], [7], [1000, 33]]
+SEEDS = [[1, 2], [0, 0], [-7, 2**31 - 1]]
+for shape, seed in itertools.product(RAND_SHAPES, SEEDS):
+    for op in ("StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal"):
+        case(op, inputs=[("shape", const(shape, "T")), ("seed", const(seed, "Tseed"))],
+             dtypes={"dtype": FLOAT, "T": IDX, "Tseed": IDX}, exact=True)
+    case("StatelessRandomUniformFullInt",
+         inputs=[("shape", const(shape, "T")), ("seed", const(seed, "Tseed"))],
+         dtypes={"dtype": INT + ["uint32", "uint64"], "T": IDX, "Tseed": IDX}, exact=True)
+    case("StatelessRandomUniformInt",
+         inputs=[("shape", const(shape, "T")), ("seed", const(seed, "Tseed")),
+                 ("minval", const(-5, "dtype")), ("maxval", const(1000, "dtype"))],
+         dtypes={"dtype": INT, "T": IDX, "Tseed": IDX}, exact=True)
+    key_counter = [("key", const([seed[0] & 0xFFFFFFFF | (7 << 32)], "uint64")),
+                   ("counter", const([seed[1] & 0xFFFFFFFF, 3], "uint64")),
+                   ("alg", const(1, "int32"))]          # 1 = Philox
+    for op in ("StatelessRandomUniformV2", "StatelessRandomNormalV2",
+               "StatelessTruncatedNormalV2"):
+        case(op, inputs=[("shape", const(shape, "Tshape"))] + key_counter,
+             dtypes={"dtype": FLOAT, "Tshape": IDX}, exact=True)
+    case("StatelessRandomUniformFullIntV2",
+         inputs=[("shape", const(shape, "Tshape"))] + key_counter,
+         dtypes={"dtype": INT + ["uint32", "uint64"], "Tshape": IDX}, exact=True)
+    case("StatelessRandomUniformIntV2",
+         inputs=[("shape", const(shape, "Tshape"))] + key_counter +
+                [("minval", const(-(2**20), "dtype")), ("maxval", const(2**20 + 7, "dtype"))],
+         dtypes={"dtype": INT, "Tshape": IDX}, exact=True)
+for seed in SEEDS:
+    case("StatelessRandomGetKeyCounter", inputs=[("seed", const(seed, "Tseed"))],
+         dtypes={"Tseed": IDX}, exact=True)
+    case("StatelessRandomGetKeyCounterAlg", inputs=[("seed", const(seed, "Tseed"))],
+         dtypes={"Tseed": IDX}, exact=True)
+case("StatelessRandomGetAlg", inputs=[], exact=True)
+
+# ======================================================================
+# Data movement (src/kernels/array/): compared bit for bit
+# ======================================================================
+
+for shape in ([3, 5], [], [0, 2], [7, 1, 3], [257, 1023]):
+    for op in ("Identity", "Snapshot", "StopGradient"):
+        case(op, inputs=[("input", shape)], dtypes={"T": ALL}, exact=True)
+    for op in ("ZerosLike", "OnesLike"):
+        case(op, inputs=[("x", shape)], dtypes={"T": ALL}, exact=True)
+    for op in ("Shape", "Size"):
+        case(op, inputs=[("input", shape)], dtypes={"T": ALL, "out_type": IDX}, exact=True)
+    case("Rank", inputs=[("input", shape)], dtypes={"T": ALL}, exact=True)
+    case("ShapeN", inputs=[("input", many(shape, [2, 0], []))],
+         dtypes={"T": ALL, "out_type": IDX}, exact=True)
+
+
+def _bitcast_input(shape):
+    def fn(dt, rng, prev):
+        src, dst = dt["T"], dt["type"]
+        s = list(shape)
+        if src.itemsize < dst.itemsize:
+            s = s + [dst.itemsize // src.itemsize]
+        return bits()(s, src, rng)
+    return fn
+
+
+for shape in ([3, 2], [], [0], [5, 3, 2]):
+    case("Bitcast", inputs=[("input", computed(_bitcast_input(shape)))],
+         dtypes={"T": BITCAST, "type": BITCAST}, exact=True)
+
+for shape, dims in (([3, 5], [3, 5]), ([], []), ([0, 3], [0, 3]), ([257, 1023], [257, 1023])):
+    case("Fill", inputs=[("dims", const(dims, "index_type")), ("value", [])],
+         dtypes={"T": ALL, "index_type": IDX}, exact=True)
+
+for shape, target in (([3, 1], [2, 3, 4]), ([], [3, 2]), ([5], [5]), ([1, 0], [4, 0]),
+                      ([2, 1, 3, 1], [2, 4, 3, 5]), ([1023], [257, 1023])):
+    case("BroadcastTo", inputs=[("input", shape), ("shape", const(target, "Tidx"))],
+         dtypes={"T": ALL, "Tidx": IDX}, exact=True)
+
+for shapes, axis in (([[2, 3], [2, 4]], 1), ([[2, 3], [4, 3], [1, 3]], 0), ([[2, 3], [2, 0]], -1),
+                     ([[0, 3], [2, 3]], 0), ([[2, 3, 4], [2, 3, 4]], -2),
+                     ([[257, 500], [257, 523]], 1)):
+    case("ConcatV2", inputs=[("values", many(*shapes)), ("axis", const(axis, "Tidx"))],
+         dtypes={"T": ALL, "Tidx": IDX}, exact=True)
+
+for shape, axis in (([3, 5], 1), ([], 0), ([3, 5], -1), ([3, 5], 0), ([0, 2], 2), ([257, 1023], 1)):
+    case("ExpandDims", inputs=[("input", shape), ("axis", const(axis, "Tdim"))],
+         dtypes={"T": ALL, "Tdim": IDX}, exact=True)
+
+for shape, target in (([3, 4], [4, 3]), ([], [1, 1]), ([6], [-1, 2]), ([0, 3], [3, 0]),
+                      ([2, 3, 4], [6, -1]), ([257, 1023], [-1])):
+    case("Reshape", inputs=[("tensor", shape), ("shape", const(target, "Tshape"))],
+         dtypes={"T": ALL, "Tshape": IDX}, exact=True)
+
+for shape, axis in (([3, 1, 5, 1], []), ([3, 1, 5, 1], [1]), ([1], []), ([1, 1], [-1]),
+                    ([0, 1], [1]), ([257, 1, 1023], [1])):
+    case("Squeeze", inputs=[("input", shape)], attrs={"axis": axis}, dtypes={"T": ALL},
+         exact=True)
+
+for shape, perm in (([3, 4], [1, 0]), ([], []), ([2, 3, 4], [2, 0, 1]), ([2, 3, 4], [0, 1, 2]),
+                    ([0, 3], [1, 0]), ([2, 3, 4, 5, 6], [4, 2, 0, 3, 1]), ([257, 1023], [1, 0])):
+    case("Transpose", inputs=[("x", shape), ("perm", const(perm, "Tperm"))],
+         dtypes={"T": ALL, "Tperm": IDX}, exact=True)
+
+for shape, mult in (([2, 3], [2, 1]), ([], []), ([3], [4]), ([2, 0], [3, 2]), ([2, 3], [0, 2]),
+                    ([1, 2, 3], [2, 3, 1]), ([257, 100], [2, 5])):
+    case("Tile", inputs=[("input", shape), ("multiples", const(mult, "Tmultiples"))],
+         dtypes={"T": ALL, "Tmultiples": IDX}, exact=True)
+
+for shape, n, axis in (([2, 3], 3, 0), ([], 1, 0), ([4], 1, 0), ([2, 3], 3, 1), ([0, 2], 2, -1),
+                       ([257, 1023], 4, 1)):
+    case("Pack", inputs=[("values", many(*[shape] * n))], attrs={"axis": axis},
+         dtypes={"T": ALL}, exact=True)
+for shape, axis in (([3, 2], 0), ([4], 0), ([2, 3, 4], 1), ([2, 3, 4], -1), ([0, 3], 1),
+                    ([4, 257, 1023], 0)):
+    case("Unpack", inputs=[("value", shape)], attrs={"num": shape[axis], "axis": axis},
+         dtypes={"T": ALL}, exact=True)
+
+for shape, axis in (([3, 5], [1]), ([], []), ([3, 5], [0, 1]), ([3, 5], [-1]), ([0, 3], [0]),
+                    ([2, 3, 4, 5], [0, 2, 3]), ([257, 1023], [0])):
+    case("ReverseV2", inputs=[("tensor", shape), ("axis", const(axis, "Tidx"))],
+         dtypes={"T": ALL, "Tidx": IDX}, exact=True)
+
+for shape, pads in (([3, 4], [[1, 2], [0, 3]]), ([], []), ([0, 2], [[1, 1], [2, 0]]),
+                    ([2, 3, 4], [[0, 0], [1, 1], [2, 2]]), ([257, 1023], [[1, 2], [3, 4]])):
+    case("Pad", inputs=[("input", shape), ("paddings", const(np.reshape(pads, [-1, 2]),
+                                                                "Tpaddings"))],
+         dtypes={"T": ALL, "Tpaddings": IDX}, exact=True)
+    case("PadV2", inputs=[("input", shape), ("paddings", const(np.reshape(pads, [-1, 2]),
+                                                                  "Tpaddings")),
+                          ("constant_values", [])],
+         dtypes={"T": ALL, "Tpaddings": IDX}, exact=True)
+
+for (shape, pads), mode in itertools.product(
+        [([3, 4], [[1, 2], [0, 3]]), ([5], [[2, 2]]), ([2, 3, 4], [[1, 0], [2, 1], [0, 3]]),
+         ([1, 4], [[0, 0], [1, 2]]), ([257, 1023], [[3, 5], [7, 1]])], ["REFLECT", "SYMMETRIC"]):
+    p = np.array(pads)
+    case("MirrorPad", inputs=[("input", shape), ("paddings", const(p, "Tpaddings"))],
+         attrs={"mode": mode}, dtypes={"T": ALL, "Tpaddings": IDX}, exact=True)
+    padded = [d + a + b for d, (a, b) in zip(shape, pads)]
+    # MirrorPadGrad sums the mirrored border back: float sums in another order
+    # would differ in the last bit, so the defaults, not exact, apply.
+    case("MirrorPadGrad", inputs=[("input", padded), ("paddings", const(p, "Tpaddings"))],
+         attrs={"mode": mode}, dtypes={"T": FLOAT + INT, "Tpaddings": IDX})
+
+for shape, begin, size in (([4, 5], [1, 2], [2, -1]), ([6], [0], [6]), ([4, 5], [0, 0], [0, 5]),
+                           ([2, 3, 4], [1, 0, 1], [1, 3, 2]), ([], [], []),
+                           ([257, 1023], [3, 100], [200, 900])):
+    case("Slice", inputs=[("input", shape), ("begin", const(begin, "Index")),
+                          ("size", const(size, "Index"))],
+         dtypes={"T": ALL, "Index": IDX}, exact=True)
+
+STRIDED = [  # (shape, begin, end, strides, masks)
+    ([5, 6], [1, 0], [4, 6], [1, 2], {}),
+    ([5, 6], [4, -1], [0, 0], [-1, -2], {}),
+    ([5, 6], [0, 0], [0, 0], [1, 1], {"begin_mask": 3, "end_mask": 3}),
+    ([5, 6], [2, 0], [3, 0], [1, 1], {"shrink_axis_mask": 1, "end_mask": 2}),
+    ([2, 3, 4], [0, 1], [0, 3], [1, 1], {"ellipsis_mask": 1}),
+    ([2, 3, 4], [0, 0, 1], [0, 0, 3], [1, 1, 1], {"new_axis_mask": 2, "begin_mask": 1,
+                                                  "end_mask": 1}),
+    ([0, 4], [0, 1], [0, 3], [1, 1], {}),
+    ([257, 1023], [1, 3], [250, 1000], [3, 7], {}),
+]
+for shape, b, e, s, masks in STRIDED:
+    idx = [("begin", const(b, "Index")), ("end", const(e, "Index")),
+           ("strides", const(s, "Index"))]
+    case("StridedSlice", inputs=[("input", shape)] + idx, attrs=masks,
+         dtypes={"T": ALL, "Index": IDX}, exact=True)
+
+    def _dy(dt, rng, prev, shape=shape, b=b, e=e, s=s, masks=masks):
+        import tensorflow as tf
+        with tf.device("/CPU:0"):
+            out = tf.raw_ops.StridedSlice(input=tf.zeros(shape), begin=b, end=e,
+                                          strides=s, **masks).shape
+        return DEFAULT(list(out), dt["T"], rng)
+
+    case("StridedSliceGrad", inputs=[("shape", const(shape, "Index"))] + idx +
+         [("dy", computed(_dy))], attrs=masks, dtypes={"T": ALL, "Index": IDX}, exact=True)
+
+for shape, n, axis in (([4, 6], 2, 1), ([6], 3, 0), ([4, 6], 1, 0), ([0, 6], 3, 1),
+                       ([2, 3, 4], 2, -1), ([256, 1023], 4, 0)):
+    case("Split", inputs=[("axis", const(axis)), ("value", shape)], attrs={"num_split": n},
+         dtypes={"T": ALL}, exact=True)
+for shape, sizes, axis in (([4, 6], [1, 2, 3], 1), ([6], [6], 0), ([4, 6], [-1, 1], 0),
+                           ([0, 6], [0, 6], 1), ([2, 3, 4], [2, 0, 2], -1),
+                           ([256, 1023], [100, -1, 23], 1)):
+    case("SplitV", inputs=[("value", shape), ("size_splits", const(sizes, "Tlen")),
+                           ("axis", const(axis))], attrs={"num_split": len(sizes)},
+         dtypes={"T": ALL, "Tlen": IDX}, exact=True)
+
+for ps, ishape, axis, bd in (([5, 3], [4], 0, 0), ([5, 3], [2, 2], 1, 0), ([7], [], 0, 0),
+                             ([5, 3], [0], 0, 0), ([2, 5, 3], [2, 4], 1, 1),
+                             ([4, 5, 6], [3], -1, 0), ([1000, 257], [2000], 0, 0)):
+    n = ps[axis]
+    case("GatherV2", inputs=[("params", ps), ("indices", arr(ishape, "Tindices", indices(n))),
+                             ("axis", const(axis, "Taxis"))], attrs={"batch_dims": bd},
+         dtypes={"Tparams": ALL, "Tindices": ["int32", "int64", "int16"], "Taxis": IDX},
+         exact=True)
+
+for ishape, depth, axis in (([4], 3, -1), ([], 5, -1), ([2, 3], 4, 0), ([2, 3], 4, 1),
+                            ([0], 3, -1), ([3], 0, -1), ([500, 7], 129, -1)):
+    # Out-of-range indices (-1, depth) give an all-off row.
+    case("OneHot", inputs=[("indices", arr(ishape, "TI", indices(depth + 1, -1 if depth else 0))),
+                           ("depth", const(depth)), ("on_value", arr([], "T", uniform(1, 5))),
+                           ("off_value", arr([], "T", uniform(-5, 0)))],
+         attrs={"axis": axis}, dtypes={"T": ALL, "TI": ["uint8", "int8", "int32", "int64"]},
+         exact=True)
+
+for start, limit, delta in ((0, 10, 1), (3, 3, 1), (10, 0, -3), (-5, 7, 2), (0, 100000, 7)):
+    case("Range", inputs=[("start", const(start, "Tidx")), ("limit", const(limit, "Tidx")),
+                          ("delta", const(delta, "Tidx"))],
+         dtypes={"Tidx": ["int32", "int64"]}, exact=True)
+for start, limit, delta in ((0.5, 3.0, 0.25), (1.0, -2.0, -0.3), (0.0, 1000.0, 0.1)):
+    case("Range", inputs=[("start", const(start, "Tidx")), ("limit", const(limit, "Tidx")),
+                          ("delta", const(delta, "Tidx"))],
+         dtypes={"Tidx": FLOAT}, exact=True)
+
+# Segments: ids in [0, n) plus n beyond the max id (empty segments: the
+# op's identity); one case with dropped (-1) ids.
+for dshape, nseg, lo in (([6, 3], 4, 0), ([6], 3, 0), ([0, 3], 2, 0), ([6, 3], 8, -1),
+                         ([2, 3, 4], 5, 0), ([10000, 33], 100, 0)):
+    ids_shape = dshape[:2] if len(dshape) == 3 else dshape[:1]
+    for op in ("UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin",
+               "UnsortedSegmentProd"):
+        big = dshape[0] > 100
+        case(op, inputs=[("data", arr(dshape, gen=uniform(0.9, 1.1) if op.endswith("Prod")
+                                      and big else discrete(-2, 3) if op.endswith("Prod")
+                                      else DEFAULT)),
+                         ("segment_ids", arr(ids_shape, "Tindices", indices(nseg - 1, lo))),
+                         ("num_segments", const(nseg, "Tnumsegments"))],
+             dtypes={"T": NUMERIC, "Tindices": IDX, "Tnumsegments": IDX},
+             # Sums of 100 terms per segment in another order than TF's.
+             tol={"float32": (1e-5, 1e-5), "float16": (1e-2, 5e-2),
+                  "bfloat16": (2e-2, 2e-1)} if big else None,
+             exact=op in ("UnsortedSegmentMax", "UnsortedSegmentMin"))
+
+for shape in ([3, 4], [0], [7], [2, 3, 4], [2, 0, 3], [257, 1023]):   # TF: rank >= 1
+    case("Where", inputs=[("condition", arr(shape, "T", discrete(0, 2)))], dtypes={"T": ALL},
+         exact=True)
