@@ -12,6 +12,19 @@ on the CPU) or input pipeline (tf.data).
 
 A function must be instantiated (first called) inside :func:`record` for its
 partition graphs to be reported.
+
+Control flow: inside a tf.function TensorFlow lowers While/If to
+Enter/Merge/Switch/NextIteration/Exit nodes in the caller's graph
+(``_lower_using_switch_merge``), so loop bodies are part of the partition
+graphs above, node by node. A functional op that stays a kernel (While,
+StatelessWhile, If, Case, a PartitionedCall that was not inlined) instantiates
+its body functions on its own, and TensorFlow reports no partition graphs for
+them; their nodes run on the device of that op (TensorFlow 2.21 does not
+soft-place them elsewhere: a body op without a kernel there fails the call with
+NotFoundError) unless a node names a device itself. :func:`record` therefore
+adds the nodes of those bodies, from the partition graph's function library,
+under that device (recursively); :attr:`Placement.function_bodies` lists the
+bodies it added.
 """
 from __future__ import annotations
 
@@ -43,12 +56,23 @@ def device_type_of(device: str) -> str:
     """'/job:localhost/replica:0/task:0/device:PDK:0' -> 'PDK'."""
     last = device.rsplit("/", 1)[-1]
     parts = last.split(":")
+    if len(parts) == 2 and parts[1].isdigit():  # "/CPU:0" (a device as written in a tf.device scope)
+        return parts[0]
     return parts[1] if len(parts) >= 3 and parts[0] == "device" else last
+
+
+# Ops whose function-valued attributes name bodies that run on the op's device.
+FUNCTIONAL_OPS = frozenset({
+    "While", "StatelessWhile", "_While", "If", "StatelessIf", "_If", "Case", "StatelessCase",
+    "PartitionedCall", "StatefulPartitionedCall",
+})
 
 
 @dataclasses.dataclass
 class Placement:
     nodes: List[Tuple[str, str]] = dataclasses.field(default_factory=list)  # (op, device type)
+    # (function name, device type) of every un-lowered body added to `nodes`.
+    function_bodies: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
 
     def ops_on(self, device_type: str) -> Counter:
         return collections.Counter(op for op, d in self.nodes if d == device_type)
@@ -78,6 +102,10 @@ def record() -> Iterator[Placement]:
 
     placement = Placement()
     ctx = context.context()
+    # Once run metadata has been enabled, TensorFlow goes on collecting the
+    # graphs of functions (and of eager ops) instantiated while it is off and
+    # hands them out with the next export: drop them, they ran before this block.
+    ctx.export_run_metadata()
     ctx.enable_run_metadata()
     try:
         yield placement
@@ -86,5 +114,29 @@ def record() -> Iterator[Placement]:
         ctx.disable_run_metadata()
         for fg in md.function_graphs if md is not None else []:
             for pg in fg.partition_graphs:
+                library = {f.signature.name: f for f in pg.library.function}
                 for n in pg.node:
-                    placement.nodes.append((n.op, device_type_of(n.device)))
+                    dev = device_type_of(n.device)
+                    placement.nodes.append((n.op, dev))
+                    _add_function_bodies(placement, n, dev, library, depth=0)
+
+
+def _add_function_bodies(placement: Placement, node, device_type: str, library, depth: int):
+    """Adds the nodes of the bodies a functional op (`node`, a NodeDef) runs."""
+    if node.op not in FUNCTIONAL_OPS or depth > 32:
+        return
+    names = []
+    for value in node.attr.values():
+        if value.HasField("func"):
+            names.append(value.func.name)
+        elif value.HasField("list"):
+            names.extend(f.name for f in value.list.func)
+    for name in names:
+        fdef = library.get(name)
+        if fdef is None:
+            continue
+        placement.function_bodies.append((name, device_type))
+        for n in fdef.node_def:
+            dev = device_type_of(n.device) if n.device else device_type
+            placement.nodes.append((n.op, dev))
+            _add_function_bodies(placement, n, dev, library, depth + 1)

@@ -96,6 +96,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   RewriteContext ctx{options.preserve, options.report, fired ? fired : &local,
                      options.kernel_available};
   FuseMatMulBiasAddActivation(graph, ctx);
+  RewriteTensorListGradients(graph, ctx);
   return pdk::Status::OK();
 }
 

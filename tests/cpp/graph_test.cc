@@ -394,5 +394,148 @@ TEST(FuseMatMul, ChainedLayers) {
   EXPECT_EQ(Find(g, "ba2")->input[0], "act");
 }
 
+// ------------------------------------------------- TensorList gradients
+
+constexpr int kVariant = 21;
+
+NodeDef ListNode(const std::string& name, const std::string& op, std::vector<std::string> inputs,
+                 const std::string& device = kPdk) {
+  NodeDef n;
+  n.name = name;
+  n.op = op;
+  n.input = std::move(inputs);
+  n.device = device;
+  if (op == "AddN" || op == "ZerosLike" || op == "Enter" || op == "Exit" || op == "Merge" ||
+      op == "Switch" || op == "NextIteration" || op == "Identity")
+    n.attr["T"] = AttrValue::Type(kVariant);
+  if (op.rfind("TensorList", 0) == 0) n.attr["element_dtype"] = AttrValue::Type(DT_FLOAT);
+  if (op == "AddN") n.attr["N"] = AttrValue::Int(2);
+  if (op == "Placeholder") n.attr["dtype"] = AttrValue::Type(DT_FLOAT);
+  return n;
+}
+
+// The gradient-loop body: acc (the accumulated list) + SetItem(Reserve(s, n), i, dx).
+GraphDef ListGradAccumulation(const std::string& add_device = kCpu) {
+  GraphDef g;
+  g.node = {ListNode("acc", "Placeholder", {}), ListNode("i", "Placeholder", {}),
+            ListNode("dx", "Placeholder", {}), ListNode("s", "Placeholder", {}),
+            ListNode("n", "Placeholder", {}),
+            ListNode("reserve", "TensorListReserve", {"s", "n"}),
+            ListNode("set", "TensorListSetItem", {"reserve", "i", "dx"}),
+            ListNode("add", "AddN", {"acc", "set"}, add_device),
+            ListNode("next", "NextIteration", {"add"})};
+  return g;
+}
+
+TEST(TensorListGrad, AddNBecomesGetItemAddSetItemOnPdk) {
+  GraphDef g = ListGradAccumulation();
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["AddN(TensorList)"], 1u);
+  EXPECT_EQ(Find(g, "set"), nullptr);
+  EXPECT_EQ(Find(g, "reserve"), nullptr);
+  const NodeDef* add = Find(g, "add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->op, "TensorListSetItem");
+  EXPECT_EQ(add->device, kPdk);
+  EXPECT_EQ(add->TypeAttr("element_dtype"), DT_FLOAT);
+  EXPECT_EQ(add->input, (std::vector<std::string>{"acc", "i", "add/pdk_item_sum"}));
+  const NodeDef* sum = Find(g, "add/pdk_item_sum");
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ(sum->op, "AddV2");
+  EXPECT_EQ(sum->input, (std::vector<std::string>{"add/pdk_item", "dx"}));
+  const NodeDef* get = Find(g, "add/pdk_item");
+  ASSERT_NE(get, nullptr);
+  EXPECT_EQ(get->op, "TensorListGetItem");
+  EXPECT_EQ(get->input, (std::vector<std::string>{"acc", "i", "add/pdk_item_shape"}));
+  EXPECT_EQ(Find(g, "add/pdk_item_shape")->op, "Shape");
+  EXPECT_EQ(Find(g, "add/pdk_item_shape")->input, (std::vector<std::string>{"dx"}));
+  EXPECT_EQ(Find(g, "next")->input[0], "add");
+  // Idempotent.
+  const std::string once = SerializeGraphDef(g);
+  EXPECT_TRUE(Optimized(&g).empty());
+  EXPECT_EQ(SerializeGraphDef(g), once);
+}
+
+TEST(TensorListGrad, AddNWithFreshListFirst) {
+  GraphDef g = ListGradAccumulation();
+  for (auto& n : g.node)
+    if (n.name == "add") n.input = {"set", "acc"};
+  EXPECT_EQ(Optimized(&g)["AddN(TensorList)"], 1u);
+  EXPECT_EQ(Find(g, "add")->input[0], "acc");
+}
+
+TEST(TensorListGrad, AddNLeftAloneWhenUnsafe) {
+  {  // the fresh list is read elsewhere too
+    GraphDef g = ListGradAccumulation();
+    g.node.push_back(ListNode("other", "Identity", {"set"}));
+    EXPECT_TRUE(Optimized(&g).empty());
+  }
+  {  // the SetItem is a fetch node
+    GraphDef g = ListGradAccumulation();
+    EXPECT_TRUE(Optimized(&g, {"set"}).empty());
+  }
+  {  // the list is not on PDK
+    GraphDef g = ListGradAccumulation();
+    for (auto& n : g.node)
+      if (n.name == "set") n.device = kCpu;
+    EXPECT_TRUE(Optimized(&g).empty());
+  }
+  {  // element type PDK's rewrite does not cover
+    GraphDef g = ListGradAccumulation();
+    for (auto& n : g.node)
+      if (n.name == "set") n.attr["element_dtype"] = AttrValue::Type(DT_INT32);
+    EXPECT_TRUE(Optimized(&g).empty());
+  }
+  {  // a list that is not a fresh Reserve
+    GraphDef g = ListGradAccumulation();
+    for (auto& n : g.node)
+      if (n.name == "set") n.input[0] = "acc";
+    EXPECT_TRUE(Optimized(&g).empty());
+  }
+}
+
+// x -> FromTensor -> Enter -> Merge <- NextIteration <- Identity <- Switch:1,
+// Switch:0 -> Exit -> ZerosLike.
+GraphDef InvariantListLoop(bool pass_through = true) {
+  GraphDef g;
+  g.node = {ListNode("x", "Placeholder", {}), ListNode("es", "Placeholder", {}),
+            ListNode("pred", "Placeholder", {}),
+            ListNode("from", "TensorListFromTensor", {"x", "es"}),
+            ListNode("enter", "Enter", {"from"}),
+            ListNode("merge", "Merge", {"enter", "next"}),
+            ListNode("switch", "Switch", {"merge", "pred"}),
+            ListNode("body", "Identity", {"switch:1"}),
+            ListNode("next", "NextIteration", {pass_through ? "body" : "other"}),
+            ListNode("exit", "Exit", {"switch"}),
+            ListNode("zeros", "ZerosLike", {"exit"}, kCpu),
+            ListNode("use", "Identity", {"zeros"})};
+  if (!pass_through) g.node.push_back(ListNode("other", "TensorListSetItem", {"body", "pred", "x"}));
+  return g;
+}
+
+TEST(TensorListGrad, ZerosLikeOfInvariantLoopList) {
+  GraphDef g = InvariantListLoop();
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["ZerosLike(TensorList)"], 1u);
+  const NodeDef* z = Find(g, "zeros");
+  ASSERT_NE(z, nullptr);
+  EXPECT_EQ(z->op, "TensorListFromTensor");
+  EXPECT_EQ(z->device, kPdk);
+  EXPECT_EQ(z->input, (std::vector<std::string>{"zeros/pdk_zeros", "es"}));
+  const NodeDef* zx = Find(g, "zeros/pdk_zeros");
+  ASSERT_NE(zx, nullptr);
+  EXPECT_EQ(zx->op, "ZerosLike");
+  EXPECT_EQ(zx->TypeAttr("T"), DT_FLOAT);
+  EXPECT_EQ(zx->input, (std::vector<std::string>{"x"}));
+  const std::string once = SerializeGraphDef(g);
+  EXPECT_TRUE(Optimized(&g).empty());
+  EXPECT_EQ(SerializeGraphDef(g), once);
+}
+
+TEST(TensorListGrad, ZerosLikeLeftAloneWhenTheLoopChangesTheList) {
+  GraphDef g = InvariantListLoop(/*pass_through=*/false);
+  EXPECT_TRUE(Optimized(&g).empty());
+}
+
 }  // namespace
 }  // namespace pdk_graph

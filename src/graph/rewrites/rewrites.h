@@ -37,6 +37,13 @@ struct RewriteContext {
 //   -> _PdkFusedMatMul (src/kernels/nn/fused_matmul.cc).
 void FuseMatMulBiasAddActivation(GraphDef* graph, const RewriteContext& ctx);
 
+// Variant arithmetic in TensorList loop gradients, which TensorFlow has no
+// DEVICE_DEFAULT kernel for (src/graph/rewrites/tensor_list_gradients.cc):
+//   AddN(acc, TensorListSetItem(TensorListReserve, i, dx))
+//     -> TensorListSetItem(acc, i, AddV2(TensorListGetItem(acc, i), dx))
+//   ZerosLike(loop-invariant TensorListFromTensor(x)) -> TensorListFromTensor(ZerosLike(x))
+void RewriteTensorListGradients(GraphDef* graph, const RewriteContext& ctx);
+
 }  // namespace pdk_graph
 
 #endif  // PDK_SRC_GRAPH_REWRITES_REWRITES_H_
