@@ -4,7 +4,7 @@ Each case is a callable per device; the harness warms both up, then alternates
 A B A B ... for `--repeats` rounds and reports the median time of each and
 the PDK/CPU ratio (< 1: PDK faster). Nothing here asserts a time.
 
-Run:  python bench/bench_pdk.py [--repeats 30] [--markdown docs/benchmarks.md]
+Run:  python bench/bench_pdk.py [--repeats 20] [--cases tiny_add,matmul1024,...] [--markdown FILE]
 """
 from __future__ import annotations
 
@@ -37,42 +37,158 @@ def case_tiny_add():
                 for _ in range(100):
                     tf.raw_ops.AddV2(x=a, y=b)
         fns[d] = run
-    return "eager AddV2 [4] (per op)", fns, 100
+    return "eager AddV2 [4] (per op)", fns, 100, None
 
 
-def case_matmul(n):
+def case_matmul_dtype(n, dtype):
     rng = np.random.default_rng(0)
-    a_np = rng.standard_normal((n, n)).astype(np.float32)
-    b_np = rng.standard_normal((n, n)).astype(np.float32)
     fns = {}
     for d in DEVICES:
         with tf.device(d):
-            a = tf.identity(tf.constant(a_np))
-            b = tf.identity(tf.constant(b_np))
+            a = tf.cast(tf.constant(rng.standard_normal((n, n)).astype(np.float32)), dtype)
+            b = tf.cast(tf.constant(rng.standard_normal((n, n)).astype(np.float32)), dtype)
 
         def run(a=a, b=b, d=d):
             with tf.device(d):
                 tf.linalg.matmul(a, b)
         fns[d] = run
-    return f"eager MatMul {n}x{n}x{n} float32", fns, 1
+    return f"eager MatMul {n}^3 {dtype.name}", fns, 1, 2.0 * n ** 3
 
 
-def case_digits_step():
-    from tensorflow_pdk.examples import digits
-
-    x, y, _, _ = digits.load_data(0)
-    x, y = x[:32], y[:32]
+def case_conv2d():
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((1, 56, 56, 64)).astype(np.float32)
+    w_np = rng.standard_normal((3, 3, 64, 64)).astype(np.float32)
     fns = {}
     for d in DEVICES:
         with tf.device(d):
-            model = digits.build_model(0)
+            x, w = tf.identity(tf.constant(x_np)), tf.identity(tf.constant(w_np))
+
+        def run(x=x, w=w, d=d):
+            with tf.device(d):
+                tf.nn.conv2d(x, w, strides=1, padding="SAME")
+        fns[d] = run
+    return "eager Conv2D 3x3 1x56x56x64->64", fns, 1, 2.0 * 56 * 56 * 64 * 64 * 9
+
+
+def case_elementwise_chain():
+    x_np = np.random.default_rng(0).random(1 << 20).astype(np.float32)
+    fns = {}
+    for d in DEVICES:
+        with tf.device(d):
+            x = tf.identity(tf.constant(x_np))
+
+            @tf.function(jit_compile=False)
+            def chain(x):
+                y = x * 2.0 + 1.0
+                y = tf.sqrt(y) * x - tf.exp(-x)
+                return tf.maximum(y, 0.1) / (1.0 + x)
+
+        def run(x=x, d=d, chain=chain):
+            with tf.device(d):
+                chain(x)
+        fns[d] = run
+    return "tf.function elementwise chain, 1M float32", fns, 1, None
+
+
+def case_reduction():
+    x_np = np.random.default_rng(0).random((1024, 1024)).astype(np.float32)
+    fns = {}
+    for d in DEVICES:
+        with tf.device(d):
+            x = tf.identity(tf.constant(x_np))
+
+        def run(x=x, d=d):
+            with tf.device(d):
+                tf.reduce_sum(x, axis=1)
+                tf.reduce_sum(x, axis=0)
+        fns[d] = run
+    return "eager Sum 1024x1024 over axis 1 and axis 0", fns, 1, None
+
+
+def train_step_case(name, build, x, y):
+    """A Keras train step (model.train_on_batch, Adam) on each device."""
+    fns = {}
+    for d in DEVICES:
+        with tf.device(d):
+            model = build()
             xd, yd = tf.identity(tf.constant(x)), tf.identity(tf.constant(y))
 
         def run(model=model, xd=xd, yd=yd, d=d):
             with tf.device(d):
                 model.train_on_batch(xd, yd)
         fns[d] = run
-    return "digits MLP train step (batch 32, Adam)", fns, 1
+    return name, fns, 1, None
+
+
+def compiled(model):
+    import keras
+
+    model.compile(optimizer=keras.optimizers.Adam(1e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  jit_compile=False)
+    return model
+
+
+def case_digits_step():
+    from tensorflow_pdk.examples import digits
+
+    x, y, _, _ = digits.load_data(0)
+    return train_step_case("train step: digits MLP (batch 32)", lambda: digits.build_model(0),
+                           x[:32], y[:32])
+
+
+def case_mlp_step():
+    import keras
+
+    rng = np.random.default_rng(0)
+    x = rng.random((256, 784)).astype(np.float32)
+    y = rng.integers(0, 10, 256).astype(np.int64)
+    build = lambda: compiled(keras.Sequential([  # noqa: E731
+        keras.Input((784,)), keras.layers.Dense(512, activation="relu"),
+        keras.layers.Dense(512, activation="relu"), keras.layers.Dense(10)]))
+    return train_step_case("train step: MLP 784-512-512-10 (batch 256)", build, x, y)
+
+
+def case_cnn_step():
+    import keras
+
+    rng = np.random.default_rng(0)
+    x = rng.random((32, 32, 32, 3)).astype(np.float32)
+    y = rng.integers(0, 10, 32).astype(np.int64)
+    build = lambda: compiled(keras.Sequential([  # noqa: E731
+        keras.Input((32, 32, 3)),
+        keras.layers.Conv2D(32, 3, padding="same", activation="relu"), keras.layers.MaxPooling2D(),
+        keras.layers.Conv2D(64, 3, padding="same", activation="relu"), keras.layers.MaxPooling2D(),
+        keras.layers.Flatten(), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(10)]))
+    return train_step_case("train step: small CNN 32x32x3 (batch 32)", build, x, y)
+
+
+def case_resnet50_step():
+    import keras
+
+    rng = np.random.default_rng(0)
+    x = rng.random((16, 64, 64, 3)).astype(np.float32)
+    y = rng.integers(0, 10, 16).astype(np.int64)
+    build = lambda: compiled(keras.applications.ResNet50(  # noqa: E731
+        weights=None, input_shape=(64, 64, 3), classes=10, classifier_activation=None))
+    return train_step_case("train step: ResNet50 64x64 (batch 16)", build, x, y)
+
+
+CASES = {
+    "tiny_add": case_tiny_add,
+    "matmul256": lambda: case_matmul_dtype(256, tf.float32),
+    "matmul1024": lambda: case_matmul_dtype(1024, tf.float32),
+    "matmul2048": lambda: case_matmul_dtype(2048, tf.float32),
+    "matmul1024_bf16": lambda: case_matmul_dtype(1024, tf.bfloat16),
+    "conv2d": case_conv2d,
+    "elementwise": case_elementwise_chain,
+    "reduction": case_reduction,
+    "digits": case_digits_step,
+    "mlp": case_mlp_step,
+    "cnn": case_cnn_step,
+    "resnet50": case_resnet50_step,
+}
 
 
 def measure(fns, per_call, repeats, warmup=3):
@@ -96,27 +212,32 @@ def fmt(seconds):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--repeats", type=int, default=30)
+    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--cases", default=",".join(CASES),
+                   help="comma-separated subset of: " + ", ".join(CASES))
     p.add_argument("--markdown", help="also write the results table to this file")
     args = p.parse_args(argv)
     if not tf.config.list_physical_devices("PDK"):
         sys.exit("no PDK device registered")
-    cases = [case_tiny_add(), case_matmul(1024), case_digits_step()]
     rows = []
-    for name, fns, per_call in cases:
-        med = measure(fns, per_call, args.repeats)
+    for key in args.cases.split(","):
+        name, fns, per_call, flops = CASES[key]()
+        repeats = max(3, args.repeats // 4) if key == "resnet50" else args.repeats
+        med = measure(fns, per_call, repeats)
         ratio = med["/PDK:0"] / med["/CPU:0"]
-        rows.append((name, fmt(med["/CPU:0"]), fmt(med["/PDK:0"]), f"{ratio:.2f}"))
-        print(f"{name:<45s} CPU {rows[-1][1]:>10s}  PDK {rows[-1][2]:>10s}  PDK/CPU {ratio:.2f}",
-              flush=True)
+        rate = (f"{flops / med['/CPU:0'] / 1e9:.0f} / {flops / med['/PDK:0'] / 1e9:.0f}"
+                if flops else "")
+        rows.append((name, fmt(med["/CPU:0"]), fmt(med["/PDK:0"]), f"{ratio:.2f}", rate))
+        print(f"{name:<48s} CPU {rows[-1][1]:>10s}  PDK {rows[-1][2]:>10s}  PDK/CPU {ratio:.2f}"
+              f"  {('GFLOP/s CPU/PDK ' + rate) if rate else ''}", flush=True)
     if args.markdown:
         lines = [
-            "| case | stock CPU (median) | PDK (median) | PDK/CPU |",
-            "|---|---|---|---|",
-        ] + [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} |" for r in rows]
-        header = (f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs; "
+            "| case | stock CPU (median) | PDK (median) | PDK/CPU | GFLOP/s CPU / PDK |",
+            "|---|---|---|---|---|",
+        ] + [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} |" for r in rows]
+        header = (f"Machine: {platform.machine()}, {os.cpu_count()} logical CPUs; "
                   f"TensorFlow {tf.__version__}; PDK {tensorflow_pdk.version()}; "
-                  f"{args.repeats} interleaved rounds.\n\n")
+                  f"{args.repeats} interleaved rounds (ResNet50: {max(3, args.repeats // 4)}).\n\n")
         with open(args.markdown, "w") as f:
             f.write(header + "\n".join(lines) + "\n")
 
