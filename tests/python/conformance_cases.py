@@ -307,15 +307,20 @@ def wide_reference(op):
     PDK in float: measured on [513, 1023] inputs in [-5, 5], TF's float16 Sum
     is up to 0.53 from the exact sum (PDK 0.062, half an ulp at that scale),
     bfloat16 BiasAddGrad 9.7 (PDK 0.49), float16 Conv2DBackpropFilter 0.21
-    (PDK 0.021). The sweep compares PDK with the correctly rounded result
+    (PDK 0.021), float16 Einsum [64,300]x[300,64] 2.87 (PDK 0.13). The sweep compares PDK with the correctly rounded result
     instead of with TF's rounding error; other dtypes run TF's op unchanged."""
     def ref(**kw):
         import tensorflow as tf
         low, wide = None, {}
-        for k, v in kw.items():
+        def widen(v):
+            nonlocal low
+            if isinstance(v, (list, tuple)):  # a list input (Einsum's inputs)
+                return [widen(x) for x in v]
             if isinstance(v, tf.Tensor) and v.dtype in (tf.float16, tf.bfloat16):
                 low, v = v.dtype, tf.cast(v, tf.float32)
-            wide[k] = v
+            return v
+        for k, v in kw.items():
+            wide[k] = widen(v)
         out = getattr(tf.raw_ops, op)(**wide)
         return tf.cast(out, low) if low is not None else out
     return ref
@@ -550,6 +555,29 @@ for (xs, ys), (ax, ay) in itertools.product(
         return s[:-2] + [s[-1], s[-2]] if adj else s
     case("BatchMatMulV2", inputs=[("x", _t(xs, ax)), ("y", _t(ys, ay))],
          attrs={"adj_x": ax, "adj_y": ay}, dtypes={"T": FLOAT + INT}, tol=MM_TOL)
+
+# Einsum (einsum.cc): the GEMM path above, plus transposes, reductions,
+# diagonals and "..." broadcasting (more in test_einsum_transformer.py).
+# TF's CPU Einsum accumulates float16 in half (see wide_reference); PDK widens
+# to float32 like its MatMul, so the 16-bit reference is TF's float32 Einsum
+# rounded once (PDK matches it bit for bit on the shapes below).
+for eq, shapes in [
+        ("ij,jk->ik", ([3, 4], [4, 5])),
+        ("bhqd,bhkd->bhqk", ([2, 3, 5, 4], [2, 3, 6, 4])),
+        ("bhqk,bhkd->bhqd", ([2, 3, 5, 6], [2, 3, 6, 4])),
+        ("abc,cd->abd", ([2, 3, 4], [4, 5])),
+        ("...ij,...jk->...ik", ([2, 1, 3, 4], [5, 4, 6])),
+        ("ab,bc->c", ([3, 4], [4, 5])),
+        ("i,j->ij", ([3], [4])),
+        ("i,i->", ([7], [7])),
+        ("ij->ji", ([3, 4],)),
+        ("ij->", ([3, 4],)),
+        ("ii->i", ([4, 4],)),
+        ("ij,jk->ik", ([0, 4], [4, 5])),
+        ("ij,jk->ik", ([3, 0], [0, 5])),
+        ("bij,bjk->kib", ([16, 33, 20], [16, 20, 17]))]:
+    case("Einsum", inputs=[("inputs", many(*shapes))], attrs={"equation": eq},
+         dtypes={"T": FLOAT + INT}, tol=MM_TOL, reference=wide_reference("Einsum"))
 
 
 def _fused_matmul(a, b, bias, activation="None", transpose_b=False, leakyrelu_alpha=0.2):
