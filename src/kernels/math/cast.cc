@@ -5,10 +5,13 @@
 // SrcT, DstT: float32, float64, float16, bfloat16, int32, int64, bool (all 49
 // pairs). Conversions to float16/bfloat16 round to nearest even (Eigen's, as in
 // TensorFlow's CPU kernel); float16 <-> bfloat16 goes through float32 (exact
-// widening, one rounding). The Truncate attribute is not read: TensorFlow's
-// CPU kernel honours it only for bfloat16 and Keras never sets it.
+// widening, one rounding). Truncate=true (float32 -> float16/bfloat16,
+// float64 -> float16; TF's CPU kernel leaves float64 -> bfloat16 rounding) first clears the source mantissa bits the destination cannot hold, then
+// converts, as TensorFlow's CPU kernel does (LSBZeroSetter in
+// tensorflow/core/kernels/cast_op.h): the result is rounded toward zero.
 // Same-type casts return x itself (no copy). Errors: allocation only.
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "compute/eigen.h"
@@ -17,9 +20,38 @@
 namespace pdk_kernels {
 namespace {
 
+// Mantissa bits of the IEEE-style float types.
+template <class T> constexpr int kMantissaBits = 0;
+template <> constexpr int kMantissaBits<float> = 23;
+template <> constexpr int kMantissaBits<double> = 52;
+template <> constexpr int kMantissaBits<Eigen::half> = 10;
+template <> constexpr int kMantissaBits<Eigen::bfloat16> = 7;
+
+// Clears the low mantissa bits of a Src value that Dst cannot represent.
+template <class Src, class Dst>
+struct LsbZero {
+  using Bits = std::conditional_t<sizeof(Src) == 8, uint64_t, uint32_t>;
+  Src operator()(Src v) const {
+    constexpr int k = kMantissaBits<Src> - kMantissaBits<Dst>;
+    Bits b;
+    std::memcpy(&b, &v, sizeof(b));
+    b &= ~((Bits(1) << k) - 1);
+    std::memcpy(&v, &b, sizeof(b));
+    return v;
+  }
+};
+
 template <class Src, class Dst>
 class CastOp {
+  // Which pairs TF 2.21's CPU kernel truncates (measured: float64 -> bfloat16
+  // still rounds to nearest there).
+  static constexpr bool kCanTruncate =
+      (std::is_same_v<Src, float> && pdk_compute::kIsHalfLike<Dst>) ||
+      (std::is_same_v<Src, double> && std::is_same_v<Dst, Eigen::half>);
+
  public:
+  pdk::Status Init(const pdk::Attrs& a) { return a.GetOptional("Truncate", &truncate_); }
+
   pdk::Status Compute(pdk::Context& ctx) const {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
     if constexpr (std::is_same_v<Src, Dst>) {
@@ -27,6 +59,13 @@ class CastOp {
     } else {
       PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.allocate_output(0, x.shape()));
       if (x.num_elements() == 0) return pdk::Status::OK();
+      if constexpr (kCanTruncate) {
+        if (truncate_) {
+          pdk_compute::flat<Dst>(y).device(pdk_compute::Device(ctx)) =
+              pdk_compute::cflat<Src>(x).unaryExpr(LsbZero<Src, Dst>()).template cast<Dst>();
+          return pdk::Status::OK();
+        }
+      }
       if constexpr (pdk_compute::kIsHalfLike<Src> && pdk_compute::kIsHalfLike<Dst>) {
         pdk_compute::flat<Dst>(y).device(pdk_compute::Device(ctx)) =
             pdk_compute::cflat<Src>(x).template cast<float>().template cast<Dst>();
@@ -37,6 +76,9 @@ class CastOp {
       return pdk::Status::OK();
     }
   }
+
+ private:
+  bool truncate_ = false;
 };
 
 using CastTypes =
