@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "compute/eigen.h"
+#include "compute/unary.h"
 #include "pdk/kernel.h"
 
 namespace pdk_kernels {
@@ -61,31 +62,8 @@ PDK_UNARY_(LogicalNot, x.unaryExpr(NotFn()));
 
 namespace {
 
-template <class T, class F>
-class UnaryOp {
- public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const T* x_data;
-    pdk::Shape shape;
-    {  // released before forwarding: a held handle blocks buffer reuse
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-      shape = x.shape();
-      x_data = x.data<T>();
-    }
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.forward_or_allocate_output({0}, 0, shape));
-    const int64_t n = shape.num_elements();
-    if (n == 0) return pdk::Status::OK();
-    if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
-      pdk_compute::Flat<T>(y.data<T>(), n).device(pdk_compute::Device(ctx)) =
-          F::Apply(pdk_compute::ConstFlat<T>(x_data, n).template cast<float>())
-              .template cast<T>();
-    } else {
-      pdk_compute::Flat<T>(y.data<T>(), n).device(pdk_compute::Device(ctx)) =
-          F::Apply(pdk_compute::ConstFlat<T>(x_data, n));
-    }
-    return pdk::Status::OK();
-  }
-};
+using pdk_compute::UnaryOp;
+
 
 // y = x without a copy (Round on integers).
 class PassThroughOp {

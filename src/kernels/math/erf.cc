@@ -13,6 +13,7 @@
 // `keras.activations.gelu(x, approximate=False)` is 0.5 * x * Erfc(-x / sqrt(2))
 // in TF 2.21, so Erfc is on its forward path.
 #include "compute/eigen.h"
+#include "compute/unary.h"
 #include "pdk/kernel.h"
 
 namespace pdk_kernels {
@@ -31,33 +32,14 @@ struct ErfcFn {
   }
 };
 
-template <class T, class Fn>
-class ErrorFunctionOp {
- public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const T* x_data;
-    pdk::Shape shape;
-    {  // released before forwarding: a held handle blocks buffer reuse
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-      shape = x.shape();
-      x_data = x.data<T>();
-    }
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.forward_or_allocate_output({0}, 0, shape));
-    const int64_t n = shape.num_elements();
-    if (n == 0) return pdk::Status::OK();
-    pdk_compute::Flat<T>(y.data<T>(), n).device(pdk_compute::Device(ctx)) =
-        Fn::Apply(pdk_compute::ConstFlat<T>(x_data, n));
-    return pdk::Status::OK();
-  }
-};
 
 }  // namespace
 
 PDK_REGISTER_KERNELS(MathErf, r) {
   pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<ErrorFunctionOp<T, ErfFn>>("Erf").Type("T", t));
-    r.Add(pdk::KernelDef<ErrorFunctionOp<T, ErfcFn>>("Erfc").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, ErfFn>>("Erf").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, ErfcFn>>("Erfc").Type("T", t));
   });
 }
 

@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "compute/eigen.h"
+#include "compute/unary.h"
 #include "pdk/kernel.h"
 
 namespace pdk_kernels {
@@ -63,25 +64,6 @@ struct SoftsignFn {
   }
 };
 
-template <class T, class Fn>
-class UnaryOp {
- public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const T* x_data;
-    pdk::Shape shape;
-    {  // released before forwarding: a held handle blocks buffer reuse
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-      shape = x.shape();
-      x_data = x.data<T>();
-    }
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.forward_or_allocate_output({0}, 0, shape));
-    const int64_t n = shape.num_elements();
-    if (n == 0) return pdk::Status::OK();
-    pdk_compute::Flat<T>(y.data<T>(), n).device(pdk_compute::Device(ctx)) =
-        Fn::Apply(pdk_compute::ConstFlat<T>(x_data, n));
-    return pdk::Status::OK();
-  }
-};
 
 // ---------------------------------------------------------------- gradients
 
@@ -141,9 +123,9 @@ class GradOp {
 PDK_REGISTER_KERNELS(NnSmoothActivations, r) {
   pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<UnaryOp<T, SeluFn>>("Selu").Type("T", t));
-    r.Add(pdk::KernelDef<UnaryOp<T, SoftplusFn>>("Softplus").Type("T", t));
-    r.Add(pdk::KernelDef<UnaryOp<T, SoftsignFn>>("Softsign").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, SeluFn>>("Selu").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, SoftplusFn>>("Softplus").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, SoftsignFn>>("Softsign").Type("T", t));
     r.Add(pdk::KernelDef<GradOp<T, SeluGradFn>>("SeluGrad").Type("T", t));
     r.Add(pdk::KernelDef<GradOp<T, SoftplusGradFn>>("SoftplusGrad").Type("T", t));
     r.Add(pdk::KernelDef<GradOp<T, SoftsignGradFn>>("SoftsignGrad").Type("T", t));

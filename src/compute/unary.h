@@ -1,0 +1,45 @@
+// The one elementwise unary kernel: y = F::Apply(x), shaped like x.
+//
+// F is a functor with `static auto Apply(const X& x)` over an Eigen tensor
+// expression X (e.g. `x.exp()`). T: the element type; float16/bfloat16 are
+// computed in float32 and rounded once. The output reuses x's buffer when
+// TensorFlow allows it (the input handle is released first: a held handle
+// blocks the forward). Used by src/kernels/math/cwise_unary.cc, erf.cc and
+// src/kernels/nn/activations.cc. Errors: allocation only.
+#ifndef PDK_SRC_COMPUTE_UNARY_H_
+#define PDK_SRC_COMPUTE_UNARY_H_
+
+#include <cstdint>
+
+#include "compute/eigen.h"
+#include "pdk/kernel.h"
+
+namespace pdk_compute {
+
+template <class T, class F>
+class UnaryOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    const T* x_data;
+    pdk::Shape shape;
+    {  // released before forwarding: a held handle blocks buffer reuse
+      PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+      shape = x.shape();
+      x_data = x.data<T>();
+    }
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.forward_or_allocate_output({0}, 0, shape));
+    const int64_t n = shape.num_elements();
+    if (n == 0) return pdk::Status::OK();
+    if constexpr (kIsHalfLike<T>) {  // computed in float32, rounded once
+      Flat<T>(y.data<T>(), n).device(Device(ctx)) =
+          F::Apply(ConstFlat<T>(x_data, n).template cast<float>()).template cast<T>();
+    } else {
+      Flat<T>(y.data<T>(), n).device(Device(ctx)) = F::Apply(ConstFlat<T>(x_data, n));
+    }
+    return pdk::Status::OK();
+  }
+};
+
+}  // namespace pdk_compute
+
+#endif  // PDK_SRC_COMPUTE_UNARY_H_
