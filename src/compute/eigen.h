@@ -29,6 +29,12 @@ template <> struct DataTypeOf<Eigen::bfloat16> { static constexpr TF_DataType va
 
 namespace pdk_compute {
 
+// The element types of the dtype-agnostic data-movement kernels (Identity,
+// Reshape, ConcatV2, Transpose, Gather, Pad, ...): they copy bytes, so every
+// type TensorFlow's CPU registers for them costs one registration, no code.
+using DataMovementTypes = pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t,
+                                        int64_t, bool, uint8_t, int8_t, int16_t>;
+
 template <class T>
 using Flat = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::DenseIndex>>;
 template <class T>

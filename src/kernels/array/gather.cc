@@ -126,8 +126,7 @@ class GatherV2Op {
 }  // namespace
 
 PDK_REGISTER_KERNELS(GatherV2, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
-                                 bool, uint8_t, int8_t, int16_t>{},
+  pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
                      pdk::ForEachType(pdk::TypeList<int16_t, int32_t, int64_t>{}, [&](auto i) {
                        using Index = typename decltype(i)::type;

@@ -13,8 +13,7 @@ class IdentityOp {
 };
 
 PDK_REGISTER_KERNELS(Identity, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
-                                 bool, uint8_t, int8_t, int16_t>{},
+  pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
                      for (const char* op : {"Identity", "Snapshot", "StopGradient"})
                        r.Add(pdk::KernelDef<IdentityOp>(op).Type("T", t));

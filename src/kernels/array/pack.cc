@@ -111,8 +111,7 @@ class UnpackOp {
 }  // namespace
 
 PDK_REGISTER_KERNELS(Pack, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
-                                 bool, uint8_t, int8_t, int16_t>{},
+  pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
                      r.Add(pdk::KernelDef<PackOp>("Pack").Type("T", t));
                      r.Add(pdk::KernelDef<UnpackOp>("Unpack").Type("T", t));

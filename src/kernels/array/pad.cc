@@ -235,8 +235,7 @@ class MirrorPadGradOp {
 }  // namespace
 
 PDK_REGISTER_KERNELS(Pad, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
-                                 bool, uint8_t, int8_t, int16_t>{},
+  pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
                      using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto p) {

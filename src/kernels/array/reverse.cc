@@ -114,8 +114,7 @@ class ReverseV2Op {
 }  // namespace
 
 PDK_REGISTER_KERNELS(ReverseV2, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
-                                 bool, uint8_t, int8_t, int16_t>{},
+  pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
                        r.Add(pdk::KernelDef<ReverseV2Op>("ReverseV2")

@@ -135,8 +135,7 @@ class SplitVOp {
 }  // namespace
 
 PDK_REGISTER_KERNELS(Split, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
-                                 bool, uint8_t, int8_t, int16_t>{},
+  pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
                      r.Add(pdk::KernelDef<SplitOp>("Split").Type("T", t).HostMemory("split_dim"));
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto l) {

@@ -82,8 +82,7 @@ class TileOp {
 }  // namespace
 
 PDK_REGISTER_KERNELS(Tile, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
-                                 bool, uint8_t, int8_t, int16_t>{},
+  pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
                        r.Add(pdk::KernelDef<TileOp>("Tile")
