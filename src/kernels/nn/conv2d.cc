@@ -55,64 +55,6 @@ using pdk_compute::GemmBlock;
 // Patch-matrix bytes per tile: a tile and its GEMM operands stay in L2.
 constexpr int64_t kTileBytes = 256 * 1024;
 
-struct ConvGeom {
-  int64_t n, h, w, c;      // input
-  int64_t kh, kw, f;       // filter (depth c)
-  int64_t oh, ow;          // output
-  int64_t sh, sw, dh, dw;  // strides, dilations
-  int64_t pt, pl;          // leading padding
-  int64_t M() const { return n * oh * ow; }
-  int64_t K() const { return kh * kw * c; }
-  bool IsPlainGemm() const {
-    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == h && ow == w;
-  }
-};
-
-// Fills in the output size of `g` (input and filter fields set) from the window.
-pdk::Status ComputeOutputSize(const char* op, const Window2D& win, ConvGeom* g) {
-  g->sh = win.stride[0];
-  g->sw = win.stride[1];
-  g->dh = win.dilation[0];
-  g->dw = win.dilation[1];
-  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "rows", g->h, g->kh, win, 0, &g->oh, &g->pt));
-  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "cols", g->w, g->kw, win, 1, &g->ow, &g->pl));
-  return pdk::Status::OK();
-}
-
-pdk::StatusOr<ConvGeom> MakeGeom(const char* op, const Window2D& win, const pdk::Shape& in,
-                                 const char* in_name, const pdk::Shape& filter,
-                                 const char* filter_name) {
-  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, in_name, in, 4));
-  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, filter_name, filter, 4));
-  if (in[3] != filter[2])
-    return pdk::InvalidArgument(op, ": input depth must equal filter in_depth (grouped "
-                                "convolution is not supported on PDK): ", in_name,
-                                ".shape ", in, " has depth ", in[3], " but ", filter_name,
-                                ".shape ", filter, " has in_depth ", filter[2]);
-  ConvGeom g{};
-  g.n = in[0];
-  g.h = in[1];
-  g.w = in[2];
-  g.c = in[3];
-  g.kh = filter[0];
-  g.kw = filter[1];
-  g.f = filter[3];
-  PDK_RETURN_IF_ERROR(ComputeOutputSize(op, win, &g));
-  return g;
-}
-
-// out_backprop must be the shape the forward op would produce.
-pdk::Status CheckOutBackprop(const char* op, const ConvGeom& g, const pdk::Shape& dy,
-                             const pdk::Shape& in, const pdk::Shape& filter) {
-  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, "out_backprop", dy, 4));
-  const pdk::Shape want{g.n, g.oh, g.ow, g.f};
-  if (dy != want)
-    return pdk::InvalidArgument(op, ": out_backprop.shape ", dy, " != ", want,
-                                ", the output shape of input ", in, " convolved with filter ",
-                                filter);
-  return pdk::Status::OK();
-}
-
 // Tiles of `rows_total` rows of `row_len` elements, and the shards over them.
 struct Tiling {
   int64_t tile_rows, tiles, shards;
@@ -211,7 +153,7 @@ class Conv2DOp : public ConvBase {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
     const pdk::Shape is = input.shape(), fs = filter.shape();
-    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(ctx.op(), win_, is, "input", fs, "filter"));
+    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input", fs, "filter", false));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.f}));
     if (out.num_elements() == 0) return pdk::Status::OK();
     T* y = out.data<T>();
@@ -282,7 +224,7 @@ class Conv2DBackpropInputOp : public ConvBase {
     for (int i = 0; i < 4; ++i)
       if (is[i] < 0)
         return pdk::InvalidArgument(ctx.op(), ": input_sizes ", is, " has a negative dimension");
-    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(ctx.op(), win_, is, "input_sizes", fs, "filter"));
+    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input_sizes", fs, "filter", false));
     PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, is));
     if (out.num_elements() == 0) return pdk::Status::OK();
@@ -352,7 +294,7 @@ class Conv2DBackpropFilterOp : public ConvBase {
     PDK_ASSIGN_OR_RETURN(pdk::Shape fs, ReadShape4(ctx, 1, "filter_sizes"));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, ctx.input(2));
     const pdk::Shape is = input.shape(), ds = dy_t.shape();
-    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeGeom(ctx.op(), win_, is, "input", fs, "filter_sizes"));
+    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input", fs, "filter_sizes", false));
     PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, fs));
     if (out.num_elements() == 0) return pdk::Status::OK();

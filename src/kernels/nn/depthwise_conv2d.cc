@@ -35,50 +35,6 @@ namespace {
 
 using Index = Eigen::Index;
 
-struct DwGeom {
-  int64_t n, h, w, c, mult;
-  int64_t kh, kw;
-  int64_t oh, ow;
-  int64_t sh, sw, dh, dw, pt, pl;
-  int64_t out_c() const { return c * mult; }
-};
-
-pdk::StatusOr<DwGeom> MakeDwGeom(const char* op, const Window2D& win, const pdk::Shape& in,
-                                 const char* in_name, const pdk::Shape& filter,
-                                 const char* filter_name) {
-  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, in_name, in, 4));
-  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, filter_name, filter, 4));
-  if (in[3] != filter[2])
-    return pdk::InvalidArgument(op, ": input and filter must have the same depth: ", in_name,
-                                ".shape ", in, " has depth ", in[3], " but ", filter_name,
-                                ".shape ", filter, " has in_depth ", filter[2]);
-  DwGeom g{};
-  g.n = in[0];
-  g.h = in[1];
-  g.w = in[2];
-  g.c = in[3];
-  g.kh = filter[0];
-  g.kw = filter[1];
-  g.mult = filter[3];
-  g.sh = win.stride[0];
-  g.sw = win.stride[1];
-  g.dh = win.dilation[0];
-  g.dw = win.dilation[1];
-  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "rows", g.h, g.kh, win, 0, &g.oh, &g.pt));
-  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "cols", g.w, g.kw, win, 1, &g.ow, &g.pl));
-  return g;
-}
-
-pdk::Status CheckOutBackprop(const char* op, const DwGeom& g, const pdk::Shape& dy,
-                             const pdk::Shape& in, const pdk::Shape& filter) {
-  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, "out_backprop", dy, 4));
-  const pdk::Shape want{g.n, g.oh, g.ow, g.out_c()};
-  if (dy != want)
-    return pdk::InvalidArgument(op, ": out_backprop.shape ", dy, " != ", want,
-                                ", the output shape of input ", in,
-                                " depthwise-convolved with filter ", filter);
-  return pdk::Status::OK();
-}
 
 template <class T>
 using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
@@ -133,14 +89,14 @@ class DepthwiseConv2dNativeOp : public DwBase {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
     const pdk::Shape is = input.shape(), fs = filter.shape();
-    PDK_ASSIGN_OR_RETURN(DwGeom g, MakeDwGeom(ctx.op(), win_, is, "input", fs, "filter"));
+    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input", fs, "filter", true));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out,
-                         ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.out_c()}));
+                         ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.out_depth}));
     if (out.num_elements() == 0) return pdk::Status::OK();
     const T* x = input.data<T>();
     const T* w = filter.data<T>();
     T* y = out.data<T>();
-    const int64_t OC = g.out_c();
+    const int64_t OC = g.out_depth;
     ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * OC) * 2,
                  [&](int64_t first, int64_t last) {
       for (int64_t r = first; r < last; ++r) {
@@ -155,7 +111,7 @@ class DepthwiseConv2dNativeOp : public DwBase {
             for (int64_t kw = 0; kw < g.kw; ++kw) {
               const int64_t iw = ow * g.sw - g.pl + kw * g.dw;
               if (iw < 0 || iw >= g.w) continue;
-              MacChannels<T>(g.c, g.mult, xrow + iw * g.c, w + (kh * g.kw + kw) * OC,
+              MacChannels<T>(g.c, g.f, xrow + iw * g.c, w + (kh * g.kw + kw) * OC,
                              yrow + ow * OC);
             }
           }
@@ -174,7 +130,7 @@ class DepthwiseConv2dNativeBackpropInputOp : public DwBase {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, ctx.input(2));
     const pdk::Shape fs = filter.shape(), ds = dy_t.shape();
-    PDK_ASSIGN_OR_RETURN(DwGeom g, MakeDwGeom(ctx.op(), win_, is, "input_sizes", fs, "filter"));
+    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input_sizes", fs, "filter", true));
     PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, is));
     if (out.num_elements() == 0) return pdk::Status::OK();
@@ -185,7 +141,7 @@ class DepthwiseConv2dNativeBackpropInputOp : public DwBase {
     }
     const T* w = filter.data<T>();
     const T* dy = dy_t.data<T>();
-    const int64_t OC = g.out_c();
+    const int64_t OC = g.out_depth;
     ParallelRows(ctx, g.n * g.h, double(g.w * g.kh * g.kw * OC) * 2,
                  [&](int64_t first, int64_t last) {
       for (int64_t r = first; r < last; ++r) {
@@ -200,7 +156,7 @@ class DepthwiseConv2dNativeBackpropInputOp : public DwBase {
             for (int64_t kw = 0; kw < g.kw; ++kw) {
               const int64_t num_w = iw + g.pl - kw * g.dw;
               if (num_w < 0 || num_w % g.sw != 0 || num_w / g.sw >= g.ow) continue;
-              DotMult<T>(g.c, g.mult, dyrow + (num_w / g.sw) * OC, w + (kh * g.kw + kw) * OC,
+              DotMult<T>(g.c, g.f, dyrow + (num_w / g.sw) * OC, w + (kh * g.kw + kw) * OC,
                          dxrow + iw * g.c);
             }
           }
@@ -219,7 +175,7 @@ class DepthwiseConv2dNativeBackpropFilterOp : public DwBase {
     PDK_ASSIGN_OR_RETURN(pdk::Shape fs, ReadShape4(ctx, 1, "filter_sizes"));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, ctx.input(2));
     const pdk::Shape is = input.shape(), ds = dy_t.shape();
-    PDK_ASSIGN_OR_RETURN(DwGeom g, MakeDwGeom(ctx.op(), win_, is, "input", fs, "filter_sizes"));
+    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input", fs, "filter_sizes", true));
     PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, fs));
     const int64_t FN = out.num_elements();
@@ -230,7 +186,7 @@ class DepthwiseConv2dNativeBackpropFilterOp : public DwBase {
     if (rows == 0 || g.ow == 0) return pdk::Status::OK();
     const T* x = input.data<T>();
     const T* dy = dy_t.data<T>();
-    const int64_t OC = g.out_c();
+    const int64_t OC = g.out_depth;
     const auto& dev = pdk_compute::Device(ctx);
     const double flops = 2.0 * double(rows) * g.ow * g.kh * g.kw * OC;
     const int64_t shards = (dev.numThreads() > 1 && flops >= pdk_compute::kParallelFlops)
@@ -254,7 +210,7 @@ class DepthwiseConv2dNativeBackpropFilterOp : public DwBase {
             for (int64_t ow = 0; ow < g.ow; ++ow) {
               const int64_t iw = ow * g.sw - g.pl + kw * g.dw;
               if (iw < 0 || iw >= g.w) continue;
-              MacChannels<T>(g.c, g.mult, xrow + iw * g.c, dyrow + ow * OC, a);
+              MacChannels<T>(g.c, g.f, xrow + iw * g.c, dyrow + ow * OC, a);
             }
           }
         }

@@ -143,6 +143,73 @@ inline pdk::Status WindowedOutputSize(const char* op, const char* dim_name, int6
   return pdk::Status::OK();
 }
 
+// Geometry of a 2-D NHWC convolution, shared by Conv2D and
+// DepthwiseConv2dNative and their backprops. `f` is filter[3]: the output depth
+// of Conv2D, the channel multiplier of a depthwise convolution; `out_depth` is
+// the output's channel count (f, or c * f when depthwise).
+struct ConvGeom {
+  int64_t n, h, w, c;      // input
+  int64_t kh, kw, f;       // filter [kh, kw, c, f]
+  int64_t oh, ow;          // output
+  int64_t sh, sw, dh, dw;  // strides, dilations
+  int64_t pt, pl;          // leading padding
+  int64_t out_depth;
+  bool depthwise;
+  int64_t M() const { return n * oh * ow; }
+  int64_t K() const { return kh * kw * c; }
+  bool IsPlainGemm() const {
+    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == h && ow == w;
+  }
+};
+
+// Checks input [n,h,w,c] and filter [kh,kw,c,f] and computes the output size
+// (WindowedOutputSize above). Errors name both operands and their shapes.
+inline pdk::StatusOr<ConvGeom> MakeConvGeom(const char* op, const Window2D& win,
+                                            const pdk::Shape& in, const char* in_name,
+                                            const pdk::Shape& filter, const char* filter_name,
+                                            bool depthwise) {
+  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, in_name, in, 4));
+  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, filter_name, filter, 4));
+  if (in[3] != filter[2])
+    return pdk::InvalidArgument(op,
+                                depthwise ? ": input and filter must have the same depth: "
+                                          : ": input depth must equal filter in_depth (grouped "
+                                            "convolution is not supported on PDK): ",
+                                in_name, ".shape ", in, " has depth ", in[3], " but ",
+                                filter_name, ".shape ", filter, " has in_depth ", filter[2]);
+  ConvGeom g{};
+  g.n = in[0];
+  g.h = in[1];
+  g.w = in[2];
+  g.c = in[3];
+  g.kh = filter[0];
+  g.kw = filter[1];
+  g.f = filter[3];
+  g.depthwise = depthwise;
+  g.out_depth = depthwise ? g.c * g.f : g.f;
+  g.sh = win.stride[0];
+  g.sw = win.stride[1];
+  g.dh = win.dilation[0];
+  g.dw = win.dilation[1];
+  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "rows", g.h, g.kh, win, 0, &g.oh, &g.pt));
+  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "cols", g.w, g.kw, win, 1, &g.ow, &g.pl));
+  return g;
+}
+
+// out_backprop must be the shape the forward op would produce.
+inline pdk::Status CheckOutBackprop(const char* op, const ConvGeom& g, const pdk::Shape& dy,
+                                    const pdk::Shape& in, const pdk::Shape& filter) {
+  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, "out_backprop", dy, 4));
+  const pdk::Shape want{g.n, g.oh, g.ow, g.out_depth};
+  if (dy != want)
+    return pdk::InvalidArgument(op, ": out_backprop.shape ", dy, " != ", want,
+                                ", the output shape of input ", in,
+                                g.depthwise ? " depthwise-convolved with filter "
+                                            : " convolved with filter ",
+                                filter);
+  return pdk::Status::OK();
+}
+
 // Reads a shape argument (input_sizes / filter_sizes / orig_input_shape) of 4
 // ints, host memory.
 inline pdk::StatusOr<pdk::Shape> ReadShape4(pdk::Context& ctx, int index, const char* name) {
