@@ -154,6 +154,31 @@ void ParallelRows(const pdk::Context& ctx, int64_t units, double cost, const T& 
                                        [&](Index first, Index last) { fn(first, last); });
 }
 
+// y[n, oh, ow, :] = finish(fold of combine over x[n, window(oh, ow), :] from
+// init), the channel vectors as Eigen maps; parallel over output rows.
+template <class T, class Init, class Combine, class Finish>
+void PoolForward(const pdk::Context& ctx, const PoolGeom& g, const T* x, T* y, Init init,
+                 Combine combine, Finish finish) {
+  const int64_t C = g.c;
+  ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * C), [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      const int64_t n = r / g.oh, oh = r % g.oh;
+      int64_t h0, h1;
+      g.RowRange(oh, &h0, &h1);
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        int64_t w0, w1;
+        g.ColRange(ow, &w0, &w1);
+        Eigen::Map<Vec<T>> acc(y + (r * g.ow + ow) * C, C);
+        init(acc);
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw)
+            combine(acc, Eigen::Map<const Vec<T>>(x + ((n * g.h + ih) * g.w + iw) * C, C));
+        finish(acc, oh, ow);
+      }
+    }
+  });
+}
+
 template <class T, bool kV2>
 class MaxPoolOp : public PoolBase<kV2> {
  public:
@@ -166,23 +191,8 @@ class MaxPoolOp : public PoolBase<kV2> {
     if (out.num_elements() == 0) return pdk::Status::OK();
     const T* x = input.data<T>();
     T* y = out.data<T>();
-    const int64_t C = g.c;
-    ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * C), [&](int64_t first, int64_t last) {
-      for (int64_t r = first; r < last; ++r) {
-        const int64_t n = r / g.oh, oh = r % g.oh;
-        int64_t h0, h1;
-        g.RowRange(oh, &h0, &h1);
-        for (int64_t ow = 0; ow < g.ow; ++ow) {
-          int64_t w0, w1;
-          g.ColRange(ow, &w0, &w1);
-          Eigen::Map<Vec<T>> acc(y + (r * g.ow + ow) * C, C);
-          acc.setConstant(std::numeric_limits<T>::lowest());
-          for (int64_t ih = h0; ih < h1; ++ih)
-            for (int64_t iw = w0; iw < w1; ++iw)
-              acc = acc.max(Eigen::Map<const Vec<T>>(x + ((n * g.h + ih) * g.w + iw) * C, C));
-        }
-      }
-    });
+    PoolForward(ctx, g, x, y, [](auto& acc) { acc.setConstant(std::numeric_limits<T>::lowest()); },
+                [](auto& acc, const auto& v) { acc = acc.max(v); }, [](auto&, int64_t, int64_t) {});
     return pdk::Status::OK();
   }
 };
@@ -275,25 +285,12 @@ class AvgPoolOp : public PoolBase<false> {
     if (out.num_elements() == 0) return pdk::Status::OK();
     const T* x = input.data<T>();
     T* y = out.data<T>();
-    const int64_t C = g.c;
-    ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * C), [&](int64_t first, int64_t last) {
-      for (int64_t r = first; r < last; ++r) {
-        const int64_t n = r / g.oh, oh = r % g.oh;
-        int64_t h0, h1;
-        g.RowRange(oh, &h0, &h1);
-        for (int64_t ow = 0; ow < g.ow; ++ow) {
-          int64_t w0, w1;
-          g.ColRange(ow, &w0, &w1);
-          Eigen::Map<Vec<T>> acc(y + (r * g.ow + ow) * C, C);
-          acc.setZero();
-          for (int64_t ih = h0; ih < h1; ++ih)
-            for (int64_t iw = w0; iw < w1; ++iw)
-              acc += Eigen::Map<const Vec<T>>(x + ((n * g.h + ih) * g.w + iw) * C, C);
-          const int64_t count = WindowCount(g, oh, ow);
-          if (count > 0) acc /= static_cast<T>(count);
-        }
-      }
-    });
+    PoolForward(ctx, g, x, y, [](auto& acc) { acc.setZero(); },
+                [](auto& acc, const auto& v) { acc += v; },
+                [&](auto& acc, int64_t oh, int64_t ow) {
+                  const int64_t count = WindowCount(g, oh, ow);
+                  if (count > 0) acc /= static_cast<T>(count);
+                });
     return pdk::Status::OK();
   }
 };
