@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "compute/eigen.h"
+#include "compute/exact_sqrt.h"
 #include "compute/unary.h"
 #include "pdk/kernel.h"
 
@@ -45,7 +46,7 @@ PDK_UNARY_(Square, x.square());
 PDK_UNARY_(Abs, x.abs());
 PDK_UNARY_(Sign, x.unaryExpr(SignFn<typename X::Scalar>()));
 PDK_UNARY_(Round, x.rint());
-PDK_UNARY_(Sqrt, x.sqrt());
+PDK_UNARY_(Sqrt, pdk_compute::ExactSqrt(x));  // IEEE, as TF's CPU (exact_sqrt.h)
 PDK_UNARY_(Rsqrt, x.rsqrt());
 PDK_UNARY_(Exp, x.exp());
 PDK_UNARY_(Log, x.log());
