@@ -4,10 +4,13 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "graph/rewrites/rewrites.h"
@@ -108,6 +111,21 @@ std::unordered_set<std::string> DisabledRewrites() {
 
 void FreeBuffer(void* data, size_t) { std::free(data); }
 
+// PDK_GRAPH_DUMP=<dir>: each optimizer call writes the GraphDef it received and
+// the one it returns, as <dir>/pdk_graph_<n>_{before,after}.pb (binary
+// GraphDef; read with tf.compat.v1.GraphDef.FromString). A debugging aid:
+// failures to write are ignored.
+void MaybeDump(const char* tag, int n, const void* data, size_t size) {
+  const char* dir = std::getenv("PDK_GRAPH_DUMP");
+  if (dir == nullptr || *dir == '\0') return;
+  const std::string path =
+      std::string(dir) + "/pdk_graph_" + std::to_string(n) + "_" + tag + ".pb";
+  if (FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(data, 1, size, f);
+    std::fclose(f);
+  }
+}
+
 }  // namespace
 
 pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
@@ -124,6 +142,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   if (on("matmul_fusion")) FuseMatMulBiasAddActivation(graph, ctx);
   if (on("pad_conv")) FoldPadIntoConv(graph, ctx);
   if (on("conv_fusion")) FuseConv(graph, ctx);
+  if (on("adam_fusion")) FuseKerasAdam(graph, ctx);
   RewriteTensorListGradients(graph, ctx);
   if (StrictEnabled()) EnforceStrictPlacement(graph, options.report);  // PDK_STRICT=1
   return pdk::Status::OK();
@@ -158,8 +177,12 @@ void OptimizeFunc(void*, const TF_Buffer* graph_buf, const TF_GrapplerItem* item
     }
     std::string out;
     RewriteCounts fired;
+    static std::atomic<int> calls{0};
+    const int call = calls++;
+    MaybeDump("before", call, graph_buf->data, graph_buf->length);
     PDK_RETURN_IF_ERROR(
         OptimizeSerialized(graph_buf->data, graph_buf->length, options, &out, &fired));
+    MaybeDump("after", call, out.data(), out.size());
     void* copy = std::malloc(out.size() ? out.size() : 1);
     if (copy == nullptr) return pdk::ResourceExhausted("PDK graph: out of memory");
     std::memcpy(copy, out.data(), out.size());

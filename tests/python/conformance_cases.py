@@ -1334,3 +1334,37 @@ for shape, block, crops in (([4, 3, 3], [2], [[1, 1]]), ([12, 2, 2, 3], [2, 3], 
     case("BatchToSpaceND", inputs=[("input", shape), ("block_shape", const(block, "Tblock_shape")),
                                    ("crops", const(crops, "Tcrops"))],
          dtypes={"T": ALL, "Tblock_shape": IDX, "Tcrops": IDX}, exact=True)
+
+# ======================================================================
+# Optimizer updates: _PdkKerasAdamUpdate (src/kernels/training/
+# keras_adam_update.cc), PDK's fusion of Keras 3's Adam step
+# (src/graph/rewrites/keras_adam.cc). Bit-identical to the unfused ops.
+# ======================================================================
+
+ADAM_COEFFS = ("one_minus_beta_1", "one_minus_beta_2", "alpha", "epsilon")
+
+
+def _keras_adam(var, m, v, grad, one_minus_beta_1, one_minus_beta_2, alpha, epsilon):
+    """Calls PDK's own op, which tf.raw_ops does not know, through eager execute."""
+    from tensorflow.python.eager import context, execute
+    return execute.execute(b"_PdkKerasAdamUpdate", 3,
+                           inputs=[var, m, v, grad, one_minus_beta_1, one_minus_beta_2, alpha,
+                                   epsilon],
+                           attrs=("T", var.dtype.as_datatype_enum), ctx=context.context())
+
+
+def _keras_adam_reference(var, m, v, grad, one_minus_beta_1, one_minus_beta_2, alpha, epsilon):
+    """The ops Keras 3.15's Adam.update_step emits (keras/src/optimizers/adam.py)."""
+    import tensorflow as tf
+    m1 = m + (grad - m) * one_minus_beta_1
+    v1 = v + (tf.square(grad) - v) * one_minus_beta_2
+    return [var - (m1 * alpha) / (tf.sqrt(v1) + epsilon), m1, v1]
+
+
+for shape, coeff_shape in (([3, 5], []), ([], []), ([0, 4], []), ([7], [1]), ([2, 3, 4], [1, 1]),
+                           ([513, 1023], [])):
+    case("_PdkKerasAdamUpdate",
+         inputs=[("var", shape), ("m", shape), ("v", arr(shape, "T", uniform(0.0, 3.0))),
+                 ("grad", shape)] +
+                [(n, arr(coeff_shape, "T", uniform(1e-8, 0.2))) for n in ADAM_COEFFS],
+         dtypes={"T": F32_64}, exact=True, run=_keras_adam, reference=_keras_adam_reference)

@@ -61,6 +61,11 @@ void FoldPadIntoConv(GraphDef* graph, const RewriteContext& ctx);
 //      src/graph/rewrites/conv_fusion.cc).
 void FuseConv(GraphDef* graph, const RewriteContext& ctx);
 
+// Keras 3's Adam update of one variable (twelve elementwise ops and three
+// resource updates) -> _PdkKerasAdamUpdate + three AssignVariableOp
+// (src/graph/rewrites/keras_adam.cc, src/kernels/training/keras_adam_update.cc).
+void FuseKerasAdam(GraphDef* graph, const RewriteContext& ctx);
+
 // Variant arithmetic in TensorList loop gradients, which TensorFlow has no
 // DEVICE_DEFAULT kernel for (src/graph/rewrites/tensor_list_gradients.cc):
 //   AddN(acc, TensorListSetItem(TensorListReserve, i, dx))
