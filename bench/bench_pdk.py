@@ -265,6 +265,35 @@ def case_transformer_step():
                            build, x, y)
 
 
+def case_adam_apply():
+    """Keras 3's Adam.apply_gradients alone (a tf.function) on the variables of the
+    784-512-512-10 MLP (669 706 parameters), with fixed gradients: the optimizer
+    path, which Keras runs as a dozen elementwise ops per variable (PDK fuses
+    them, src/graph/rewrites/keras_adam.cc)."""
+    import keras
+
+    rng = np.random.default_rng(0)
+    shapes = [(784, 512), (512,), (512, 512), (512,), (512, 10), (10,)]
+    fns = {}
+    for d in DEVICES:
+        with tf.device(d):
+            vs = [tf.Variable(rng.standard_normal(s).astype(np.float32)) for s in shapes]
+            gs = [tf.identity(tf.constant(rng.standard_normal(s).astype(np.float32)))
+                  for s in shapes]
+            opt = keras.optimizers.Adam(1e-3)
+            opt.build(vs)
+
+            @tf.function
+            def apply(vs=vs, gs=gs, opt=opt):
+                opt.apply_gradients(zip(gs, vs))
+
+        def run(apply=apply, d=d):
+            with tf.device(d):
+                apply()
+        fns[d] = run
+    return "Adam.apply_gradients, MLP 784-512-512-10 variables", fns, 1, None
+
+
 CASES = {
     "tiny_add": case_tiny_add,
     "tiny_graph": case_tiny_graph,
@@ -275,6 +304,7 @@ CASES = {
     "conv2d": case_conv2d,
     "elementwise": case_elementwise_chain,
     "reduction": case_reduction,
+    "adam": case_adam_apply,
     "digits": case_digits_step,
     "mlp": case_mlp_step,
     "mlp_bf16": case_mlp_bf16_step,
