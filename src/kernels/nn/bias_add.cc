@@ -111,9 +111,30 @@ class BiasAddOp {
 // [shards, cols] buffer by one pool task (contiguous, vectorized adds); the
 // few partial rows are then added up. Summation order therefore differs from
 // TensorFlow's, within float rounding.
+//
+// Narrow matrices (cols <= kMinRowWidth / 2, e.g. 32 channels) are first summed as
+// [rows / k, k * cols] rows of at least kMinRowWidth elements, then the k
+// partial sums of each column folded: one short row per add costs more in
+// loop overhead than in adds (BiasAddGrad on [32,32,32,32] was 1.3x
+// TensorFlow's time).
 template <class T, class A>
 pdk::Status ColumnSums(pdk::Context& ctx, const T* in, int64_t rows, int64_t cols, A* out) {
   const auto& dev = pdk_compute::Device(ctx);
+  constexpr int64_t kMinRowWidth = 512;
+  const int64_t k = kMinRowWidth / cols;  // rows per wide row (cols > 0)
+  if (k >= 2 && rows >= 2 * k) {           // then k * cols > kMinRowWidth / 2: no second split
+    const int64_t wide_rows = rows / k;
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor wide_t,
+                         ctx.allocate_temp(pdk::kDataType<A>, pdk::Shape{k * cols}));
+    A* wide = wide_t.data<A>();
+    PDK_RETURN_IF_ERROR((ColumnSums<T, A>(ctx, in, wide_rows, k * cols, wide)));
+    Eigen::Map<Vec<A>> o(out, cols);
+    o = Eigen::Map<const Vec<A>>(wide, cols);
+    for (int64_t j = 1; j < k; ++j) o += Eigen::Map<const Vec<A>>(wide + j * cols, cols);
+    for (int64_t r = wide_rows * k; r < rows; ++r)
+      o += Eigen::Map<const Vec<T>>(in + r * cols, cols).template cast<A>();
+    return pdk::Status::OK();
+  }
   constexpr int64_t kMinElementsPerShard = 16 * 1024;
   const int64_t shards = std::clamp<int64_t>(rows * cols / kMinElementsPerShard, 1,
                                              std::min<int64_t>(rows, 4 * dev.numThreads()));
