@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <string>
 
+#include "compute/broadcast.h"
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
 
@@ -75,12 +76,13 @@ class BiasAddOp {
     const auto& dev = pdk_compute::Device(ctx);
 
     if (l.inner == 1) {
-      // [outer, C] + bias broadcast over rows: one fused expression.
-      const Eigen::DSizes<Index, 2> dims(l.outer, l.channels);
-      const Eigen::DSizes<Index, 2> one_by_c(1, l.channels), outer_by_one(l.outer, 1);
-      pdk_compute::view<T, 2>(out, dims).device(dev) =
-          pdk_compute::cview<T, 2>(value, dims) +
-          pdk_compute::cflat<T>(bias).reshape(one_by_c).broadcast(outer_by_one);
+      // [outer, C] + bias broadcast over rows: the broadcasting helper's
+      // [N, M] op [1, M] path (a vectorized loop over rows for C >= 16).
+      PDK_ASSIGN_OR_RETURN(pdk_compute::BroadcastPlan<2> plan,
+                           pdk_compute::PlanBroadcast<2>(ctx.op(), {"value", "bias"},
+                                                         {pdk::Shape{l.outer, l.channels}, bs}));
+      pdk_compute::EvalBinary<T, T>(dev, plan, value.data<T>(), bias.data<T>(), out.data<T>(),
+                                    Eigen::internal::scalar_sum_op<T>());
       return pdk::Status::OK();
     }
 
