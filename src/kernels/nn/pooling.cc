@@ -29,8 +29,9 @@
 //
 // Parallelism: forward ops and AvgPoolGrad (written as a gather over the
 // windows covering each input pixel) split output / input rows (n, row) over
-// the device pool, vectorized over channels. MaxPoolGrad scatters, so it splits
-// (image, channel block) units, which never write the same element.
+// the device pool, vectorized over channels. MaxPoolGrad accumulates into
+// overlapping windows, so it splits (image, channel block) units, which never
+// write the same element; within a unit it is vectorized over channels too.
 #include <algorithm>
 #include <cstdint>
 #include <limits>

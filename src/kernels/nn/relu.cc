@@ -20,8 +20,6 @@
 //
 // Each kernel is a single fused Eigen expression evaluated on the device's
 // thread pool; outputs reuse an input buffer when TensorFlow allows it.
-#include <type_traits>
-
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
 
@@ -92,47 +90,12 @@ class UnaryActivationOp {
 
 // ---------------------------------------------------------------- gradients
 
-// g * (x > 0 ? 1 : 0) as one binary functor. Its packet form builds the 0/1
-// mask with a vector compare and an AND against 1 (then multiplies, so
-// g = inf with a closed gate still gives NaN): Eigen's select over a
-// comparison assembles its condition packet one element at a time, which made
-// ReluGrad 1.1-1.4x TensorFlow's time (docs/benchmarks.md, session 3).
-// Vectorized for float32/float64; the 16-bit floats use operator().
-template <class T>
-struct ReluGradMul {
-  T operator()(const T& g, const T& x) const { return g * (x > T(0) ? T(1) : T(0)); }
-  template <class P>
-  P packetOp(const P& g, const P& x) const {
-    namespace ei = Eigen::internal;
-    const P zero = ei::pzero(x);
-    return ei::pmul(g, ei::pand(ei::pset1<P>(T(1)), ei::pcmp_lt(zero, x)));
-  }
-};
-
-}  // namespace
-}  // namespace pdk_kernels
-
-namespace Eigen {
-namespace internal {
-template <class T>
-struct functor_traits<pdk_kernels::ReluGradMul<T>> {
-  enum {
-    Cost = 2 * NumTraits<T>::MulCost,
-    PacketAccess = std::is_same<T, float>::value || std::is_same<T, double>::value
-  };
-};
-}  // namespace internal
-}  // namespace Eigen
-
-namespace pdk_kernels {
-namespace {
-
-// The other 0/1 masks are built with select rather than cast<T>() of the
-// boolean comparison: Eigen does not vectorize bool -> float casts, select is.
+// The 0/1 masks are built with select rather than cast<T>() of the boolean
+// comparison: Eigen 3.4 does not vectorize bool -> float casts, select is.
 struct ReluGradFn {
   template <class T, class G, class X>
   auto operator()(const G& g, const X& x, T) const {
-    return g.binaryExpr(x, ReluGradMul<T>());
+    return g * (x > T(0)).select(x.constant(T(1)), x.constant(T(0)));
   }
 };
 
