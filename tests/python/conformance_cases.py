@@ -361,6 +361,8 @@ BINARY_SHAPES = [                       # first: the fast subset's shape
     ([2, 1, 3, 1], [1, 4, 1, 5]),
     ([2, 1, 3, 1, 2], [1, 4, 1, 5, 1]),
     ([257, 1023], [1023]),              # large, odd
+    ([33, 37], [33, 1]),                # rank-2 row loops (compute/broadcast.h)
+    ([33, 1], [1, 37]),
 ]
 
 CMP = ["Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"]

@@ -612,6 +612,17 @@ def test_max_pool_ties(case, rng):
     assert dx.sum() == dy[0, :, :, 0].sum()
 
 
+@pytest.mark.parametrize("case", [(2, 2, "VALID"), (3, 2, "SAME")], ids=pool_id)
+def test_max_pool_many_channels(case, rng):
+    """70 channels: MaxPoolGrad works in blocks of 64 channels (64 + 6 here)."""
+    k, s, p = case
+    x = rng.integers(0, 3, size=(2, 9, 7, 70)).astype(np.float32)  # ties too
+    dy = rand(rng, pool_out_shape(x.shape, k, s, p))
+    fn = lambda a: tf.nn.max_pool2d(a, ksize=k, strides=s, padding=p)  # noqa: E731
+    assert_matches_cpu(lambda a, g: _pool_grads(fn, a, g), x, dy,
+                       ops=["MaxPool", "MaxPoolGrad"], rtol=0, atol=0)
+
+
 def test_max_pool_explicit_padding(rng):
     x = rand(rng, (2, 9, 7, 4))
     kw = dict(ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding="EXPLICIT",

@@ -29,6 +29,11 @@ BINARY_SHAPES = [
     ((2, 1, 3, 1, 2), (1, 4, 1, 5, 1)),
     ((256, 1024), (256, 1024)),
     ((256, 1024), (1024,)),
+    # rank-2 broadcasts with rows of >= 16 elements (the row loop of
+    # compute/broadcast.h; 37: a tail after the full packets)
+    ((33, 37), (33, 1)),
+    ((33, 1), (33, 37)),
+    ((33, 1), (1, 37)),
 ]
 UNARY_SHAPES = [(), (0,), (2, 0), (7,), (3, 4), (256, 1024)]
 
@@ -244,6 +249,8 @@ SELECT_SHAPES = [
     ((4,), (2, 3, 4), ()),
     ((256, 1024), (256, 1024), (256, 1024)),
     ((256, 1), (1024,), ()),
+    ((256, 1024), (256, 1024), ()),  # Dropout's where(mask, x, 0): flat, scalar branch
+    ((5, 7), (), (5, 7)),
 ]
 SELECT_TYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
 

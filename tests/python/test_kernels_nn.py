@@ -105,6 +105,7 @@ BIAS_CASES = [  # (value shape, data_format)
     ((2, 4, 4, 3), "NHWC"), ((2, 4, 4, 3), "NCHW"), ((2, 3, 0, 4), "NCHW"),
     ((2, 3, 2, 2, 2), "NCHW"),
     ((256, 256), "NHWC"), ((8, 16, 32, 32), "NCHW"), ((8, 32, 32, 16), "NHWC"),
+    ((333, 10), "NHWC"),  # narrow: summed as wide rows, plus 27 leftover rows
 ]
 
 

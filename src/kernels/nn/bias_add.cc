@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <string>
 
+#include "compute/broadcast.h"
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
 
@@ -75,12 +76,13 @@ class BiasAddOp {
     const auto& dev = pdk_compute::Device(ctx);
 
     if (l.inner == 1) {
-      // [outer, C] + bias broadcast over rows: one fused expression.
-      const Eigen::DSizes<Index, 2> dims(l.outer, l.channels);
-      const Eigen::DSizes<Index, 2> one_by_c(1, l.channels), outer_by_one(l.outer, 1);
-      pdk_compute::view<T, 2>(out, dims).device(dev) =
-          pdk_compute::cview<T, 2>(value, dims) +
-          pdk_compute::cflat<T>(bias).reshape(one_by_c).broadcast(outer_by_one);
+      // [outer, C] + bias broadcast over rows: the broadcasting helper's
+      // [N, M] op [1, M] path (a vectorized loop over rows for C >= 16).
+      PDK_ASSIGN_OR_RETURN(pdk_compute::BroadcastPlan<2> plan,
+                           pdk_compute::PlanBroadcast<2>(ctx.op(), {"value", "bias"},
+                                                         {pdk::Shape{l.outer, l.channels}, bs}));
+      pdk_compute::EvalBinary<T, T>(dev, plan, value.data<T>(), bias.data<T>(), out.data<T>(),
+                                    Eigen::internal::scalar_sum_op<T>());
       return pdk::Status::OK();
     }
 
@@ -111,9 +113,30 @@ class BiasAddOp {
 // [shards, cols] buffer by one pool task (contiguous, vectorized adds); the
 // few partial rows are then added up. Summation order therefore differs from
 // TensorFlow's, within float rounding.
+//
+// Narrow matrices (cols <= kMinRowWidth / 2, e.g. 32 channels) are first summed as
+// [rows / k, k * cols] rows of at least kMinRowWidth elements, then the k
+// partial sums of each column folded: one short row per add costs more in
+// loop overhead than in adds (BiasAddGrad on [32,32,32,32] was 1.3x
+// TensorFlow's time).
 template <class T, class A>
 pdk::Status ColumnSums(pdk::Context& ctx, const T* in, int64_t rows, int64_t cols, A* out) {
   const auto& dev = pdk_compute::Device(ctx);
+  constexpr int64_t kMinRowWidth = 512;
+  const int64_t k = kMinRowWidth / cols;  // rows per wide row (cols > 0)
+  if (k >= 2 && rows >= 2 * k) {           // then k * cols > kMinRowWidth / 2: no second split
+    const int64_t wide_rows = rows / k;
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor wide_t,
+                         ctx.allocate_temp(pdk::kDataType<A>, pdk::Shape{k * cols}));
+    A* wide = wide_t.data<A>();
+    PDK_RETURN_IF_ERROR((ColumnSums<T, A>(ctx, in, wide_rows, k * cols, wide)));
+    Eigen::Map<Vec<A>> o(out, cols);
+    o = Eigen::Map<const Vec<A>>(wide, cols);
+    for (int64_t j = 1; j < k; ++j) o += Eigen::Map<const Vec<A>>(wide + j * cols, cols);
+    for (int64_t r = wide_rows * k; r < rows; ++r)
+      o += Eigen::Map<const Vec<T>>(in + r * cols, cols).template cast<A>();
+    return pdk::Status::OK();
+  }
   constexpr int64_t kMinElementsPerShard = 16 * 1024;
   const int64_t shards = std::clamp<int64_t>(rows * cols / kMinElementsPerShard, 1,
                                              std::min<int64_t>(rows, 4 * dev.numThreads()));

@@ -29,12 +29,14 @@
 //
 // Parallelism: forward ops and AvgPoolGrad (written as a gather over the
 // windows covering each input pixel) split output / input rows (n, row) over
-// the device pool, vectorized over channels. MaxPoolGrad scatters, so it splits
-// (image, channel block) units, which never write the same element.
+// the device pool, vectorized over channels. MaxPoolGrad accumulates into
+// overlapping windows, so it splits (image, channel block) units, which never
+// write the same element; within a unit it is vectorized over channels too.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/eigen.h"
@@ -154,8 +156,27 @@ void ParallelRows(const pdk::Context& ctx, int64_t units, double cost, const T& 
                                        [&](Index first, Index last) { fn(first, last); });
 }
 
+// The channel loops of MaxPool and MaxPoolGrad run on Eigen packets for
+// float32/float64 (full packets of channels, unaligned loads) and scalars for
+// the remaining channels and the 16-bit floats: per-pixel Eigen::Map
+// expressions or runtime-length loops over 32 channels cost more in setup than
+// in work (MaxPool 1.8x, MaxPoolGrad 2-2.6x TensorFlow's time on the small
+// CNN's [32,32,32,32] and [32,16,16,64] before; docs/benchmarks.md, session 3).
+template <class T>
+constexpr int64_t PacketSize() {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return Eigen::internal::unpacket_traits<typename Eigen::internal::packet_traits<T>::type>::size;
+  } else {
+    return 1;
+  }
+}
+
 // y[n, oh, ow, :] = finish(fold of combine over x[n, window(oh, ow), :] from
-// init), the channel vectors as Eigen maps; parallel over output rows.
+// init), on raw channel vectors: init(acc, C), combine(acc, x_pixel, C),
+// finish(acc, C, oh, ow), each a plain loop over C that the compiler
+// vectorizes (per-pixel Eigen::Map expressions cost more than the work at
+// small C: MaxPool was 1.8x TensorFlow's time on [32,32,32,32]); parallel over
+// output rows.
 template <class T, class Init, class Combine, class Finish>
 void PoolForward(const pdk::Context& ctx, const PoolGeom& g, const T* x, T* y, Init init,
                  Combine combine, Finish finish) {
@@ -168,12 +189,12 @@ void PoolForward(const pdk::Context& ctx, const PoolGeom& g, const T* x, T* y, I
       for (int64_t ow = 0; ow < g.ow; ++ow) {
         int64_t w0, w1;
         g.ColRange(ow, &w0, &w1);
-        Eigen::Map<Vec<T>> acc(y + (r * g.ow + ow) * C, C);
-        init(acc);
+        T* acc = y + (r * g.ow + ow) * C;
+        init(acc, C);
         for (int64_t ih = h0; ih < h1; ++ih)
           for (int64_t iw = w0; iw < w1; ++iw)
-            combine(acc, Eigen::Map<const Vec<T>>(x + ((n * g.h + ih) * g.w + iw) * C, C));
-        finish(acc, oh, ow);
+            combine(acc, x + ((n * g.h + ih) * g.w + iw) * C, C);
+        finish(acc, C, oh, ow);
       }
     }
   });
@@ -191,8 +212,45 @@ class MaxPoolOp : public PoolBase<kV2> {
     if (out.num_elements() == 0) return pdk::Status::OK();
     const T* x = input.data<T>();
     T* y = out.data<T>();
-    PoolForward(ctx, g, x, y, [](auto& acc) { acc.setConstant(std::numeric_limits<T>::lowest()); },
-                [](auto& acc, const auto& v) { acc = acc.max(v); }, [](auto&, int64_t, int64_t) {});
+    // acc < v ? v : acc is Eigen's max, pmax (std::max order): a NaN never
+    // replaces the running maximum.
+    namespace ei = Eigen::internal;
+    using P = typename ei::packet_traits<T>::type;
+    constexpr int64_t kP = PacketSize<T>();
+    const int64_t C = g.c;
+    const T lowest = std::numeric_limits<T>::lowest();
+    ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * C), [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) {
+        const int64_t n = r / g.oh, oh = r % g.oh;
+        const T* img = x + n * g.h * g.w * C;
+        int64_t h0, h1;
+        g.RowRange(oh, &h0, &h1);
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          int64_t w0, w1;
+          g.ColRange(ow, &w0, &w1);
+          T* yp = y + (r * g.ow + ow) * C;
+          int64_t c = 0;
+          if constexpr (kP > 1) {
+            for (; c + kP <= C; c += kP) {
+              P acc = ei::pset1<P>(lowest);
+              for (int64_t ih = h0; ih < h1; ++ih)
+                for (int64_t iw = w0; iw < w1; ++iw)
+                  acc = ei::pmax(acc, ei::ploadu<P>(img + (ih * g.w + iw) * C + c));
+              ei::pstoreu(yp + c, acc);
+            }
+          }
+          for (; c < C; ++c) {
+            T acc = lowest;
+            for (int64_t ih = h0; ih < h1; ++ih)
+              for (int64_t iw = w0; iw < w1; ++iw) {
+                const T v = img[(ih * g.w + iw) * C + c];
+                acc = acc < v ? v : acc;
+              }
+            yp[c] = acc;
+          }
+        }
+      }
+    });
     return pdk::Status::OK();
   }
 };
@@ -218,16 +276,26 @@ class MaxPoolGradOp : public PoolBase<kV2> {
     constexpr int64_t kChannelBlock = 64;
     const int64_t blocks = (C + kChannelBlock - 1) / kChannelBlock;
     const double cost = double(g.oh * g.ow * g.kh * g.kw * std::min(C, kChannelBlock)) * 2;
+    // Per window and packet of channels: the window-local index k of the
+    // maximum (compare and blend over the window), then every window position
+    // adds grad where it holds that k and +0 elsewhere (an AND with the
+    // compare mask) — no scatter, and the same sums as adding grad at the arg
+    // max alone: dx starts at +0, so it is never -0 and +0 changes nothing.
+    namespace ei = Eigen::internal;
+    using P = typename ei::packet_traits<T>::type;
+    constexpr int64_t kP = PacketSize<T>();
     ParallelRows(ctx, g.n * blocks, cost, [&](int64_t first, int64_t last) {
-      std::vector<T> best(kChannelBlock);
-      std::vector<int64_t> arg(kChannelBlock);
       for (int64_t u = first; u < last; ++u) {
         const int64_t n = u / blocks, c0 = (u % blocks) * kChannelBlock;
         const int64_t cn = std::min(kChannelBlock, C - c0);
         const T* ximg = x + n * g.h * g.w * C + c0;
         T* dximg = dx + n * g.h * g.w * C + c0;
-        for (int64_t p = 0; p < g.h * g.w; ++p)
-          std::fill(dximg + p * C, dximg + p * C + cn, T(0));
+        if (blocks == 1) {
+          std::fill(dximg, dximg + g.h * g.w * C, T(0));
+        } else {
+          for (int64_t p = 0; p < g.h * g.w; ++p)
+            std::fill(dximg + p * C, dximg + p * C + cn, T(0));
+        }
         for (int64_t oh = 0; oh < g.oh; ++oh) {
           int64_t h0, h1;
           g.RowRange(oh, &h0, &h1);
@@ -235,25 +303,46 @@ class MaxPoolGradOp : public PoolBase<kV2> {
             int64_t w0, w1;
             g.ColRange(ow, &w0, &w1);
             if (h0 >= h1 || w0 >= w1) continue;  // a window of padding only
-            // First position in row-major order takes the lead; a later one
-            // only if strictly larger.
+            // The first position in row-major order takes the lead; a later
+            // one only if strictly larger.
             const int64_t p0 = h0 * g.w + w0;
-            for (int64_t c = 0; c < cn; ++c) {
-              best[c] = ximg[p0 * C + c];
-              arg[c] = p0;
-            }
-            for (int64_t ih = h0; ih < h1; ++ih)
-              for (int64_t iw = w0; iw < w1; ++iw) {
-                const int64_t p = ih * g.w + iw;
-                const T* xp = ximg + p * C;
-                for (int64_t c = 0; c < cn; ++c)
-                  if (best[c] < xp[c]) {
-                    best[c] = xp[c];
-                    arg[c] = p;
+            const T* g_row = dy + ((n * g.oh + oh) * g.ow + ow) * C + c0;
+            int64_t c = 0;
+            if constexpr (kP > 1) {
+              for (; c + kP <= cn; c += kP) {
+                P best = ei::ploadu<P>(ximg + p0 * C + c);
+                P arg = ei::pzero(best);
+                T k = 0;
+                for (int64_t ih = h0; ih < h1; ++ih)
+                  for (int64_t iw = w0; iw < w1; ++iw, k += 1) {
+                    const P v = ei::ploadu<P>(ximg + (ih * g.w + iw) * C + c);
+                    const P larger = ei::pcmp_lt(best, v);
+                    best = ei::pselect(larger, v, best);
+                    arg = ei::pselect(larger, ei::pset1<P>(k), arg);
+                  }
+                const P gv = ei::ploadu<P>(g_row + c);
+                k = 0;
+                for (int64_t ih = h0; ih < h1; ++ih)
+                  for (int64_t iw = w0; iw < w1; ++iw, k += 1) {
+                    T* dp = dximg + (ih * g.w + iw) * C + c;
+                    const P hit = ei::pcmp_eq(arg, ei::pset1<P>(k));
+                    ei::pstoreu(dp, ei::padd(ei::ploadu<P>(dp), ei::pand(hit, gv)));
                   }
               }
-            const T* g_row = dy + ((n * g.oh + oh) * g.ow + ow) * C + c0;
-            for (int64_t c = 0; c < cn; ++c) dximg[arg[c] * C + c] += g_row[c];
+            }
+            for (; c < cn; ++c) {
+              T best = ximg[p0 * C + c];
+              int64_t arg = p0;
+              for (int64_t ih = h0; ih < h1; ++ih)
+                for (int64_t iw = w0; iw < w1; ++iw) {
+                  const int64_t p = ih * g.w + iw;
+                  if (best < ximg[p * C + c]) {
+                    best = ximg[p * C + c];
+                    arg = p;
+                  }
+                }
+              dximg[arg * C + c] += g_row[c];
+            }
           }
         }
       }
@@ -285,12 +374,17 @@ class AvgPoolOp : public PoolBase<false> {
     if (out.num_elements() == 0) return pdk::Status::OK();
     const T* x = input.data<T>();
     T* y = out.data<T>();
-    PoolForward(ctx, g, x, y, [](auto& acc) { acc.setZero(); },
-                [](auto& acc, const auto& v) { acc += v; },
-                [&](auto& acc, int64_t oh, int64_t ow) {
-                  const int64_t count = WindowCount(g, oh, ow);
-                  if (count > 0) acc /= static_cast<T>(count);
-                });
+    PoolForward(
+        ctx, g, x, y, [](T* acc, int64_t C) { std::fill(acc, acc + C, T(0)); },
+        [](T* acc, const T* v, int64_t C) {
+          for (int64_t c = 0; c < C; ++c) acc[c] += v[c];
+        },
+        [&](T* acc, int64_t C, int64_t oh, int64_t ow) {
+          const int64_t count = WindowCount(g, oh, ow);
+          if (count == 0) return;
+          const T d = static_cast<T>(count);
+          for (int64_t c = 0; c < C; ++c) acc[c] /= d;
+        });
     return pdk::Status::OK();
   }
 };
