@@ -7,13 +7,14 @@
 // float32 GEMM"):
 // - float32: oneDNN's matmul primitive (GemmBlockDnnl, dnnl_gemm.cc), which
 //   runs dense operands on its brgemm kernel (brg:avx512_core here), for every
-//   block of >= 1 MFLOP (kDnnlFlops) whose operands are dense (DenseGemm);
+//   block of >= 1 MFLOP (kDnnlFlops) whose operands are dense (DenseGemm:
+//   whole products, batch items, row blocks of an untransposed A);
 //   OpenBLAS's single-threaded cblas_sgemm for smaller blocks (lower per-call
-//   cost), strided blocks, accumulation (beta = 1), or when oneDNN would not
-//   use brgemm. A product of >= 4 MFLOP (kParallelFlops) with fewer products
-//   than pool threads is ONE oneDNN call with an OpenMP team of the pool's
-//   size on the calling thread (the pool idles meanwhile; a split into row
-//   blocks would make the blocks of a transposed A strided);
+//   cost), strided blocks (row blocks of a transposed A, column blocks),
+//   accumulation (beta = 1), or when oneDNN would not use brgemm. oneDNN
+//   computes on the calling thread (OpenMP team of 1): one call over the whole
+//   product with an OpenMP team stalled for ~11 ms per call under load with
+//   libgomp's default wait policy;
 // - float64: OpenBLAS's cblas_dgemm;
 // - bfloat16: oneDNN's bf16 matmul per block (native AVX512_BF16 dot
 //   products, float32 sums, one rounding);
@@ -71,7 +72,8 @@ enum class DnnlGemmType { kFloat32, kBfloat16 };
 
 // C[rows,cols] = op(A) * op(B) for A, B, C of `type` (row-major, row strides
 // lda/ldb/ldc) with oneDNN's matmul primitive on the calling thread plus an
-// OpenMP team of `team` threads in all (1: the calling thread alone).
+// OpenMP team of `team` threads in all (1: the calling thread alone; PDK's
+// GEMMs always pass 1, see docs/architecture.md "MatMul backend").
 // bfloat16: products summed in float32, rounded once. Returns false if oneDNN
 // cannot run it, or for float32 if oneDNN would not use a brgemm kernel for it
 // (the caller then computes the whole block another way).
@@ -184,22 +186,12 @@ void BatchGemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, 
   const double flops = 2.0 * double(m) * double(n) * double(k) * double(batch);
   const int threads = dev.numThreads();
   const bool parallel = threads > 1 && flops >= kParallelFlops;
-  // float32, fewer products than threads: each product is one oneDNN call on
-  // this thread with an OpenMP team of `threads` (the pool idles), not split
-  // into blocks: oneDNN 2.6 runs only dense operands on its brgemm kernel, and
-  // a row block of a transposed A, or a column block, is not dense.
-  if constexpr (std::is_same_v<T, float>) {
-    if (parallel && batch < threads) {
-      bool ok = true;
-      for (int64_t i = 0; i < batch && ok; ++i)
-        ok = GemmBlockDnnl(DnnlGemmType::kFloat32, ta, tb, m, n, k, a + a_off[i], lda,
-                           b + b_off[i], ldb, c + i * m * n, n, threads);
-      if (ok) return;
-    }
-  }
   // Split each product along its longer output side when there are fewer
-  // products than threads.
-  const bool split_rows = m >= n;
+  // products than threads; float32 with an untransposed A splits rows when
+  // there are enough (16 per thread): its row blocks are dense, so they run
+  // on oneDNN's brgemm kernel (GemmBlock), column blocks would not.
+  const bool split_rows =
+      m >= n || (std::is_same_v<T, float> && !ta && m >= 16 * int64_t(threads));
   const int64_t split_len = split_rows ? m : n;
   int64_t nsplit = 1;
   if (parallel && batch < threads)
