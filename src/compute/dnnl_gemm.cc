@@ -6,7 +6,7 @@
 // float32), and to its reference/AVX-512 fallbacks on CPUs without it: about
 // 2x the float32 throughput of widening to float32 + sgemm
 // (bench/matmul_backends.cc). A float32 matmul with dense operands runs on
-// brg:avx512_core (AVX-512 FMA), 5-45 % faster per core than OpenBLAS's sgemm
+// brg:avx512_core (AVX-512 FMA), 5-50 % faster per core than OpenBLAS's sgemm
 // on mid-size products (docs/benchmarks.md, "Session 3: float32 GEMM"); with a
 // strided operand (a row block of a transposed A, a column block) oneDNN 2.6
 // falls back to gemm:jit, its own sgemm, which is no faster than OpenBLAS, so
@@ -18,7 +18,7 @@
 // pool thread, one block per call, so oneDNN must stay on the calling thread:
 // each calling thread's DnnlThreadStream sets its OpenMP team size to 1. A
 // caller may ask for a larger OpenMP team for one call (`team`, the way
-// dnnl_conv.cc runs batch-1 convolutions); the team size is part of the cache
+// dnnl_conv.cc runs batch-1 convolutions; gemm.h does not, see there); the team size is part of the cache
 // key since oneDNN fixes a primitive's threading when it is created. The
 // primitive for a block geometry is created once per thread and kept in a
 // small per-thread cache (oneDNN's primitive creation costs tens of

@@ -7,7 +7,7 @@
 // float32 GEMM"):
 // - float32: oneDNN's matmul primitive (GemmBlockDnnl, dnnl_gemm.cc), which
 //   runs dense operands on its brgemm kernel (brg:avx512_core here), for every
-//   block of >= 1 MFLOP (kDnnlFlops) whose operands are dense (DenseGemm:
+//   block of >= 2.5 MFLOP (kDnnlFlops) whose operands are dense (DenseGemm:
 //   whole products, batch items, row blocks of an untransposed A);
 //   OpenBLAS's single-threaded cblas_sgemm for smaller blocks (lower per-call
 //   cost), strided blocks (row blocks of a transposed A, column blocks),
@@ -82,10 +82,12 @@ bool GemmBlockDnnl(DnnlGemmType type, bool ta, bool tb, int64_t rows, int64_t co
                    const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
                    int team = 1);
 
-// float32 blocks of at least this many flops (2*rows*cols*k), with dense
-// operands (DenseGemm), go to oneDNN (GemmBlockDnnl); smaller ones to OpenBLAS,
-// whose per-call overhead is lower (16^3: 0.1 us against 0.3 us).
-constexpr double kDnnlFlops = 1.0e6;
+// float32 blocks of at least this many flops (2*rows*cols*k, ~108^3), with
+// dense operands (DenseGemm), go to oneDNN (GemmBlockDnnl); smaller ones to
+// OpenBLAS, as fast or faster there on one core (16^3: 0.13 us against
+// 0.34 us; 100^3: 17.9 us against 20.8 us; from 112^3 on oneDNN leads by
+// 5-15 %, docs/benchmarks.md "Session 3: float32 GEMM").
+constexpr double kDnnlFlops = 2.5e6;
 
 // True if op(A), op(B) and C are dense (row strides equal to the stored row
 // lengths): the only layouts oneDNN 2.6 runs on its float32 brgemm kernel.
