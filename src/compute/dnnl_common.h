@@ -1,4 +1,4 @@
-// What PDK's oneDNN users share (bf16_gemm.cc, dnnl_conv.cc): the CPU engine
+// What PDK's oneDNN users share (dnnl_gemm.cc, dnnl_conv.cc): the CPU engine
 // and a per-thread stream. Only oneDNN's C API is used: TensorFlow's
 // libtensorflow_cc exports weak symbols of its own oneDNN's C++ classes but no
 // dnnl_* C functions, so these calls reach the system library (Debian's

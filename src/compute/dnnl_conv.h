@@ -1,6 +1,6 @@
 // float32 NHWC 2-D convolution (forward, backprop input, backprop filter) on
 // oneDNN's convolution primitive (Debian's libdnnl 2.6, C API only; see
-// bf16_gemm.cc for why the C API always reaches the system library).
+// dnnl_common.h for why the C API always reaches the system library).
 //
 // Layouts (TensorFlow's, no copies): activations [N,H,W,C] (oneDNN tag nhwc),
 // filter [KH,KW,C,F] (tag hwio), output / out_backprop [N,OH,OW,F] (nhwc).

@@ -2,15 +2,29 @@
 // and the device-pool fan-out that MatMul, BatchMatMulV2 and the im2col
 // convolutions (src/kernels/nn/conv2d.cc) share.
 //
-// Backend (measured by bench/matmul_backends.cc, see docs/architecture.md):
-// float32/float64 use OpenBLAS's single-threaded cblas_sgemm/cblas_dgemm;
-// bfloat16 uses oneDNN's bf16 matmul (GemmBlockBf16, bf16_gemm.cc: native
-// AVX512_BF16 dot products, float32 sums, one rounding); every other type (and
-// dimensions beyond int) uses Eigen's (Core) GEMM. float16 has no fast GEMM
-// here: callers widen it to float32 first (kGemmWidens). OpenBLAS is
-// told to use one thread (UseSingleThreadedOpenBlas), so its own pthreads never
-// compete with the device's Eigen::ThreadPoolDevice: PDK splits the work over
-// that pool and calls OpenBLAS from its threads, one thread per call.
+// Backend (measured by bench/matmul_backends.cc and bench/bench_pdk.py, see
+// docs/architecture.md "MatMul backend" and docs/benchmarks.md "Session 3:
+// float32 GEMM"):
+// - float32: oneDNN's matmul primitive (GemmBlockDnnl, dnnl_gemm.cc), which
+//   runs dense operands on its brgemm kernel (brg:avx512_core here), for every
+//   block of >= 2.5 MFLOP (kDnnlFlops) whose operands are dense (DenseGemm:
+//   whole products, batch items, row blocks of an untransposed A);
+//   OpenBLAS's single-threaded cblas_sgemm for smaller blocks (lower per-call
+//   cost), strided blocks (row blocks of a transposed A, column blocks),
+//   accumulation (beta = 1), or when oneDNN would not use brgemm. oneDNN
+//   computes on the calling thread (OpenMP team of 1): one call over the whole
+//   product with an OpenMP team stalled for ~11 ms per call under load with
+//   libgomp's default wait policy;
+// - float64: OpenBLAS's cblas_dgemm;
+// - bfloat16: oneDNN's bf16 matmul per block (native AVX512_BF16 dot
+//   products, float32 sums, one rounding);
+// - every other type (and dimensions beyond int) uses Eigen's (Core) GEMM.
+// float16 has no fast GEMM here: callers widen it to float32 first
+// (kGemmWidens). OpenBLAS is told to use one thread (UseSingleThreadedOpenBlas),
+// so its own pthreads never compete with the device's Eigen::ThreadPoolDevice.
+// Otherwise PDK splits the work over that pool (batch items, then row or
+// column blocks) and calls OpenBLAS / oneDNN (OpenMP team of 1) from its
+// threads, one thread per call.
 //
 // Moved out of src/kernels/math/matmul.cc unchanged, plus `accumulate`
 // (beta = 1) in Gemm and the RunShards helper.
@@ -53,12 +67,34 @@ inline bool FitsBlasInt(int64_t v) { return v <= std::numeric_limits<int>::max()
 template <class T>
 inline constexpr bool kGemmWidens = std::is_same_v<T, Eigen::half>;
 
-// C[rows,cols] = op(A) * op(B) for bfloat16 A, B, C (row-major, row strides
-// lda/ldb/ldc) with oneDNN's matmul on the calling thread: products summed in
-// float32, rounded once to bfloat16. Returns false if oneDNN cannot run it
-// (the caller then computes the block another way). Defined in bf16_gemm.cc.
-bool GemmBlockBf16(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const void* a,
-                   int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc);
+// Element types of GemmBlockDnnl.
+enum class DnnlGemmType { kFloat32, kBfloat16 };
+
+// C[rows,cols] = op(A) * op(B) for A, B, C of `type` (row-major, row strides
+// lda/ldb/ldc) with oneDNN's matmul primitive on the calling thread plus an
+// OpenMP team of `team` threads in all (1: the calling thread alone; PDK's
+// GEMMs always pass 1, see docs/architecture.md "MatMul backend").
+// bfloat16: products summed in float32, rounded once. Returns false if oneDNN
+// cannot run it, or for float32 if oneDNN would not use a brgemm kernel for it
+// (the caller then computes the whole block another way).
+// Defined in dnnl_gemm.cc.
+bool GemmBlockDnnl(DnnlGemmType type, bool ta, bool tb, int64_t rows, int64_t cols, int64_t k,
+                   const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
+                   int team = 1);
+
+// float32 blocks of at least this many flops (2*rows*cols*k, ~108^3), with
+// dense operands (DenseGemm), go to oneDNN (GemmBlockDnnl); smaller ones to
+// OpenBLAS, as fast or faster there on one core (16^3: 0.13 us against
+// 0.34 us; 100^3: 17.9 us against 20.8 us; from 112^3 on oneDNN leads by
+// 5-15 %, docs/benchmarks.md "Session 3: float32 GEMM").
+constexpr double kDnnlFlops = 2.5e6;
+
+// True if op(A), op(B) and C are dense (row strides equal to the stored row
+// lengths): the only layouts oneDNN 2.6 runs on its float32 brgemm kernel.
+inline bool DenseGemm(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, int64_t lda,
+                      int64_t ldb, int64_t ldc) {
+  return lda == (ta ? rows : k) && ldb == (tb ? k : cols) && ldc == cols;
+}
 
 // C[rows,cols] (+)= op(A) * op(B) on the calling thread. Row-major; lda/ldb/ldc
 // are the row strides of the stored A, B, C; op(X) = X^T when the flag is set.
@@ -89,6 +125,12 @@ void GemmEigen(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T*
 template <class T>
 void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T* a, int64_t lda,
                const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate = false) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (!accumulate && 2.0 * double(rows) * double(cols) * double(k) >= kDnnlFlops &&
+        DenseGemm(ta, tb, rows, cols, k, lda, ldb, ldc) &&
+        GemmBlockDnnl(DnnlGemmType::kFloat32, ta, tb, rows, cols, k, a, lda, b, ldb, c, ldc))
+      return;
+  }
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (FitsBlasInt(rows) && FitsBlasInt(cols) && FitsBlasInt(k) && FitsBlasInt(lda) &&
         FitsBlasInt(ldb) && FitsBlasInt(ldc)) {
@@ -105,7 +147,9 @@ void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T*
     }
   }
   if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
-    if (!accumulate && GemmBlockBf16(ta, tb, rows, cols, k, a, lda, b, ldb, c, ldc)) return;
+    if (!accumulate && GemmBlockDnnl(DnnlGemmType::kBfloat16, ta, tb, rows, cols, k, a, lda, b,
+                                     ldb, c, ldc))
+      return;
   }
   GemmEigen(ta, tb, rows, cols, k, a, lda, b, ldb, c, ldc, accumulate);
 }
@@ -145,8 +189,11 @@ void BatchGemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, 
   const int threads = dev.numThreads();
   const bool parallel = threads > 1 && flops >= kParallelFlops;
   // Split each product along its longer output side when there are fewer
-  // products than threads.
-  const bool split_rows = m >= n;
+  // products than threads; float32 with an untransposed A splits rows when
+  // there are enough (16 per thread): its row blocks are dense, so they run
+  // on oneDNN's brgemm kernel (GemmBlock), column blocks would not.
+  const bool split_rows =
+      m >= n || (std::is_same_v<T, float> && !ta && m >= 16 * int64_t(threads));
   const int64_t split_len = split_rows ? m : n;
   int64_t nsplit = 1;
   if (parallel && batch < threads)
