@@ -637,9 +637,14 @@ for (shape, axis), keep in itertools.product(REDUCE_SHAPES, [False, True]):
         case(op, inputs=[("input", arr(shape, "bool")), ("axis", const(axis, "Tidx"))],
              attrs={"keep_dims": keep}, dtypes={"Tidx": IDX})
     # Products of values near 1 (no overflow): floats in [0.5, 1.5], ints in {-1, 0, 1}.
+    # 16-bit: against the float32 product rounded once (wide_reference): TF's
+    # CPU rounds after every factor, and over 513 factors in [0.5, 1.5] that
+    # drifted 0.35 % (float16) and 8.6 % (bfloat16) from PDK's float32 product
+    # in one element of one draw (found when cases added before this one
+    # changed its seed).
     case("Prod", inputs=[("input", shape), ("axis", const(axis, "Tidx"))],
          attrs={"keep_dims": keep}, dtypes={"T": FLOAT, "Tidx": IDX},
-         gen=uniform(0.5, 1.5), tol=RED_TOL)
+         gen=uniform(0.5, 1.5), tol=RED_TOL, reference=wide_reference("Prod"))
     if int(np.prod(shape)) <= 60:
         case("Prod", inputs=[("input", arr(shape, gen=discrete(-1, 2))),
                              ("axis", const(axis, "Tidx"))],
