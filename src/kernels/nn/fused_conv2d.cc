@@ -37,7 +37,6 @@
 // input and the activation. A side input that broadcasts takes a second pass
 // (src/compute/broadcast.h).
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -47,6 +46,7 @@
 #include "kernels/nn/conv_compute.h"
 #include "kernels/nn/fused_activation.h"
 #include "kernels/nn/window.h"
+#include "kernels/pdk_op_def.h"
 #include "pdk/kernel.h"
 #include "tensorflow/c/ops.h"
 
@@ -200,7 +200,7 @@ void FusedConv2DShape(TF_ShapeInferenceContext* ctx, TF_Status* status) {
   if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextSetUnknownShape(ctx, status);
 }
 
-pdk::Status RegisterFusedConv2DOp() {
+TF_OpDefinitionBuilder* BuildFusedConv2DOpDef() {
   TF_OpDefinitionBuilder* op = TF_NewOpDefinitionBuilder("_PdkFusedConv2D");
   TF_OpDefinitionBuilderAddInput(op, "input: T");
   TF_OpDefinitionBuilderAddInput(op, "filter: T");
@@ -221,9 +221,7 @@ pdk::Status RegisterFusedConv2DOp() {
       op, "activation: {'None', 'Relu', 'Relu6', 'Elu', 'LeakyRelu', 'Tanh', 'Sigmoid'} = 'None'");
   TF_OpDefinitionBuilderAddAttr(op, "leakyrelu_alpha: float = 0.2");
   TF_OpDefinitionBuilderSetShapeInferenceFunction(op, &FusedConv2DShape);
-  pdk::TFStatusPtr s = pdk::NewTFStatus();
-  TF_RegisterOpDefinition(op, s.get());  // takes ownership of the builder
-  return pdk::Status::FromTF(s.get());
+  return op;
 }
 
 }  // namespace
@@ -231,12 +229,7 @@ pdk::Status RegisterFusedConv2DOp() {
 PDK_REGISTER_KERNELS(PdkFusedConv2D, r) {
   // Without its op definition the kernel cannot register, and the graph
   // optimizer's output would not import; other kernels still register.
-  pdk::Status st = RegisterFusedConv2DOp();
-  if (!st.ok()) {
-    std::fprintf(stderr, "PDK: _PdkFusedConv2D op definition failed: %s\n",
-                 st.message().c_str());
-    return;
-  }
+  if (!DefinePdkOp("_PdkFusedConv2D", BuildFusedConv2DOpDef())) return;
   r.Add(pdk::KernelDef<FusedConv2DOp>("_PdkFusedConv2D").Type<float>("T"));
 }
 

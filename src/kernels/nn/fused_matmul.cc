@@ -19,12 +19,12 @@
 // The product uses the GEMM of src/compute/gemm.h (OpenBLAS on the device
 // pool, as MatMul does), then bias and activation in one Eigen expression over
 // the output, on the device pool, in place.
-#include <cstdio>
 #include <string>
 
 #include "compute/eigen.h"
 #include "compute/gemm.h"
 #include "kernels/nn/fused_activation.h"
+#include "kernels/pdk_op_def.h"
 #include "pdk/kernel.h"
 #include "tensorflow/c/ops.h"
 
@@ -102,7 +102,7 @@ void FusedMatMulShape(TF_ShapeInferenceContext* ctx, TF_Status* status) {
   for (TF_ShapeHandle* h : {a, b, bias, rows, out}) TF_DeleteShapeHandle(h);
 }
 
-pdk::Status RegisterFusedMatMulOp() {
+TF_OpDefinitionBuilder* BuildFusedMatMulOpDef() {
   TF_OpDefinitionBuilder* op = TF_NewOpDefinitionBuilder("_PdkFusedMatMul");
   TF_OpDefinitionBuilderAddInput(op, "a: T");
   TF_OpDefinitionBuilderAddInput(op, "b: T");
@@ -116,9 +116,7 @@ pdk::Status RegisterFusedMatMulOp() {
       "'GeluApproximate'} = 'None'");
   TF_OpDefinitionBuilderAddAttr(op, "leakyrelu_alpha: float = 0.2");
   TF_OpDefinitionBuilderSetShapeInferenceFunction(op, &FusedMatMulShape);
-  pdk::TFStatusPtr s = pdk::NewTFStatus();
-  TF_RegisterOpDefinition(op, s.get());  // takes ownership of the builder
-  return pdk::Status::FromTF(s.get());
+  return op;
 }
 
 }  // namespace
@@ -126,11 +124,7 @@ pdk::Status RegisterFusedMatMulOp() {
 PDK_REGISTER_KERNELS(PdkFusedMatMul, r) {
   // Without its op definition the kernel cannot register, and the graph
   // optimizer's output would not import; other kernels still register.
-  pdk::Status st = RegisterFusedMatMulOp();
-  if (!st.ok()) {
-    std::fprintf(stderr, "PDK: _PdkFusedMatMul op definition failed: %s\n", st.message().c_str());
-    return;
-  }
+  if (!DefinePdkOp("_PdkFusedMatMul", BuildFusedMatMulOpDef())) return;
   r.Add(pdk::KernelDef<FusedMatMulOp>("_PdkFusedMatMul").Type<float>("T"));
 }
 

@@ -37,10 +37,10 @@
 // coefficient is not a single element of rank <= rank(var) (both messages
 // name the operands and their shapes).
 #include <algorithm>
-#include <cstdio>
 
 #include "compute/eigen.h"
 #include "compute/exact_sqrt.h"
+#include "kernels/pdk_op_def.h"
 #include "pdk/kernel.h"
 #include "tensorflow/c/ops.h"
 
@@ -118,7 +118,7 @@ void KerasAdamUpdateShape(TF_ShapeInferenceContext* ctx, TF_Status* status) {
   TF_DeleteShapeHandle(h);
 }
 
-pdk::Status RegisterKerasAdamUpdateOp() {
+TF_OpDefinitionBuilder* BuildKerasAdamUpdateOpDef() {
   TF_OpDefinitionBuilder* op = TF_NewOpDefinitionBuilder("_PdkKerasAdamUpdate");
   for (const char* in : {"var: T", "m: T", "v: T", "grad: T", "one_minus_beta_1: T",
                          "one_minus_beta_2: T", "alpha: T", "epsilon: T"})
@@ -127,9 +127,7 @@ pdk::Status RegisterKerasAdamUpdateOp() {
     TF_OpDefinitionBuilderAddOutput(op, out);
   TF_OpDefinitionBuilderAddAttr(op, "T: {float, double}");
   TF_OpDefinitionBuilderSetShapeInferenceFunction(op, &KerasAdamUpdateShape);
-  pdk::TFStatusPtr s = pdk::NewTFStatus();
-  TF_RegisterOpDefinition(op, s.get());  // takes ownership of the builder
-  return pdk::Status::FromTF(s.get());
+  return op;
 }
 
 }  // namespace
@@ -137,12 +135,7 @@ pdk::Status RegisterKerasAdamUpdateOp() {
 PDK_REGISTER_KERNELS(PdkKerasAdamUpdate, r) {
   // Without its op definition the kernel cannot register, and the rewrite
   // never emits the op (it checks the kernel is available).
-  pdk::Status st = RegisterKerasAdamUpdateOp();
-  if (!st.ok()) {
-    std::fprintf(stderr, "PDK: _PdkKerasAdamUpdate op definition failed: %s\n",
-                 st.message().c_str());
-    return;
-  }
+  if (!DefinePdkOp("_PdkKerasAdamUpdate", BuildKerasAdamUpdateOpDef())) return;
   r.Add(pdk::KernelDef<KerasAdamUpdateOp<float>>("_PdkKerasAdamUpdate").Type<float>("T"));
   r.Add(pdk::KernelDef<KerasAdamUpdateOp<double>>("_PdkKerasAdamUpdate").Type<double>("T"));
 }
