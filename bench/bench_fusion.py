@@ -17,7 +17,6 @@ Run:  python bench/bench_fusion.py [--repeats 20] [--cases matmul,conv,...] [--m
 """
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import sys
@@ -30,7 +29,7 @@ import tensorflow as tf  # noqa: E402
 
 import tensorflow_pdk  # noqa: E402
 from tensorflow_pdk import placement  # noqa: E402
-from bench_pdk import fmt, measure  # noqa: E402
+from bench_pdk import fmt, measure, parse_args  # noqa: E402
 
 KEYS = ("fused", "unfused", "CPU")
 FUSED_OPS = ("_PdkFusedMatMul", "_PdkFusedConv2D")
@@ -163,14 +162,7 @@ CASES = {
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--repeats", type=int, default=20)
-    p.add_argument("--cases", default=",".join(CASES),
-                   help="comma-separated subset of: " + ", ".join(CASES))
-    p.add_argument("--markdown", help="also write the results table to this file")
-    args = p.parse_args(argv)
-    if not tf.config.list_physical_devices("PDK"):
-        sys.exit("no PDK device registered")
+    args = parse_args(__doc__, CASES, argv)
     rows = []
     for key in args.cases.split(","):
         name, (fns, nodes) = CASES[key]()

@@ -380,15 +380,22 @@ def write_markdown(path, text):
         f.write(text)
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parse_args(description, cases, argv=None):
+    """The options every bench script takes (--repeats, --cases, --markdown);
+    exits if no PDK device is registered."""
+    p = argparse.ArgumentParser(description=description.split("\n")[0])
     p.add_argument("--repeats", type=int, default=20)
-    p.add_argument("--cases", default=",".join(CASES),
-                   help="comma-separated subset of: " + ", ".join(CASES))
+    p.add_argument("--cases", default=",".join(cases),
+                   help="comma-separated subset of: " + ", ".join(cases))
     p.add_argument("--markdown", help="also write the results table to this file")
     args = p.parse_args(argv)
     if not tf.config.list_physical_devices("PDK"):
         sys.exit("no PDK device registered")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(__doc__, CASES, argv)
     peak = measured_peak_gflops()
     print(f"measured float32 peak (NumPy/OpenBLAS sgemm 2048^3, {os.cpu_count()} threads): "
           f"{peak:.0f} GFLOP/s", flush=True)

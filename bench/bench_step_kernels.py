@@ -12,7 +12,7 @@ per device, A B A B. Nothing here asserts a time.
 Run:  PYTHONPATH=python TF_PLUGGABLE_DEVICE_LIBRARY_PATH=build/dev/libtensorflow_pdk_plugin.so \
       python bench/bench_step_kernels.py [substring of case names]
 """
-import os, sys, time, statistics
+import os, sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np, tensorflow as tf, tensorflow_pdk
 if os.environ.get('INTER1', '1') == '1': tf.config.threading.set_inter_op_parallelism_threads(1)
@@ -78,17 +78,13 @@ B("BiasAddGrad [32,32,32,32]", lambda: ([rnd(32, 32, 32, 32)], rep(lambda a, i: 
 B("BiasAddGrad [32,16,16,64]", lambda: ([rnd(32, 16, 16, 64)], rep(lambda a, i: R.BiasAddGrad(out_backprop=a + i))))
 B("SparseSoftmaxXent [32,10]", lambda: ([rnd(32, 10), rng.integers(0, 10, 32)], rep(lambda a, l, i: R.SparseSoftmaxCrossEntropyWithLogits(features=a + i, labels=l))))
 
+from bench_pdk import measure  # noqa: E402  (after the threading setting above)
+
 sel = sys.argv[1] if len(sys.argv) > 1 else ""
 reps = int(os.environ.get("REPS", "15"))
 for name, fns in cases:
     if sel and sel not in name: continue
-    for d in fns:
-        for _ in range(3): fns[d]()
-    ts = {d: [] for d in fns}
-    for _ in range(reps):
-        for d in fns:
-            t = time.perf_counter()
-            for _ in range(5): fns[d]()
-            ts[d].append((time.perf_counter() - t) / 5)
-    c, p = statistics.median(ts["/CPU:0"]), statistics.median(ts["/PDK:0"])
+    five = {d: (lambda f=f: [f() for _ in range(5)]) for d, f in fns.items()}
+    med = measure(five, 5, reps, keys=tuple(fns))
+    c, p = med["/CPU:0"], med["/PDK:0"]
     print(f"{name:45s} CPU {c*1e6:9.1f} us  PDK {p*1e6:9.1f} us  ratio {p/c:5.2f}", flush=True)
