@@ -112,6 +112,14 @@ const std::vector<Fanout>& GraphView::regular_fanouts(const NodeDef& n, int port
   return it == ni->fanouts.end() ? kNone : it->second;
 }
 
+std::vector<const NodeDef*> GraphView::regular_consumers(const NodeDef& n) const {
+  std::vector<const NodeDef*> out;
+  if (const NodeInfo* ni = info(n))
+    for (const auto& [port, fanouts] : ni->fanouts)
+      for (const Fanout& f : fanouts) out.push_back(f.consumer);
+  return out;
+}
+
 int GraphView::num_regular_fanouts(const NodeDef& n) const {
   const NodeInfo* ni = info(n);
   return ni ? ni->num_fanouts : 0;

@@ -63,6 +63,9 @@ class GraphView {
 
   // Every (consumer, input slot) reading output `port` of `n`.
   const std::vector<Fanout>& regular_fanouts(const NodeDef& n, int port) const;
+  // The consumers of any output of `n` through regular inputs (a consumer
+  // reading two outputs appears twice).
+  std::vector<const NodeDef*> regular_consumers(const NodeDef& n) const;
   // Number of regular input slots reading any output of `n`.
   int num_regular_fanouts(const NodeDef& n) const;
   // Nodes with a "^n" input.

@@ -222,8 +222,7 @@ class Matcher {
       stack.pop_back();
       if (!seen.insert(x).second) continue;
       for (const NodeDef* y : view_.control_fanouts(*x)) stack.push_back(y);
-      for (int port = 0; port < 8; ++port)
-        for (const Fanout& f : view_.regular_fanouts(*x, port)) stack.push_back(f.consumer);
+      for (const NodeDef* y : view_.regular_consumers(*x)) stack.push_back(y);
       if (seen.size() > 100000) return false;
     }
     for (const std::string& in : f_inputs) {
