@@ -299,6 +299,22 @@ bool AttrValue::GetString(std::string* s) const {
     return true;
   });
 }
+bool AttrValue::GetFuncName(std::string* name) const {
+  // AttrValue.func = 10: NameAttrList { string name = 1; map attr = 2; }
+  if (OneofCase(bytes_) != 10) return false;
+  return LastField(bytes_, 10, kLengthDelimited, [&](Reader& r) {
+    std::string_view func;
+    if (!r.Bytes(&func)) return false;
+    name->clear();
+    LastField(func, 1, kLengthDelimited, [&](Reader& fr) {
+      std::string_view v;
+      if (!fr.Bytes(&v)) return false;
+      name->assign(v);
+      return true;
+    });
+    return true;
+  });
+}
 bool AttrValue::GetFloat(float* f) const {
   if (OneofCase(bytes_) != 4) return false;
   return LastField(bytes_, 4, kFixed32, [&](Reader& r) {

@@ -13,7 +13,8 @@
 //               ...experimental_debug_info = 6, experimental_type = 7: raw }
 //   AttrValue { oneof value { list = 1; bytes s = 2; int64 i = 3; float f = 4;
 //               bool b = 5; DataType type = 6; shape = 7; tensor = 8;
-//               placeholder = 9; func = 10 } }  — kept as its serialized bytes,
+//               placeholder = 9; func = 10 } }
+//   NameAttrList { string name = 1; map<string, AttrValue> attr = 2 }  — kept as its serialized bytes,
 //               decoded on demand
 // Why not the protobuf runtime: see docs/architecture.md, "Graph optimizer".
 //
@@ -66,6 +67,8 @@ class AttrValue {
   bool GetString(std::string* s) const;
   bool GetFloat(float* f) const;
   bool GetInt(int64_t* i) const;
+  // func (NameAttrList): its function name ("" if the list names none).
+  bool GetFuncName(std::string* name) const;
   // list(int): the list's `i` entries, packed or not (an empty list is one).
   bool GetIntList(std::vector<int64_t>* values) const;
   // The elements of an integer tensor (AttrValue.tensor, e.g. a Const's

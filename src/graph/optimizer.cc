@@ -136,6 +136,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   auto on = [&](const char* name) {
     return !options.disabled.count("all") && !options.disabled.count(name);
   };
+  RunXlaCallsWithPdkKernels(graph, ctx);
   SplitFusedBatchNormEx(graph, ctx);
   if (on("identity_removal")) RemoveIdentities(graph, ctx);
   if (on("transpose_pairs")) CancelTransposes(graph, ctx);

@@ -152,28 +152,38 @@ bool StrictEnabled() {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
+bool GuardWithFailure(NodeDef* guarded, const std::string& cpu_device,
+                      const std::string& message, std::vector<NodeDef>* guards) {
+  const std::string guard = guarded->name + kGuardSuffix;
+  for (const std::string& in : guarded->input)
+    if (in == "^" + guard) return false;  // guarded by an earlier pass
+  NodeDef g;
+  g.name = guard;
+  g.op = kFallbackOp;
+  g.device = cpu_device;
+  g.attr["message"] = AttrValue::String(message);
+  guarded->input.push_back("^" + guard);
+  guards->push_back(std::move(g));
+  return true;
+}
+
+std::string CpuDeviceOf(const std::string& device) {
+  const std::string type = DeviceTypeOf(device);
+  const size_t at = type.empty() ? std::string::npos : device.rfind(type + ":");
+  if (at == std::string::npos) return "/device:CPU:0";
+  return device.substr(0, at) + "CPU:0";
+}
+
 int EnforceStrictPlacement(GraphDef* graph, bool report) {
   bool on_pdk = false;
-  std::unordered_set<std::string> names;
-  for (const NodeDef& n : graph->node) {
+  for (const NodeDef& n : graph->node)
     on_pdk = on_pdk || (GraphView::IsOnPdk(n) && IsComputeOp(n.op));
-    names.insert(n.name);
-  }
   if (!on_pdk) return 0;
   std::vector<NodeDef> guards;
   for (NodeDef& n : graph->node) {
     if (!GraphView::IsOnDeviceType(n, "CPU") || !IsComputeOp(n.op)) continue;
-    const std::string guard = n.name + kGuardSuffix;
-    if (names.count(guard)) continue;  // guarded by an earlier pass
-    NodeDef g;
-    g.name = guard;
-    g.op = kFallbackOp;
-    g.device = n.device;
-    g.attr["message"] = AttrValue::String(Message(n));
-    if (report) std::fprintf(stderr, "PDK graph: %s\n", Message(n).c_str());
-    n.input.push_back("^" + guard);
-    names.insert(guard);
-    guards.push_back(std::move(g));
+    if (GuardWithFailure(&n, n.device, Message(n), &guards) && report)
+      std::fprintf(stderr, "PDK graph: %s\n", Message(n).c_str());
   }
   const int count = static_cast<int>(guards.size());
   for (NodeDef& g : guards) graph->node.push_back(std::move(g));

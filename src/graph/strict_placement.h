@@ -18,7 +18,9 @@
 #ifndef PDK_SRC_GRAPH_STRICT_PLACEMENT_H_
 #define PDK_SRC_GRAPH_STRICT_PLACEMENT_H_
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "graph/graph_def.h"
 
@@ -39,6 +41,17 @@ bool StrictEnabled();
 // nodes guarded (0 when no compute op of the graph is on PDK). Idempotent. `report`:
 // also print each one to stderr.
 int EnforceStrictPlacement(GraphDef* graph, bool report);
+
+// Makes `guarded` wait for a new _PdkStrictFallback node on `cpu_device` whose
+// kernel fails with `message` (InvalidArgumentError); the new node is appended
+// to `guards` (the caller adds them to the graph). Returns false and adds
+// nothing if `guarded` already has its guard (idempotent).
+bool GuardWithFailure(NodeDef* guarded, const std::string& cpu_device,
+                      const std::string& message, std::vector<NodeDef>* guards);
+
+// The host CPU of the task a device belongs to:
+// "/job:localhost/replica:0/task:0/device:PDK:0" -> ".../device:CPU:0".
+std::string CpuDeviceOf(const std::string& device);
 
 // Under PDK_STRICT=1 (TF_InitKernel, after PDK's kernels): for every op whose
 // PDK kernels constrain only "T", registers for `device_type` a kernel for each

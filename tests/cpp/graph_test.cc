@@ -865,6 +865,70 @@ TEST(Optimize, DisabledRewritesDoNotFire) {
   }
 }
 
+// ---- XLA requests on PDK (src/graph/rewrites/xla_must_compile.cc)
+
+// A StatefulPartitionedCall of `function` with _XlaMustCompile=true on `device`;
+// its "f" attribute serialized by protobuf (the reference codec).
+NodeDef XlaCall(const std::string& name, const std::string& function,
+                const std::string& device = kPdk) {
+  NodeDef n = Node(name, "StatefulPartitionedCall", {"x"}, device);
+  n.attr.erase("T");
+  pdk::tfproto::AttrValue f;
+  f.mutable_func()->set_name(function);
+  n.attr["f"] = AttrValue::FromBytes(f.SerializeAsString());
+  n.attr["_XlaMustCompile"] = AttrValue::Bool(true);
+  n.attr["_XlaScope"] = AttrValue::String("cluster_0");
+  return n;
+}
+
+TEST(XlaMustCompile, FuncNameDecodesAsProtobufWritesIt) {
+  pdk::tfproto::AttrValue f;
+  f.mutable_func()->set_name("__inference_step_12");
+  (*f.mutable_func()->mutable_attr())["T"].set_type(pdk::tfproto::DT_FLOAT);
+  std::string name;
+  ASSERT_TRUE(AttrValue::FromBytes(f.SerializeAsString()).GetFuncName(&name));
+  EXPECT_EQ(name, "__inference_step_12");
+  EXPECT_FALSE(AttrValue::String("f").GetFuncName(&name));
+}
+
+TEST(XlaMustCompile, CallOnPdkRunsWithoutXla) {
+  unsetenv("PDK_STRICT");
+  GraphDef g;
+  g.node = {Node("x", "Placeholder", {}), XlaCall("step", "__inference_one_step_on_data_123"),
+            XlaCall("cpu_step", "__inference_other_7", kCpu)};
+  EXPECT_EQ(Optimized(&g)["XlaMustCompile->PdkKernels"], 1u);
+  const NodeDef* step = Find(g, "step");
+  EXPECT_FALSE(step->BoolAttr("_XlaMustCompile", true));
+  EXPECT_EQ(step->attr.count("_XlaScope"), 0u);
+  EXPECT_EQ(step->attr.count("f"), 1u);
+  // A call placed on the CPU keeps its XLA request (XLA has a CPU backend).
+  EXPECT_TRUE(Find(g, "cpu_step")->BoolAttr("_XlaMustCompile", false));
+  EXPECT_EQ(Optimized(&g).count("XlaMustCompile->PdkKernels"), 0u);  // idempotent
+}
+
+TEST(XlaMustCompile, StrictGuardsTheCallNamingTheFunction) {
+  setenv("PDK_STRICT", "1", 1);
+  GraphDef g;
+  g.node = {Node("x", "Placeholder", {}), XlaCall("step", "__inference_one_step_on_data_123")};
+  Optimized(&g);
+  unsetenv("PDK_STRICT");
+  const NodeDef* guard = Find(g, "step/_pdk_strict");
+  ASSERT_NE(guard, nullptr);
+  EXPECT_EQ(guard->op, "_PdkStrictFallback");
+  EXPECT_EQ(guard->device, kCpu);
+  std::string msg;
+  ASSERT_TRUE(guard->attr.at("message").GetString(&msg));
+  EXPECT_NE(msg.find("function 'one_step_on_data'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("asked for XLA (jit_compile=True)"), std::string::npos) << msg;
+  EXPECT_EQ(Find(g, "step")->input.back(), "^step/_pdk_strict");
+}
+
+TEST(StrictPlacement, CpuDeviceOf) {
+  EXPECT_EQ(CpuDeviceOf(kPdk), kCpu);
+  EXPECT_EQ(CpuDeviceOf("/job:worker/replica:0/task:1/device:PDK:3"),
+            "/job:worker/replica:0/task:1/device:CPU:0");
+}
+
 // ---- PDK_STRICT (graph/strict_placement.h)
 
 TEST(StrictPlacement, GuardsCpuComputeOpsOfGraphsOnPdk) {

@@ -38,6 +38,12 @@ struct RewriteContext {
 // (src/graph/rewrites/fused_batch_norm_ex.cc). Always on: needed to run.
 void SplitFusedBatchNormEx(GraphDef* graph, const RewriteContext& ctx);
 
+// A call marked for XLA (_XlaMustCompile=true, from tf.function(jit_compile=
+// True) or Keras's jit_compile="auto") placed on PDK -> the same call with
+// _XlaMustCompile=false, run by TensorFlow's function runtime with PDK's
+// kernels (src/graph/rewrites/xla_must_compile.cc). Always on: needed to run.
+void RunXlaCallsWithPdkKernels(GraphDef* graph, const RewriteContext& ctx);
+
 // Identity between two nodes on one PDK device -> its consumers read its
 // input (src/graph/rewrites/identity_removal.cc).
 void RemoveIdentities(GraphDef* graph, const RewriteContext& ctx);
