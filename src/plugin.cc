@@ -96,6 +96,35 @@ class InertPlatform final : public pdk::Platform {
   std::string name_;
 };
 
+// Runs tensorflow_pdk._xla.install() in the Python interpreter that is
+// loading TensorFlow (python/tensorflow_pdk/_xla.py: an eager call of a
+// tf.function(jit_compile=True) placed on PDK runs with PDK's kernels instead
+// of failing in XLA, which no C API hook can reach). The interpreter is found
+// through its stable C API, resolved at run time: in a process without Python
+// (the C++ tests, a C program loading TensorFlow) nothing happens. A Python
+// error is printed as one line and loading goes on.
+void InstallPythonHooks() {
+  using IsInitializedFn = int (*)();
+  using GilEnsureFn = int (*)();  // PyGILState_STATE is an enum
+  using GilReleaseFn = void (*)(int);
+  using RunFn = int (*)(const char*);
+  auto is_initialized = reinterpret_cast<IsInitializedFn>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
+  auto ensure = reinterpret_cast<GilEnsureFn>(dlsym(RTLD_DEFAULT, "PyGILState_Ensure"));
+  auto release = reinterpret_cast<GilReleaseFn>(dlsym(RTLD_DEFAULT, "PyGILState_Release"));
+  auto run = reinterpret_cast<RunFn>(dlsym(RTLD_DEFAULT, "PyRun_SimpleString"));
+  if (!is_initialized || !ensure || !release || !run || !is_initialized()) return;
+  const int gil = ensure();
+  // exec in a fresh namespace: nothing lands in the user's __main__.
+  run("exec('try:\\n"
+      "  import tensorflow_pdk._xla as m\\n"
+      "  m.install()\\n"
+      "except Exception as e:\\n"
+      "  import sys\\n"
+      "  print(\\'PDK: eager tf.function(jit_compile=True) calls on PDK will fail: \\' + "
+      "repr(e), file=sys.stderr)\\n', {})");
+  release(gil);
+}
+
 }  // namespace
 
 PDK_EXPORT void SE_InitPlugin(SE_PlatformRegistrationParams* params, TF_Status* status) {
@@ -155,6 +184,7 @@ PDK_EXPORT void TF_InitKernel() {
   if (!st.ok()) std::fprintf(stderr, "PDK: kernel registration failed: %s\n", st.message().c_str());
   if (st.ok() && pdk_graph::StrictEnabled())  // PDK_STRICT=1: src/graph/strict_placement.h
     pdk_graph::RegisterStrictTypeGuards(pdk_plugin::kDeviceType);
+  InstallPythonHooks();
 }
 
 // ---- C ABI for the Python package (tensorflow_pdk/_native.py) ----
