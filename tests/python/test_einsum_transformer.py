@@ -238,8 +238,7 @@ def train_encoder(device, ffn, causal=False, steps=3, batch=16):
     with tf.device(device):
         model = build_encoder(keras, ffn, causal)
         model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      jit_compile=False)
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         with launches() as delta, placement.record() as placed:
             hist = model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
     return hist.history["loss"], [np.asarray(w) for w in model.get_weights()], placed, delta

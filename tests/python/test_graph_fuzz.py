@@ -95,7 +95,7 @@ def _random_model(seed, conv):
 def _run(steps, x, rewrites):
     os.environ["PDK_GRAPH_REWRITES"] = "1" if rewrites else "0"
     try:
-        @tf.function(jit_compile=False)
+        @tf.function
         def f(x):
             with tf.device("/PDK:0"):
                 with tf.GradientTape() as tape:
@@ -106,7 +106,7 @@ def _run(steps, x, rewrites):
                     loss = tf.reduce_sum(h * h)
                 return h, tape.gradient(loss, x)
 
-        @tf.function(jit_compile=False)
+        @tf.function
         def forward(x):  # inference graph: the Gelu fusion may fire here
             with tf.device("/PDK:0"):
                 h = x

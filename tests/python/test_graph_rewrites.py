@@ -33,7 +33,7 @@ def _mlp(device, seed=0, activations=("relu", "relu", None)):
 def _on_each_device(pdk_model, cpu_model):
     """tf.functions calling each model under its device: (on PDK, on /CPU:0)."""
     def on(device, model):
-        @tf.function(jit_compile=False)
+        @tf.function
         def run(x):
             with tf.device(device):
                 return model(x)
@@ -67,13 +67,13 @@ def test_other_activations_fuse_and_match_cpu(rng, act):
     acts = (act, act, None)
     pdk_model, cpu_model = _mlp("/PDK:0", 1, acts), _mlp("/CPU:0", 1, acts)
 
-    @tf.function(jit_compile=False)
+    @tf.function
     def on_pdk(x):
         with tf.device("/PDK:0"):
             return pdk_model(x)
 
     y, ops = _pdk_ops(on_pdk, x)
-    cpu = tf.function(lambda x: cpu_model(x), jit_compile=False)
+    cpu = tf.function(lambda x: cpu_model(x))
     with tf.device("/CPU:0"):
         expected = cpu(x).numpy()
     # Tanh/Sigmoid have no standalone PDK kernel in every build: only assert
@@ -90,7 +90,7 @@ def test_training_graph_gradients_match_cpu(rng):
     t = rng.standard_normal((32, 5)).astype(np.float32)
 
     def step_fn(model, device):
-        @tf.function(jit_compile=False)
+        @tf.function
         def step(x, t):
             with tf.device(device):
                 with tf.GradientTape() as tape:
@@ -149,7 +149,7 @@ def test_dense_gelu_training_graph_does_not_fuse_gelu(rng, approximate):
     t = rng.standard_normal((16, 5)).astype(np.float32)
 
     def step_fn(model, device):
-        @tf.function(jit_compile=False)
+        @tf.function
         def step(x, t):
             with tf.device(device):
                 with tf.GradientTape() as tape:
@@ -176,7 +176,7 @@ def test_intermediate_with_second_consumer_is_not_fused(rng):
     w = rng.standard_normal((4, 3)).astype(np.float32)
     b = rng.standard_normal((3,)).astype(np.float32)
 
-    @tf.function(jit_compile=False)
+    @tf.function
     def f(x):
         with tf.device("/PDK:0"):
             mm = tf.matmul(x, w)
@@ -193,7 +193,7 @@ def test_remapper_emits_no_tensorflow_fused_op_on_pdk(rng):
     x = rng.standard_normal((8, 12)).astype(np.float32)
     model = _mlp("/PDK:0", 4)
 
-    @tf.function(jit_compile=False)
+    @tf.function
     def f(x):
         with tf.device("/PDK:0"):
             return model(x)

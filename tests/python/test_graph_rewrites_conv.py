@@ -27,7 +27,7 @@ def _run(fn, *args, eager_reference=False):
     eagerly: no Grappler); returns both results and the op counts of the PDK
     partition graph."""
     def on(device):
-        @tf.function(jit_compile=False)
+        @tf.function
         def f(*a):
             with tf.device(device):
                 return fn(*a)
@@ -165,7 +165,7 @@ def test_training_gradients_match_cpu(rng):
             bd = tf.Variable(tf.random.uniform((3,), -1, 1))
         variables = [w1, b1, wd, bd]
 
-        @tf.function(jit_compile=False)
+        @tf.function
         def step(x):
             with tf.device(device):
                 with tf.GradientTape() as tape:
@@ -295,12 +295,12 @@ def test_keras_cnn_inference_fuses(rng):
     x = rng.uniform(-1, 1, (4, 12, 12, 3)).astype(np.float32)
     pdk_model, cpu_model = _cnn("/PDK:0"), _cnn("/CPU:0")
 
-    @tf.function(jit_compile=False)
+    @tf.function
     def on_pdk(x):
         with tf.device("/PDK:0"):
             return pdk_model(x, training=False)
 
-    @tf.function(jit_compile=False)
+    @tf.function
     def on_cpu(x):
         with tf.device("/CPU:0"):
             return cpu_model(x, training=False)

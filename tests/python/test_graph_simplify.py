@@ -95,7 +95,7 @@ def _names(nodes):
 # --------------------------------------------------------------- Identity
 
 def _identity_fn(device, with_control=False):
-    @tf.function(jit_compile=False)
+    @tf.function
     def f(x):
         with tf.device(device):
             a = tf.nn.relu(x, name="a")
@@ -132,7 +132,7 @@ def test_identity_across_devices_stays(rng):
     """An Identity on PDK reading a CPU tensor is the copy to PDK: it stays."""
     x = rng.standard_normal((4, 3)).astype(np.float32)
 
-    @tf.function(jit_compile=False)
+    @tf.function
     def f(x):
         with tf.device("/CPU:0"):
             a = tf.nn.relu(x)
@@ -157,7 +157,7 @@ def test_identity_of_a_variable_and_in_a_loop_stays_correct(rng, tf_passes):
     vc = tf.Variable(v.numpy())
 
     def make(var, device):
-        @tf.function(jit_compile=False)
+        @tf.function
         def f(x):
             with tf.device(device):
                 with tf.GradientTape() as tape:
@@ -183,7 +183,7 @@ def test_identity_of_a_variable_and_in_a_loop_stays_correct(rng, tf_passes):
 # ------------------------------------------------------------- Transposes
 
 def _transpose_fn(device, p1, p2, peek=False):
-    @tf.function(jit_compile=False)
+    @tf.function
     def f(x):
         with tf.device(device):
             with tf.GradientTape() as tape:
@@ -248,7 +248,7 @@ def test_transposes_that_do_not_cancel_stay(rng, tf_passes):
 def test_identity_permutation_goes(rng, tf_passes):
     x = rng.standard_normal((3, 4)).astype(np.float32)
 
-    @tf.function(jit_compile=False)
+    @tf.function
     def f(x):
         with tf.device("/PDK:0"):
             return tf.nn.relu(tf.transpose(x, [0, 1], name="noop_t") + 1.0)
@@ -268,7 +268,7 @@ def test_permutation_known_only_at_run_time_stays(rng):
     x = rng.standard_normal((3, 4)).astype(np.float32)
     perm = tf.constant([0, 1])
 
-    @tf.function(jit_compile=False)
+    @tf.function
     def f(x):
         with tf.device("/PDK:0"):
             return tf.nn.relu(tf.transpose(x, perm, name="runtime_t") + 1.0)
@@ -290,7 +290,7 @@ def test_while_loop_body_fuses(rng):
     b = rng.standard_normal((6,)).astype(np.float32)
 
     def make(device):
-        @tf.function(jit_compile=False)
+        @tf.function
         def f(x):
             with tf.device(device):
                 def body(i, h):
@@ -315,11 +315,11 @@ def test_function_body_that_stays_a_function_is_optimized_separately(rng):
     w = rng.standard_normal((6, 3)).astype(np.float32)
     b = rng.standard_normal((3,)).astype(np.float32)
 
-    @tf.function(jit_compile=False, experimental_attributes={"_noinline": True})
+    @tf.function(experimental_attributes={"_noinline": True})
     def dense(h):
         return tf.nn.relu(tf.nn.bias_add(tf.matmul(h, w), b))
 
-    @tf.function(jit_compile=False)
+    @tf.function
     def f(x):
         with tf.device("/PDK:0"):
             return dense(x) * 2.0

@@ -317,7 +317,7 @@ def _train_bn_model(device, x, y, init):
         ])
         if init is not None:
             model.set_weights(init)
-        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", jit_compile=False)
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
         losses = [float(model.train_on_batch(x, y)) for _ in range(3)]
         pred = model.predict_on_batch(x)
         return model.get_weights(), losses, np.asarray(pred)

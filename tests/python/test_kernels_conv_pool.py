@@ -287,8 +287,7 @@ def test_keras_conv2d_channels_first_trains_on_pdk(rng):
                                 activation="relu"),
             keras.layers.GlobalAveragePooling2D(data_format="channels_first"),
             keras.layers.Dense(4)])
-        model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      jit_compile=False)
+        model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         with placement.record() as rec, launches() as delta:
             model.fit(x, y, batch_size=4, epochs=1, verbose=0)
     for op in ("Conv2D", "Conv2DBackpropFilter"):
@@ -405,8 +404,7 @@ def test_keras_conv3d_trains_on_pdk(rng):
             keras.layers.Conv3D(4, 3, padding="same", activation="relu"),
             keras.layers.Flatten(),
             keras.layers.Dense(3)])
-        model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      jit_compile=False)
+        model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         with placement.record() as rec, launches() as delta:
             model.fit(x, y, batch_size=2, epochs=1, verbose=0)
     for op in ("Conv3D", "Conv3DBackpropFilterV2"):

@@ -373,7 +373,7 @@ def _train(kind, policy, device):
             keras.utils.set_random_seed(0)
             model = _build(kind)
             model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                          loss="sparse_categorical_crossentropy", jit_compile=False)
+                          loss="sparse_categorical_crossentropy")
             with placement.record() as placed:
                 hist = model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
             # the per-step losses of a second epoch, to compare more than one number

@@ -26,13 +26,15 @@ without an error), so the training step's placement is checked with
 
 For each model: build it on /CPU:0 (keras.utils.set_random_seed(SEED)), build
 it again on /PDK:0 from the same seed and load the CPU model's initial weights
-(set_weights), run ONE training step -- a tf.function(jit_compile=False): the
+(set_weights), run ONE training step -- a tf.function: the
 forward pass in training mode (BatchNormalization batch statistics, Dropout
 masks from Keras's stateless random ops, bit-identical on both devices), the
 loss, GradientTape gradients, a Keras 3 optimizer's apply_gradients (SGD(0.1)
 for the image models, so a weight moves by 0.1 x its gradient; Adam(1e-3) for
 the text models, whose Embedding gradients are IndexedSlices) -- then
-``model.predict`` (compiled with jit_compile=False) on fresh inputs.
+``model.predict`` on fresh inputs (the CPU reference compiled with
+``jit_compile=False``: TensorFlow's CPU kernels, not XLA's CPU backend, are the
+reference).
 
 Tolerances (norm-wise relative, |x_pdk - x_cpu| <= tol |x_cpu|): the loss, each
 gradient (plus FLOOR x the largest gradient norm, for gradients zero by
@@ -250,7 +252,7 @@ def _run(name, device, init_weights=None, dtype="float32", pred_weights=None):
             opt.build(model.trainable_variables)
             loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=logits)
 
-            @tf.function(jit_compile=False)
+            @tf.function
             def train_step(x, y):
                 with tf.GradientTape() as tape:
                     loss = loss_fn(y, model(x, training=True))

@@ -1,6 +1,6 @@
 """Keras recurrent layers (LSTM, GRU, Bidirectional) on PDK.
 
-On the TensorFlow backend (no cuDNN path on CPU, jit_compile=False) Keras runs
+On the TensorFlow backend (no cuDNN path on CPU) Keras runs
 an RNN as a While loop over TensorLists: TensorListFromTensor / GetItem for the
 input sequence, Reserve / SetItem / Stack for the outputs, the cell's MatMul,
 BiasAdd, Split, Sigmoid, Tanh, Mul, AddV2 inside the body; the gradient loop
@@ -132,8 +132,7 @@ def _train(device):
             keras.layers.Dense(2),
         ])
         model.compile(optimizer=keras.optimizers.Adam(1e-2),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      jit_compile=False)
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         tensorflow_pdk.reset_launch_counts()
         tensorflow_pdk.reset_graph_rewrite_counts()
         with placement.record() as placed:

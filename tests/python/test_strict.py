@@ -200,8 +200,28 @@ def test_strict_allows_graphs_entirely_on_pdk_or_cpu():
     assert "CPU" in out, out
 
 
+def test_strict_keras_default_jit_is_an_error_naming_the_step():
+    """With PDK listed, Keras's jit_compile="auto" asks for XLA; under PDK_STRICT=1
+    that request fails naming Keras's train step (without it, PDK runs the step
+    with its own kernels: test_keras_defaults.py)."""
+    code = """
+    import keras
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(3)])
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    x = np.zeros((16, 8), "float32")
+    model.fit(x, np.zeros(16, "int32"), verbose=0)
+    """
+    p = _run(code, strict=True)
+    assert p.returncode != 0
+    assert "PDK_STRICT=1: function 'one_step_on_data'" in p.stderr, p.stderr[-3000:]
+    assert "asked for XLA (jit_compile=True)" in p.stderr
+    _ok(_run(code, strict=False))
+
+
 def test_strict_keras_training_runs_on_pdk():
-    """A Keras model's fit (Dense, Adam, metrics) has no compute op on the CPU."""
+    """A Keras model's fit (Dense, Adam, metrics) has no compute op on the CPU
+    (jit_compile=False: under PDK_STRICT=1 Keras's automatic XLA request is an
+    error, test above)."""
     code = """
     import keras
     model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),

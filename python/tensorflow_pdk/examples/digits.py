@@ -8,9 +8,10 @@ fixed seed.
 Model: Dense(128, relu) -> Dense(64, relu) -> Dense(10) logits, Adam(1e-3),
 sparse categorical cross-entropy, ``model.fit`` with Keras's progress bar.
 
-``jit_compile=False``: Keras 3 compiles the train step with XLA by default on
-the TensorFlow backend, and XLA has no PDK backend (it would compile the step
-for the CPU instead). Everything else is Keras's defaults.
+Keras's defaults throughout: with PDK listed, Keras 3 resolves
+``jit_compile="auto"`` to True; XLA has no PDK backend, so PDK's graph
+optimizer runs the XLA-marked train step with PDK's kernels (and says so once
+on stderr).
 
 Run: ``python -m tensorflow_pdk.examples.digits [--epochs N] [--device /PDK:0]``.
 Prints the test accuracy and a placement report: the PDK kernel launches per
@@ -63,7 +64,6 @@ def build_model(seed: int):
         optimizer=keras.optimizers.Adam(1e-3),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
-        jit_compile=False,
     )
     return model
 
