@@ -230,6 +230,20 @@ AttrValue AttrValue::IntList(const std::vector<int64_t>& values) {
   return v;
 }
 
+AttrValue AttrValue::Int32Scalar(int32_t value) {
+  // TensorProto { dtype = 1: DT_INT32; tensor_shape = 2: {} (a scalar);
+  //               int_val = 7: [value] (packed) }
+  std::string tensor, packed;
+  PutTag(&tensor, 1, kVarint);
+  PutVarint(&tensor, DT_INT32);
+  PutBytes(&tensor, 2, "");
+  PutVarint(&packed, static_cast<uint64_t>(static_cast<int64_t>(value)));
+  PutBytes(&tensor, 7, packed);
+  AttrValue v;
+  PutBytes(&v.bytes_, 8, tensor);  // AttrValue.tensor = 8
+  return v;
+}
+
 namespace {
 
 // Appends the varints of a repeated scalar field: packed (length-delimited)

@@ -142,4 +142,15 @@ void RemoveNodes(GraphDef* graph, const std::vector<bool>& remove) {
   graph->node.resize(w);
 }
 
+NodeDef MakeNode(const std::string& name, const std::string& op, const std::string& device,
+                 std::vector<std::string> inputs, std::map<std::string, AttrValue> attr) {
+  NodeDef n;
+  n.name = name;
+  n.op = op;
+  n.device = device;
+  n.input = std::move(inputs);
+  n.attr = std::move(attr);
+  return n;
+}
+
 }  // namespace pdk_graph

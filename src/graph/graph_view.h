@@ -9,6 +9,7 @@
 #ifndef PDK_SRC_GRAPH_GRAPH_VIEW_H_
 #define PDK_SRC_GRAPH_GRAPH_VIEW_H_
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,6 +38,10 @@ std::string DeviceTypeOf(std::string_view device);
 // Drops the nodes whose index is marked in `remove` (one flag per node),
 // keeping the order of the others. The rewrites' last step.
 void RemoveNodes(GraphDef* graph, const std::vector<bool>& remove);
+
+// A new node (what the rewrites emit).
+NodeDef MakeNode(const std::string& name, const std::string& op, const std::string& device,
+                 std::vector<std::string> inputs, std::map<std::string, AttrValue> attr);
 
 // A regular input slot of a consumer: consumer->input(input_index) reads the
 // producer's output `port`.

@@ -929,6 +929,57 @@ TEST(StrictPlacement, CpuDeviceOf) {
             "/job:worker/replica:0/task:1/device:CPU:0");
 }
 
+// ---- ResourceScatter* (src/graph/rewrites/resource_scatter.cc)
+
+TEST(ResourceScatter, BecomesReadTensorScatterAssign) {
+  GraphDef g;
+  NodeDef var = Node("v", "_Arg", {});
+  NodeDef idx = Node("i", "_Arg", {});
+  NodeDef upd = Node("u", "_Arg", {});
+  NodeDef sc = Node("sc", "ResourceScatterSub", {"v", "i", "u", "^dep"});
+  sc.attr.erase("T");
+  sc.attr["dtype"] = AttrValue::Type(DT_FLOAT);
+  sc.attr["Tindices"] = AttrValue::Type(DT_INT64);
+  NodeDef cpu = sc;
+  cpu.name = "sc_cpu";
+  cpu.device = kCpu;
+  g.node = {var, idx, upd, Node("dep", "NoOp", {}), sc, cpu, Node("after", "NoOp", {"^sc"})};
+  EXPECT_EQ(Optimized(&g)["ResourceScatterSub->TensorScatterSub"], 1u);
+  const NodeDef* assign = Find(g, "sc");
+  ASSERT_EQ(assign->op, "AssignVariableOp");
+  EXPECT_EQ(assign->input, (std::vector<std::string>{"v", "sc/pdk_scatter/new"}));
+  EXPECT_EQ(assign->TypeAttr("dtype"), DT_FLOAT);
+  EXPECT_EQ(assign->attr.count("Tindices"), 0u);
+  const NodeDef* read = Find(g, "sc/pdk_scatter/read");
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ(read->op, "ReadVariableOp");
+  EXPECT_EQ(read->input, (std::vector<std::string>{"v", "^dep"}));
+  const NodeDef* ts = Find(g, "sc/pdk_scatter/new");
+  ASSERT_NE(ts, nullptr);
+  EXPECT_EQ(ts->op, "TensorScatterSub");
+  EXPECT_EQ(ts->input, (std::vector<std::string>{"sc/pdk_scatter/read", "sc/pdk_scatter/indices",
+                                                 "u"}));
+  EXPECT_EQ(ts->TypeAttr("Tindices"), DT_INT64);
+  const NodeDef* axis = Find(g, "sc/pdk_scatter/axis");
+  ASSERT_NE(axis, nullptr);
+  std::vector<int64_t> v, shape;
+  ASSERT_TRUE(axis->attr.at("value").GetIntTensor(&v, &shape));
+  EXPECT_EQ(v, std::vector<int64_t>{-1});
+  EXPECT_TRUE(shape.empty());
+  EXPECT_EQ(Find(g, "sc_cpu")->op, "ResourceScatterSub");  // the CPU has its kernel
+  EXPECT_EQ(Optimized(&g).count("ResourceScatterSub->TensorScatterSub"), 0u);  // idempotent
+}
+
+TEST(ResourceScatter, Int32ScalarIsTheTensorProtobufWrites) {
+  pdk::tfproto::AttrValue ref;
+  ref.mutable_tensor()->set_dtype(pdk::tfproto::DT_INT32);
+  ref.mutable_tensor()->mutable_tensor_shape();
+  ref.mutable_tensor()->add_int_val(-1);
+  pdk::tfproto::AttrValue mine;
+  ASSERT_TRUE(mine.ParseFromString(AttrValue::Int32Scalar(-1).bytes()));
+  EXPECT_EQ(mine.SerializeAsString(), ref.SerializeAsString());
+}
+
 // ---- PDK_STRICT (graph/strict_placement.h)
 
 TEST(StrictPlacement, GuardsCpuComputeOpsOfGraphsOnPdk) {

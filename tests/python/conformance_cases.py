@@ -1244,6 +1244,19 @@ for ps, ishape, axis, bd in (([5, 3], [4], 0, 0), ([5, 3], [2, 2], 1, 0), ([7], 
          dtypes={"Tparams": ALL, "Tindices": ["int32", "int64", "int16"], "Taxis": IDX},
          exact=True)
 
+# TensorScatter* (tensor_scatter.cc): K = 1 and K = 2, repeated indices
+# (applied in order, as TF's CPU kernel does), an empty index list.
+for ts, ishape, n in (([6, 4], [5, 1], 6), ([4, 3, 2], [7, 2], 3), ([5], [9, 1], 5),
+                      ([3, 4], [0, 1], 3)):
+    k = ishape[-1]
+    us = ishape[:-1] + ts[k:]
+    for op in ("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub",
+               "TensorScatterMin", "TensorScatterMax"):
+        case(op, inputs=[("tensor", ts), ("indices", arr(ishape, "Tindices", indices(n))),
+                         ("updates", us)],
+             dtypes={"T": ALL if op == "TensorScatterUpdate" else FLOAT + INT,
+                     "Tindices": IDX}, exact=True)
+
 for ishape, depth, axis in (([4], 3, -1), ([], 5, -1), ([2, 3], 4, 0), ([2, 3], 4, 1),
                             ([0], 3, -1), ([3], 0, -1), ([500, 7], 129, -1)):
     # Out-of-range indices (-1, depth) give an all-off row.

@@ -44,6 +44,12 @@ void SplitFusedBatchNormEx(GraphDef* graph, const RewriteContext& ctx);
 // kernels (src/graph/rewrites/xla_must_compile.cc). Always on: needed to run.
 void RunXlaCallsWithPdkKernels(GraphDef* graph, const RewriteContext& ctx);
 
+// ResourceScatter{Add,Sub,Update,Min,Max}(var, indices, updates) on PDK ->
+// AssignVariableOp(var, TensorScatter*(ReadVariableOp(var),
+// ExpandDims(indices, -1), updates)) (src/graph/rewrites/resource_scatter.cc).
+// Always on: PDK's ResourceScatter* kernels only satisfy the placer.
+void RewriteResourceScatter(GraphDef* graph, const RewriteContext& ctx);
+
 // Identity between two nodes on one PDK device -> its consumers read its
 // input (src/graph/rewrites/identity_removal.cc).
 void RemoveIdentities(GraphDef* graph, const RewriteContext& ctx);

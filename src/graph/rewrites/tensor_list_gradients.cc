@@ -103,17 +103,6 @@ std::map<std::string, AttrValue> InternalAttrs(const NodeDef& n) {
   return out;
 }
 
-NodeDef MakeNode(const std::string& name, const std::string& op, const std::string& device,
-                 std::vector<std::string> inputs, std::map<std::string, AttrValue> attr) {
-  NodeDef n;
-  n.name = name;
-  n.op = op;
-  n.device = device;
-  n.input = std::move(inputs);
-  n.attr = std::move(attr);
-  return n;
-}
-
 // ---------------------------------------------------------------- (1) AddN
 
 struct AddNMatch {
