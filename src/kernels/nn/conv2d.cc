@@ -18,8 +18,9 @@
 // data_format "NCHW": input, out_backprop and the result are [N,C,H,W]
 // (input_sizes too; strides, dilations and explicit_paddings in NCHW order),
 // the filter stays [KH,KW,C,F]. The kernels transpose the activations to NHWC
-// scratch copies (pdk_compute::BatchedTranspose2D), run the NHWC code and
-// transpose the result back (TF's own CPU kernels have no NCHW Conv2D).
+// scratch copies, run the NHWC code and transpose the result back
+// (channels_first.h, pdk_compute::BatchedTranspose2D; TF's own CPU kernels
+// have no NCHW Conv2D).
 // Shape errors then name the NHWC copies' shapes and say so.
 //
 // Errors (InvalidArgument): operands not rank 4; input depth != filter depth
@@ -55,7 +56,7 @@
 
 #include "compute/eigen.h"
 #include "compute/gemm.h"
-#include "compute/transpose.h"
+#include "kernels/nn/channels_first.h"
 #include "kernels/nn/conv_compute.h"
 #include "kernels/nn/window.h"
 #include "pdk/kernel.h"
@@ -101,9 +102,9 @@ void Col2ImGather(const ConvGeom& g, const T* dy, int64_t r0, int64_t r1, T* col
   }
 }
 
-// Common attribute decoding for the three ops, and the NCHW <-> NHWC layout
-// swaps around the NHWC code.
-class ConvBase {
+// Common attribute decoding for the three ops; the NCHW <-> NHWC layout
+// swaps around the NHWC code are channels_first.h's.
+class ConvBase : public ChannelsFirstBridge<2> {
  public:
   pdk::Status Init(const pdk::Attrs& a) {
     pdk_compute::UseSingleThreadedOpenBlas();
@@ -111,51 +112,14 @@ class ConvBase {
   }
 
  protected:
-  bool nchw() const { return format_ == DataFormat::kChannelsFirst; }
-
-  // Activation input `i` in NHWC: the input itself, or an NHWC copy of an NCHW one.
-  template <class T>
-  pdk::StatusOr<pdk::Tensor> InputNHWC(pdk::Context& ctx, int i, const char* name) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(i));
-    if (!nchw()) return t;
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), name, t.shape(), 4));
-    const pdk::Shape s = t.shape();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out,
-                         ctx.allocate_temp(pdk::kDataType<T>, pdk::Shape{s[0], s[2], s[3], s[1]}));
-    pdk_compute::BatchedTranspose2D<T>(ctx, t, out, s[0], s[1], s[2] * s[3]);
-    return out;
-  }
-  // Where the NHWC code writes an NHWC result: output 0 itself, or (NCHW)
-  // scratch that Finish transposes into output 0.
-  pdk::StatusOr<pdk::Tensor> AllocateNHWC(pdk::Context& ctx, TF_DataType dtype,
-                                          const pdk::Shape& shape) const {
-    if (nchw()) return ctx.allocate_temp(dtype, shape);
-    return ctx.allocate_output(0, shape);
-  }
-  // Ends Compute: with NCHW, transposes the NHWC result `nhwc` into output 0
-  // (if `st` is OK) or marks a shape error as one about the NHWC copies.
-  template <class T>
-  pdk::Status Finish(pdk::Context& ctx, pdk::Status st, const pdk::Tensor& nhwc) const {
-    if (!nchw()) return st;
-    if (!st.ok())
-      return pdk::Status(st.code(), st.message() +
-                                        " (data_format NCHW: shapes above are of the NHWC "
-                                        "copies of the NCHW operands)");
-    const pdk::Shape s = nhwc.shape();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{s[0], s[3], s[1], s[2]}));
-    pdk_compute::BatchedTranspose2D<T>(ctx, nhwc, out, s[0], s[1] * s[2], s[3]);
-    return pdk::Status::OK();
-  }
-
   Window2D win_;
-  DataFormat format_ = DataFormat::kChannelsLast;
 };
 
 template <class T>
 class Conv2DOp : public ConvBase {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, InputNHWC<T>(ctx, 0, "input"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, InputLast<T>(ctx, 0, "input"));
     pdk::Tensor out;
     return Finish<T>(ctx, ComputeNHWC(ctx, input, &out), out);
   }
@@ -165,7 +129,7 @@ class Conv2DOp : public ConvBase {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
     const pdk::Shape is = input.shape(), fs = filter.shape();
     PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input", fs, "filter", false));
-    PDK_ASSIGN_OR_RETURN(*out_t, AllocateNHWC(ctx, pdk::kDataType<T>, pdk::Shape{g.n, g.oh, g.ow, g.f}));
+    PDK_ASSIGN_OR_RETURN(*out_t, AllocateLast(ctx, pdk::kDataType<T>, pdk::Shape{g.n, g.oh, g.ow, g.f}));
     pdk::Tensor& out = *out_t;
     if (out.num_elements() == 0) return pdk::Status::OK();
     T* y = out.data<T>();
@@ -188,7 +152,7 @@ template <class T>
 class Conv2DBackpropInputOp : public ConvBase {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, InputNHWC<T>(ctx, 2, "out_backprop"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, InputLast<T>(ctx, 2, "out_backprop"));
     pdk::Tensor out;
     return Finish<T>(ctx, ComputeNHWC(ctx, dy_t, &out), out);
   }
@@ -204,7 +168,7 @@ class Conv2DBackpropInputOp : public ConvBase {
                          pdk::ReadIntVector(ctx.op(), "input_sizes", sizes));
     pdk::Shape is;
     if (sizes.rank() == 1 && sz.size() == 4) {
-      is = nchw() ? pdk::Shape{sz[0], sz[2], sz[3], sz[1]} : pdk::Shape(sz);
+      is = channels_first() ? ToLast(pdk::Shape(sz)) : pdk::Shape(sz);
     } else if (sizes.rank() == 1 && sz.size() == 2) {  // spatial only, as TF accepts
       is = pdk::Shape{ds[0], sz[0], sz[1], fs[2]};
     } else {
@@ -216,7 +180,7 @@ class Conv2DBackpropInputOp : public ConvBase {
         return pdk::InvalidArgument(ctx.op(), ": input_sizes ", is, " has a negative dimension");
     PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input_sizes", fs, "filter", false));
     PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
-    PDK_ASSIGN_OR_RETURN(*out_t, AllocateNHWC(ctx, pdk::kDataType<T>, is));
+    PDK_ASSIGN_OR_RETURN(*out_t, AllocateLast(ctx, pdk::kDataType<T>, is));
     pdk::Tensor& out = *out_t;
     if (out.num_elements() == 0) return pdk::Status::OK();
     T* dx = out.data<T>();
@@ -283,8 +247,8 @@ class Conv2DBackpropFilterOp : public ConvBase {
  public:
   // The result (the filter gradient) has no data_format: only the errors need Finish.
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, InputNHWC<T>(ctx, 0, "input"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, InputNHWC<T>(ctx, 2, "out_backprop"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, InputLast<T>(ctx, 0, "input"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, InputLast<T>(ctx, 2, "out_backprop"));
     pdk::Status st = ComputeNHWC(ctx, input, dy_t);
     return st.ok() ? st : Finish<T>(ctx, st, input);
   }
