@@ -1,13 +1,19 @@
 // Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter (tensorflow/core/ops/nn_ops.cc).
 //
-//   Conv2D(input [N,H,W,C], filter [KH,KW,C,F]) -> output [N,OH,OW,F]
-//     output[n,oh,ow,f] = sum_{kh,kw,c} input[n, oh*SH - PT + kh*DH,
-//                                             ow*SW - PL + kw*DW, c] * filter[kh,kw,c,f]
-//     (positions outside the input read as zero).
-//   Conv2DBackpropInput(input_sizes (host int32 [4], or [2] = H,W), filter [KH,KW,C,F],
+//   Conv2D(input [N,H,W,C], filter [KH,KW,C/G,F]) -> output [N,OH,OW,F]
+//     output[n,oh,ow,f] = sum_{kh,kw,c'} input[n, oh*SH - PT + kh*DH,
+//                                              ow*SW - PL + kw*DW, g*C/G + c'] * filter[kh,kw,c',f]
+//     with g = f / (F/G) the group of output channel f, c' < C/G (positions
+//     outside the input read as zero). G = C / filter in_depth: 1 is the
+//     ordinary convolution; G > 1 is a grouped convolution (what Keras 3's
+//     Conv2D(groups=G) emits through tf.nn.convolution; G = C with F = C*M is
+//     depthwise-like). TF's CPU Conv2D computes grouped ones (Eigen,
+//     conv_ops_impl.h LaunchGrouped), its backprops refuse them.
+//   Conv2DBackpropInput(input_sizes (host int32 [4], or [2] = H,W with
+//                       C = filter in_depth, as TF), filter [KH,KW,C/G,F],
 //                       out_backprop [N,OH,OW,F]) -> d input [N,H,W,C]
 //   Conv2DBackpropFilter(input [N,H,W,C], filter_sizes (host int32 [4]),
-//                        out_backprop [N,OH,OW,F]) -> d filter [KH,KW,C,F]
+//                        out_backprop [N,OH,OW,F]) -> d filter [KH,KW,C/G,F]
 //   T in {float32, float64, float16, bfloat16}; the 16-bit floats are widened
 //   to float32 scratch copies, computed by the float32 code (oneDNN, float
 //   accumulation) and rounded once. Attributes: strides, padding ("SAME", "VALID",
@@ -17,23 +23,29 @@
 //
 // data_format "NCHW": input, out_backprop and the result are [N,C,H,W]
 // (input_sizes too; strides, dilations and explicit_paddings in NCHW order),
-// the filter stays [KH,KW,C,F]. The kernels transpose the activations to NHWC
+// the filter stays [KH,KW,C/G,F]. The kernels transpose the activations to NHWC
 // scratch copies, run the NHWC code and transpose the result back
 // (channels_first.h, pdk_compute::BatchedTranspose2D; TF's own CPU kernels
-// have no NCHW Conv2D).
-// Shape errors then name the NHWC copies' shapes and say so.
+// have no NCHW Conv2D). Shape errors then name the NHWC copies' shapes and
+// say so.
 //
-// Errors (InvalidArgument): operands not rank 4; input depth != filter depth
-// (grouped convolution is not supported; the message names both shapes);
-// out_backprop's shape not the one the forward op would produce; strides or
-// dilations on the batch/channel dimensions; a negative output size.
+// Errors (InvalidArgument): operands not rank 4; C not a multiple of the
+// filter's in_depth ("input depth must be evenly divisible by filter depth:
+// C vs c"), F not a multiple of G ("output depth must be evenly divisible by
+// number of groups: F vs G"), TF's CPU kernel's wording, then PDK's naming
+// both shapes (window.h, MakeConvGeom); out_backprop's shape not the one the
+// forward op would produce; strides or dilations on the batch/channel
+// dimensions; a negative output size.
 //
 // Algorithm, float32 (and the widened 16-bit floats): oneDNN's convolution
-// primitive, forward / backward data / backward weights, on TF's layouts with
-// the batch split over the device pool (src/compute/dnnl_conv.h; measured in
-// docs/architecture.md, "float32 convolution: oneDNN"). float64, and float32
-// whenever oneDNN returns an error: im2col + GEMM (src/compute/gemm.h, the
-// MatMul path):
+// primitive, forward / backward data / backward weights, grouped ones with
+// oneDNN's grouped weights (TF's filter buffer is its tag hwigo), on TF's
+// layouts with the batch split over the device pool (src/compute/dnnl_conv.h;
+// measured in docs/architecture.md, "float32 convolution: oneDNN"). float64,
+// and float32 whenever oneDNN returns an error: im2col + GEMM
+// (src/compute/gemm.h, the MatMul path), a grouped convolution one group at
+// a time on contiguous copies of the group's channels (conv_compute.h,
+// ForEachGroup):
 //   * 1x1 filters with stride 1 and no padding are one GEMM over the
 //     [N*H*W, C] input, split over the device pool.
 //   * Otherwise the M = N*OH*OW output pixels are cut into tiles of kTileBytes
@@ -66,6 +78,7 @@ namespace {
 
 using conv::Im2Col;
 using conv::MakeTiling;
+using Operand = conv::ConvOperand;
 using conv::Tiling;
 using pdk_compute::GemmBlock;
 
@@ -209,6 +222,12 @@ class Conv2DBackpropInputOp : public ConvBase {
     const int64_t KF = g.kh * g.kw * g.f;
     if (conv::TryDnnlConv<V>(ctx, pdk_compute::DnnlConvKind::kBackwardData, g, dy, w, dx))
       return pdk::Status::OK();
+    if (g.groups > 1)
+      return conv::ForEachGroup<V>(ctx, g, Operand::kOutput, dy, Operand::kFilter, w,
+                                   Operand::kInput, dx,
+                                   [&](const ConvGeom& g1, const V* d, const V* f, V* out) {
+                                     return Run<V>(ctx, g1, d, f, out);
+                                   });
     const auto& dev = pdk_compute::Device(ctx);
     if (g.IsPlainGemm()) {  // dx[M, C] = dy[M, F] * filter[C, F]^T
       pdk_compute::Gemm<V>(dev, false, true, g.M(), g.c, g.f, dy, w, dx);
@@ -287,6 +306,12 @@ class Conv2DBackpropFilterOp : public ConvBase {
     const int64_t M = g.M(), K = g.K(), F = g.f;
     if (conv::TryDnnlConv<C>(ctx, pdk_compute::DnnlConvKind::kBackwardWeights, g, x, dy, dw))
       return pdk::Status::OK();
+    if (g.groups > 1)
+      return conv::ForEachGroup<C>(ctx, g, Operand::kInput, x, Operand::kOutput, dy,
+                                   Operand::kFilter, dw,
+                                   [&](const ConvGeom& g1, const C* xg, const C* d, C* out) {
+                                     return Run<C>(ctx, g1, xg, d, out);
+                                   });
     const auto& dev = pdk_compute::Device(ctx);
     if (g.IsPlainGemm()) {  // dw[C, F] = x[M, C]^T * dy[M, F]
       pdk_compute::Gemm<C>(dev, true, false, g.c, F, M, x, dy, dw);
