@@ -13,6 +13,8 @@
 //       [N, S_0..S_{D-1}, C] -> [N, C, S_0..S_{D-1}],
 //     or, on error, appends that the shapes the message names are of the
 //     channels-last copies.
+// RunActivationResult / RunFilterResult are that sequence for a convolution's
+// forward / backprop input, and for its backprop filter.
 // The transposes are pdk_compute::BatchedTranspose2D (one [C, S] <-> [S, C]
 // matrix per image) on the device pool; filters are never transposed.
 #ifndef PDK_SRC_KERNELS_NN_CHANNELS_FIRST_H_
@@ -90,6 +92,26 @@ class ChannelsFirstBridge {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, ToFirst(s)));
     pdk_compute::BatchedTranspose2D<T>(ctx, last, out, s[0], Pixels(s, 1), s[D + 1]);
     return pdk::Status::OK();
+  }
+
+  // The two shapes of Compute. Ops whose result is an activation (forward,
+  // backprop input): compute(x, &out) on activation input `i` channels-last,
+  // `out` allocated by AllocateLast, then Finish.
+  template <class T, class Fn>
+  pdk::Status RunActivationResult(pdk::Context& ctx, int i, const char* name, Fn compute) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, InputLast<T>(ctx, i, name));
+    pdk::Tensor out;
+    return Finish<T>(ctx, compute(x, &out), out);
+  }
+  // Backprop filter: compute(input, out_backprop) on inputs 0 and 2
+  // channels-last; the filter gradient has no data_format, so only errors
+  // go through Finish.
+  template <class T, class Fn>
+  pdk::Status RunFilterResult(pdk::Context& ctx, Fn compute) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, InputLast<T>(ctx, 0, "input"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, InputLast<T>(ctx, 2, "out_backprop"));
+    pdk::Status st = compute(x, dy);
+    return st.ok() ? st : Finish<T>(ctx, st, x);
   }
 
   DataFormat format_ = DataFormat::kChannelsLast;

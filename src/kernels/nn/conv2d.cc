@@ -132,9 +132,9 @@ template <class T>
 class Conv2DOp : public ConvBase {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, InputLast<T>(ctx, 0, "input"));
-    pdk::Tensor out;
-    return Finish<T>(ctx, ComputeNHWC(ctx, input, &out), out);
+    return RunActivationResult<T>(ctx, 0, "input", [&](const pdk::Tensor& t, pdk::Tensor* out) {
+      return ComputeNHWC(ctx, t, out);
+    });
   }
 
  private:
@@ -165,9 +165,10 @@ template <class T>
 class Conv2DBackpropInputOp : public ConvBase {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, InputLast<T>(ctx, 2, "out_backprop"));
-    pdk::Tensor out;
-    return Finish<T>(ctx, ComputeNHWC(ctx, dy_t, &out), out);
+    return RunActivationResult<T>(ctx, 2, "out_backprop",
+                                  [&](const pdk::Tensor& t, pdk::Tensor* out) {
+                                    return ComputeNHWC(ctx, t, out);
+                                  });
   }
 
  private:
@@ -264,12 +265,10 @@ class Conv2DBackpropInputOp : public ConvBase {
 template <class T>
 class Conv2DBackpropFilterOp : public ConvBase {
  public:
-  // The result (the filter gradient) has no data_format: only the errors need Finish.
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, InputLast<T>(ctx, 0, "input"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, InputLast<T>(ctx, 2, "out_backprop"));
-    pdk::Status st = ComputeNHWC(ctx, input, dy_t);
-    return st.ok() ? st : Finish<T>(ctx, st, input);
+    return RunFilterResult<T>(ctx, [&](const pdk::Tensor& x, const pdk::Tensor& dy) {
+      return ComputeNHWC(ctx, x, dy);
+    });
   }
 
  private:

@@ -248,9 +248,9 @@ template <class T>
 class Conv3DOp : public Conv3DBase {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, InputLast<T>(ctx, 0, "input"));
-    pdk::Tensor out;
-    return Finish<T>(ctx, ComputeNDHWC(ctx, input, &out), out);
+    return RunActivationResult<T>(ctx, 0, "input", [&](const pdk::Tensor& t, pdk::Tensor* out) {
+      return ComputeNDHWC(ctx, t, out);
+    });
   }
 
  private:
@@ -276,9 +276,10 @@ template <class T>
 class Conv3DBackpropInputOp : public Conv3DBase {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, InputLast<T>(ctx, 2, "out_backprop"));
-    pdk::Tensor out;
-    return Finish<T>(ctx, ComputeNDHWC(ctx, dy, &out), out);
+    return RunActivationResult<T>(ctx, 2, "out_backprop",
+                                  [&](const pdk::Tensor& t, pdk::Tensor* out) {
+                                    return ComputeNDHWC(ctx, t, out);
+                                  });
   }
 
  private:
@@ -306,12 +307,10 @@ class Conv3DBackpropInputOp : public Conv3DBase {
 template <class T>
 class Conv3DBackpropFilterOp : public Conv3DBase {
  public:
-  // The result (the filter gradient) has no data_format: only the errors need Finish.
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, InputLast<T>(ctx, 0, "input"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, InputLast<T>(ctx, 2, "out_backprop"));
-    pdk::Status st = ComputeNDHWC(ctx, input, dy);
-    return st.ok() ? st : Finish<T>(ctx, st, input);
+    return RunFilterResult<T>(ctx, [&](const pdk::Tensor& x, const pdk::Tensor& dy) {
+      return ComputeNDHWC(ctx, x, dy);
+    });
   }
 
  private:
