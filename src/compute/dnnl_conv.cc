@@ -1,4 +1,4 @@
-// float32 NHWC convolutions on oneDNN (see dnnl_conv.h).
+// float32 NHWC convolutions, plain and grouped, on oneDNN (see dnnl_conv.h).
 //
 // Each thread keeps its own oneDNN stream and a small cache of primitives
 // keyed by (kind, geometry of its batch slice, OpenMP team size): creating a
@@ -37,7 +37,7 @@ struct Entry {
   dnnl_memory_t mem[3] = {nullptr, nullptr, nullptr};
   int arg[3] = {0, 0, 0};
   // When the primitive wants its own (blocked) filter layout `blocked_md`:
-  // mem[wi] is in that layout, `plain` wraps the caller's [KH,KW,C,F] filter
+  // mem[wi] is in that layout, `plain` wraps the caller's [KH,KW,C/G,F] filter
   // and `reorder` converts between them (plain -> blocked before a forward /
   // backward-data run; blocked -> plain after a backward-weights run).
   // `wbuf` holds the blocked filter (`blocked_floats` floats, padding included).
@@ -78,7 +78,13 @@ pdk::Status Create(const Key& key, Entry& e) {
   if (eng == nullptr) return pdk::Internal("oneDNN: no CPU engine");
   const DnnlConvShape& s = key.s;
   const dnnl_dims_t src_dims = {s.n, s.c, s.h, s.w};
+  // Weights: [F, C, KH, KW] as hwio, or grouped [G, F/G, C/G, KH, KW] as hwigo
+  // (dnnl_conv.h: TF's [KH,KW,C/G,F] buffer read in place).
+  const bool grouped = s.groups > 1;
+  const int wei_ndims = grouped ? 5 : 4;
   const dnnl_dims_t wei_dims = {s.f, s.c, s.kh, s.kw};
+  const dnnl_dims_t gwei_dims = {s.groups, s.f / s.groups, s.c / s.groups, s.kh, s.kw};
+  const dnnl_format_tag_t wei_tag = grouped ? dnnl_hwigo : dnnl_hwio;
   const dnnl_dims_t dst_dims = {s.n, s.f, s.oh, s.ow};
   const dnnl_dims_t strides = {s.sh, s.sw};
   const dnnl_dims_t dilates = {s.dh - 1, s.dw - 1};
@@ -88,8 +94,10 @@ pdk::Status Create(const Key& key, Entry& e) {
       std::max<int64_t>(0, (s.ow - 1) * s.sw + (s.kw - 1) * s.dw + 1 - s.w - s.pl)};
   dnnl_memory_desc_t src_md, wei_md, plain_wei_md, dst_md;
   PDK_DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, src_dims, dnnl_f32, dnnl_nhwc));
-  PDK_DNNL_TRY(dnnl_memory_desc_init_by_tag(&plain_wei_md, 4, wei_dims, dnnl_f32, dnnl_hwio));
-  PDK_DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_md, 4, wei_dims, dnnl_f32, dnnl_format_tag_any));
+  PDK_DNNL_TRY(dnnl_memory_desc_init_by_tag(&plain_wei_md, wei_ndims,
+                                            grouped ? gwei_dims : wei_dims, dnnl_f32, wei_tag));
+  PDK_DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_md, wei_ndims, grouped ? gwei_dims : wei_dims,
+                                            dnnl_f32, dnnl_format_tag_any));
   PDK_DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dst_dims, dnnl_f32, dnnl_nhwc));
 
   dnnl_convolution_desc_t fwd;
@@ -257,7 +265,7 @@ pdk::Status DnnlConv2D(const Eigen::ThreadPoolDevice& dev, DnnlConvKind kind,
   const int64_t x_img = s.h * s.w * s.c, y_img = s.oh * s.ow * s.f;
   const int64_t a_img = kind == DnnlConvKind::kBackwardData ? y_img : x_img;
   const int64_t out_img = kind == DnnlConvKind::kBackwardData ? x_img : y_img;
-  const int64_t wsize = s.kh * s.kw * s.c * s.f;
+  const int64_t wsize = s.kh * s.kw * (s.c / s.groups) * s.f;
 
   // Shard 0 runs here. When its primitive wants a blocked filter, the filter
   // is reordered once (forward / backward data: before the shards; backward

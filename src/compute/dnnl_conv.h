@@ -1,9 +1,16 @@
-// float32 NHWC 2-D convolution (forward, backprop input, backprop filter) on
-// oneDNN's convolution primitive (Debian's libdnnl 2.6, C API only; see
-// dnnl_common.h for why the C API always reaches the system library).
+// float32 NHWC 2-D convolution (forward, backprop input, backprop filter),
+// plain or grouped, on oneDNN's convolution primitive (Debian's libdnnl 2.6,
+// C API only; see dnnl_common.h for why the C API always reaches the system
+// library).
 //
 // Layouts (TensorFlow's, no copies): activations [N,H,W,C] (oneDNN tag nhwc),
-// filter [KH,KW,C,F] (tag hwio), output / out_backprop [N,OH,OW,F] (nhwc).
+// filter [KH,KW,C/G,F] (tag hwio, or hwigo when G > 1), output /
+// out_backprop [N,OH,OW,F] (nhwc). Grouped (G = groups > 1, C and F multiples
+// of G): output channel f belongs to group f / (F/G) and reads input channels
+// [g*C/G, (g+1)*C/G) (TensorFlow's Conv2D with input depth G x filter
+// in_depth); oneDNN's grouped weights are 5-D [G, F/G, C/G, KH, KW], and TF's
+// [KH,KW,C/G,F] buffer is exactly oneDNN's tag hwigo (F = G x F/G, the group
+// index outer), so the filter is described, not copied.
 // Geometry as in src/kernels/nn/window.h (ConvGeom): strides SH, SW, TF
 // dilations DH, DW (>= 1; oneDNN's dilation is DH - 1), leading paddings PT, PL;
 // the trailing paddings are the ones that make OH, OW come out:
@@ -31,14 +38,15 @@ namespace pdk_compute {
 // The subset of ConvGeom oneDNN needs (all >= 1 except the paddings >= 0).
 struct DnnlConvShape {
   int64_t n, h, w, c;      // input [N,H,W,C]
-  int64_t kh, kw, f;       // filter [KH,KW,C,F]
+  int64_t kh, kw, f;       // filter [KH,KW,C/G,F]
   int64_t oh, ow;          // output [N,OH,OW,F]
   int64_t sh, sw, dh, dw;  // strides, TF dilations
   int64_t pt, pl;          // leading paddings
+  int64_t groups;          // G >= 1; C and F multiples of G
 };
 
 enum class DnnlConvKind {
-  kForward,         // y  = conv(x, w):         a = x [N,H,W,C],   b = w [KH,KW,C,F], out = y
+  kForward,         // y  = conv(x, w):         a = x [N,H,W,C],   b = w [KH,KW,C/G,F], out = y
   kBackwardData,    // dx = conv^T(dy, w):      a = dy [N,OH,OW,F], b = w,           out = dx
   kBackwardWeights  // dw = sum_n patches^T dy: a = x,             b = dy,           out = dw
 };

@@ -939,6 +939,30 @@ def _conv_out_size(size, k, s, pad, dil, before=0, after=0):
     return (size + before + after - eff + s) // s
 
 
+def _conv_and_backprops(ops, x, w, dy, conv, reference, sizes="int32"):
+    """Cases for a convolution op and its two backprops on one geometry: ``ops``
+    = (forward, backprop input, backprop filter); x, w, dy the shapes of the
+    input, filter and out_backprop; ``reference(op)`` each case's reference;
+    ``sizes`` the dtype of input_sizes ("Tshape": both IDX)."""
+    fwd, bprop_input, bprop_filter = ops
+    common = dict(attrs=conv, tol=CONV_TOL, gen=uniform(-1, 1))
+    case(fwd, inputs=[("input", x), ("filter", w)], dtypes={"T": FLOAT},
+         reference=reference(fwd), **common)
+    case(bprop_input, inputs=[
+        ("input_sizes", const(x, sizes)), ("filter", w),
+        ("out_backprop", computed(_random_of_shape(dy)))],
+        dtypes={"T": FLOAT, "Tshape": IDX} if sizes == "Tshape" else {"T": FLOAT},
+        reference=reference(bprop_input), **common)
+    case(bprop_filter, inputs=[
+        ("input", x), ("filter_sizes", const(w, "int32")),
+        ("out_backprop", computed(_random_of_shape(dy)))],
+        dtypes={"T": FLOAT}, reference=reference(bprop_filter), **common)
+
+
+CONV2D_OPS = ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter")
+CONV3D_OPS = ("Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2")
+
+
 CONV_NCHW = [  # (input NCHW, kernel hw, out channels, stride, padding, dilation)
     ([1, 2, 5, 5], 3, 3, 1, "SAME", 1),
     ([2, 4, 9, 7], 3, 5, 2, "VALID", 1),
@@ -952,18 +976,7 @@ for x, k, oc, s, pad, dil in CONV_NCHW:
     w = [k, k, x[1], oc]
     dy = [x[0], oc, _conv_out_size(x[2], k, s, pad, dil, *(ep[4:6] or [0, 0])),
           _conv_out_size(x[3], k, s, pad, dil, *(ep[6:8] or [0, 0]))]
-    case("Conv2D", inputs=[("input", x), ("filter", w)], attrs=conv, dtypes={"T": FLOAT},
-         tol=CONV_TOL, gen=uniform(-1, 1), reference=_nchw_reference("Conv2D"))
-    case("Conv2DBackpropInput", inputs=[
-        ("input_sizes", const(x, "int32")), ("filter", w),
-        ("out_backprop", computed(_random_of_shape(dy)))],
-        attrs=conv, dtypes={"T": FLOAT}, tol=CONV_TOL, gen=uniform(-1, 1),
-        reference=_nchw_reference("Conv2DBackpropInput"))
-    case("Conv2DBackpropFilter", inputs=[
-        ("input", x), ("filter_sizes", const(w, "int32")),
-        ("out_backprop", computed(_random_of_shape(dy)))],
-        attrs=conv, dtypes={"T": FLOAT}, tol=CONV_TOL, gen=uniform(-1, 1),
-        reference=_nchw_reference("Conv2DBackpropFilter"))
+    _conv_and_backprops(CONV2D_OPS, x, w, dy, conv, _nchw_reference)
 
 CONV3D = [  # (input NDHWC, kernel dhw, out channels, stride, padding)
     ([1, 3, 4, 5, 2], (2, 2, 2), 3, 1, "SAME"),
@@ -976,18 +989,105 @@ for x, k, oc, s, pad in CONV3D:
     conv = dict(strides=[1, s, s, s, 1], padding=pad)
     w = list(k) + [x[4], oc]
     dy = [x[0]] + [_conv_out_size(x[1 + i], k[i], s, pad, 1) for i in range(3)] + [oc]
-    case("Conv3D", inputs=[("input", x), ("filter", w)], attrs=conv, dtypes={"T": FLOAT},
-         tol=CONV_TOL, gen=uniform(-1, 1), reference=wide_reference("Conv3D"))
-    case("Conv3DBackpropInputV2", inputs=[
-        ("input_sizes", const(x, "Tshape")), ("filter", w),
-        ("out_backprop", computed(_random_of_shape(dy)))],
-        attrs=conv, dtypes={"T": FLOAT, "Tshape": IDX}, tol=CONV_TOL, gen=uniform(-1, 1),
-        reference=wide_reference("Conv3DBackpropInputV2"))
-    case("Conv3DBackpropFilterV2", inputs=[
-        ("input", x), ("filter_sizes", const(w, "int32")),
-        ("out_backprop", computed(_random_of_shape(dy)))],
-        attrs=conv, dtypes={"T": FLOAT}, tol=CONV_TOL, gen=uniform(-1, 1),
-        reference=wide_reference("Conv3DBackpropFilterV2"))
+    _conv_and_backprops(CONV3D_OPS, x, w, dy, conv, wide_reference, sizes="Tshape")
+
+# ======================================================================
+# Grouped Conv2D (conv2d.cc: input depth = groups x filter in_depth), Conv3D NCDHW
+# ======================================================================
+
+def _xla_reference(op):
+    """TF's CPU kernels refuse grouped Conv2D backprops ("Gradients for grouped
+    convolutions are not supported on CPU") and NCHW / NCDHW: the same op
+    compiled by XLA on the CPU (tf.function(jit_compile=True) runs grouped
+    convolutions), computed in float64 and rounded to the case's dtype.
+    test_kernels_conv_pool.py checks this reference against per-group
+    tf.nn.conv2d calls concatenated."""
+    def ref(**kw):
+        import tensorflow as tf
+        low, wide = None, {}
+        for k, v in kw.items():
+            if k in ("input_sizes", "filter_sizes"):  # XLA needs them as constants
+                v = [int(d) for d in v.numpy()]
+            elif isinstance(v, tf.Tensor) and v.dtype.is_floating:
+                low, v = v.dtype, tf.cast(v, tf.float64)
+            wide[k] = v
+        out = tf.function(lambda **a: getattr(tf.raw_ops, op)(**a), jit_compile=True)(**wide)
+        return tf.cast(out, low)
+    return ref
+
+
+def _to_channels_first(shape):
+    return [shape[0], shape[-1]] + list(shape[1:-1])
+
+
+CONV_GROUPED = [  # (input NHWC, kernel hw, out channels, groups, stride, padding, dilation)
+    ([1, 6, 6, 4], 3, 4, 2, 1, "SAME", 1),
+    ([2, 9, 7, 6], 3, 6, 3, 2, "VALID", 1),
+    ([2, 9, 7, 4], 3, 8, 4, 1, "SAME", 2),      # groups = C: depthwise-like, multiplier 2
+    ([2, 9, 7, 4], 3, 4, 2, 1, "EXPLICIT", 1),
+    ([2, 8, 8, 8], 1, 8, 4, 1, "VALID", 1),
+    ([2, 8, 8, 6], 5, 6, 6, 2, "SAME", 1),      # groups = C = F
+    ([4, 16, 16, 32], 3, 32, 4, 1, "SAME", 1),
+]
+for (x, k, oc, groups, s, pad, dil), fmt in itertools.product(CONV_GROUPED, ["NHWC", "NCHW"]):
+    nchw = fmt == "NCHW"
+    ep = [0, 0, 1, 2, 2, 0, 0, 0] if pad == "EXPLICIT" else []
+    if nchw and ep:
+        ep = [0, 0, 0, 0] + ep[2:6]
+    spatial = [1, s, s, 1] if not nchw else [1, 1, s, s]
+    dils = [1, dil, dil, 1] if not nchw else [1, 1, dil, dil]
+    conv = dict(strides=spatial, padding=pad, explicit_paddings=ep, dilations=dils,
+                data_format=fmt)
+    w = [k, k, x[3] // groups, oc]
+    pads = [0, 0, 1, 2, 2, 0, 0, 0] if pad == "EXPLICIT" else [0] * 8
+    dy = [x[0], _conv_out_size(x[1], k, s, pad, dil, *pads[2:4]),
+          _conv_out_size(x[2], k, s, pad, dil, *pads[4:6]), oc]
+    xs, dys = (_to_channels_first(x), _to_channels_first(dy)) if nchw else (x, dy)
+    _conv_and_backprops(CONV2D_OPS, xs, w, dys, conv, _xla_reference)
+
+# _PdkFusedConv2D of a grouped Conv2D (what conv_fusion makes of Keras's
+# Conv2D(groups=g) + bias): TF's CPU Conv2D computes grouped forwards (Eigen),
+# so _fused_conv_reference applies.
+for x, k, oc, groups, s, pad, dil in CONV_GROUPED[:3]:
+    conv = dict(strides=[1, s, s, 1], padding=pad, explicit_paddings=[],
+                dilations=[1, dil, dil, 1], depthwise=False)
+    case("_PdkFusedConv2D",
+         inputs=[("input", x), ("filter", [k, k, x[3] // groups, oc]),
+                 ("args", many(arr([oc])))],
+         attrs=dict(conv, normalization="BiasAdd", has_side_input=False, epsilon=0.001,
+                    activation="Relu", leakyrelu_alpha=0.3),
+         dtypes={"T": ["float32"]}, tol=CONV_TOL, gen=uniform(-1, 1), run=_fused_conv,
+         reference=_fused_conv_reference)
+
+
+def _ncdhw_reference(op):
+    """TF's CPU Conv3D kernels are NDHWC-only: the NDHWC op (wide_reference) on
+    operands transposed to NDHWC, the result transposed back."""
+    wide = wide_reference(op)
+
+    def ref(**kw):
+        import tensorflow as tf
+        perm = (0, 2, 3, 4, 1)  # NCDHW index of each NDHWC dimension
+        kw = dict(kw, data_format="NDHWC")
+        for a in ("strides", "dilations"):
+            if kw.get(a) is not None:
+                kw[a] = [kw[a][i] for i in perm]
+        for a in ("input", "out_backprop"):
+            if kw.get(a) is not None:
+                kw[a] = tf.transpose(kw[a], perm)
+        if kw.get("input_sizes") is not None:
+            kw["input_sizes"] = tf.gather(kw["input_sizes"], perm)
+        out = wide(**kw)
+        return out if op == "Conv3DBackpropFilterV2" else tf.transpose(out, (0, 4, 1, 2, 3))
+    return ref
+
+
+for x, k, oc, s, pad in CONV3D:
+    conv = dict(strides=[1, 1, s, s, s], padding=pad, data_format="NCDHW")
+    w = list(k) + [x[4], oc]
+    dy = [x[0]] + [_conv_out_size(x[1 + i], k[i], s, pad, 1) for i in range(3)] + [oc]
+    xs, dys = _to_channels_first(x), _to_channels_first(dy)
+    _conv_and_backprops(CONV3D_OPS, xs, w, dys, conv, _ncdhw_reference, sizes="Tshape")
 
 # ======================================================================
 # FusedBatchNorm family (fused_batch_norm.cc)

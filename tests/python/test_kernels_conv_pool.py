@@ -2,7 +2,10 @@
 
 Covers src/kernels/nn/{conv2d,conv3d,depthwise_conv2d,pooling}.cc: every test runs
 the same function on /CPU:0 and /PDK:0, compares the results and checks that
-the named ops launched PDK kernels (so a silent CPU fallback fails).
+the named ops launched PDK kernels (so a silent CPU fallback fails). Where the
+CPU has no kernel (NCHW Conv2D, NCDHW Conv3D, grouped Conv2D's backprops) the
+reference is the CPU computing the same thing another way: the channels-last
+op on transposed operands, or one ordinary convolution per group.
 
 Tolerances: float32 rtol 1e-4 / atol 1e-4 (PDK's im2col + OpenBLAS GEMM sums
 in a different order from TF's oneDNN / Eigen kernels); float64 rtol 1e-10 /
@@ -296,6 +299,176 @@ def test_keras_conv2d_channels_first_trains_on_pdk(rng):
     assert not conv_on_cpu, rec.report()
 
 
+# --------------------------------------------------------- grouped Conv2D
+# Conv2D with input depth C = groups x filter in_depth (Keras 3's
+# Conv2D(groups=g) emits it through tf.nn.convolution). TF's CPU computes the
+# forward but refuses its backprops ("Gradients for grouped convolutions are
+# not supported on CPU"), so the reference is per-group: the channels split
+# into `groups` slices, one ordinary float64 tf.nn.conv2d per slice on the
+# CPU (gradients from a tape), the results concatenated.
+
+
+def grouped_reference(x, w, dy, stride, padding, groups):
+    """y, dx, dw of the grouped NHWC convolution, float64, on the CPU."""
+    def fn(a, b):
+        ys = [tf.nn.conv2d(ai, bi, strides=stride, padding=padding)
+              for ai, bi in zip(tf.split(a, groups, axis=3), tf.split(b, groups, axis=3))]
+        return tf.concat(ys, axis=3)
+    return run_on("/CPU:0", lambda a, b, g: _grads(fn, a, b, g),
+                  *(v.astype(np.float64) for v in (x, w, dy)))
+
+
+GROUPED_CASES = [
+    # (input NHWC, kernel, out channels, groups, stride, padding)
+    ((2, 9, 7, 8), 3, 8, 2, 1, "SAME"),
+    ((2, 9, 7, 8), 3, 12, 4, 2, "VALID"),
+    ((1, 8, 8, 6), 1, 6, 3, 1, "VALID"),      # 1x1
+    ((2, 8, 8, 4), 3, 8, 4, 1, "SAME"),       # groups = C, multiplier 2
+    ((4, 16, 16, 32), 3, 32, 8, 1, "SAME"),   # batch split over the device pool
+    ((0, 8, 8, 4), 3, 4, 2, 1, "SAME"),       # empty batch
+]
+
+
+def grouped_id(c):
+    x, k, f, g, s, p = c
+    return f"{ids(x)}-k{k}-f{f}-g{g}-s{s}-{p}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, "bfloat16"])
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("case", GROUPED_CASES, ids=grouped_id)
+def test_grouped_conv2d_forward_and_gradients(case, fmt, dtype, rng):
+    import ml_dtypes
+
+    x_shape, k, f, groups, s, p = case
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    x = rand(rng, x_shape).astype(dt)
+    w = rand(rng, (k, k, x_shape[3] // groups, f)).astype(dt)
+    dy = rand(rng, conv_out_shape(x_shape, k, s, p, 1, f)).astype(dt)
+    nchw = fmt == "NCHW"
+    fn = lambda a, b: tf.nn.conv2d(a, b, strides=s, padding=p, data_format=fmt)  # noqa: E731
+    ops = ["Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"]
+    with launches() as delta:
+        y, dx, dw = run_on("/PDK:0", lambda a, b, g: _grads(fn, a, b, g),
+                           to_nchw(x) if nchw else x, w, to_nchw(dy) if nchw else dy)
+    for op in ops:
+        assert delta.get(op, 0) > 0, f"{op} did not run on PDK (launches: {delta})"
+    if nchw:
+        y, dx = to_nhwc(y), to_nhwc(dx)
+    ey, edx, edw = grouped_reference(x, w, dy, s, p, groups)
+    # 16-bit: inputs exact in float64, PDK sums in float32 and rounds once.
+    tol = {np.float32: F32, np.float64: F64}.get(dt.type, None)
+    if tol is None:
+        tol = dict(rtol=1e-2, atol=1e-2) if dt == np.float16 else dict(rtol=2e-2, atol=5e-2)
+    for what, a, e in (("y", y, ey), ("dx", dx, edx), ("dw", dw, edw)):
+        assert a.dtype == dt, (what, a.dtype)
+        assert_close(a.astype(np.float64), e.astype(dt).astype(np.float64), what=what, **tol)
+
+
+def test_grouped_reference_matches_xla_cpu(rng):
+    """The conformance sweep's reference for grouped Conv2D (XLA on the CPU,
+    conformance_cases._xla_reference) agrees with the per-group one here."""
+    x = rand(rng, (2, 9, 7, 8), np.float64)
+    w = rand(rng, (3, 3, 2, 8), np.float64)
+    dy = rand(rng, (2, 5, 4, 8), np.float64)
+    fn = lambda a, b: tf.nn.conv2d(a, b, strides=2, padding="SAME")  # noqa: E731
+    xla = tf.function(lambda a, b, g: _grads(fn, a, b, g), jit_compile=True)
+    got = run_on("/CPU:0", xla, x, w, dy)
+    for what, a, e in zip(("y", "dx", "dw"), got, grouped_reference(x, w, dy, 2, "SAME", 4)):
+        assert_close(a, e, what=what, **F64)
+
+
+def test_grouped_conv2d_fallback_float64_dilated(rng):
+    """float64 (never oneDNN) takes the per-group im2col path; with dilation,
+    against XLA on the CPU (TF's float64 CPU backprops reject dilations)."""
+    x = rand(rng, (2, 9, 7, 6), np.float64)
+    w = rand(rng, (3, 3, 2, 9), np.float64)
+    dy = rand(rng, (2, 9, 7, 9), np.float64)
+    fn = lambda a, b: tf.nn.conv2d(a, b, strides=1, padding="SAME", dilations=2)  # noqa: E731
+    with launches() as delta:
+        got = run_on("/PDK:0", lambda a, b, g: _grads(fn, a, b, g), x, w, dy)
+    assert delta.get("Conv2DBackpropFilter", 0) > 0
+    want = run_on("/CPU:0", tf.function(lambda a, b, g: _grads(fn, a, b, g), jit_compile=True),
+                  x, w, dy)
+    for what, a, e in zip(("y", "dx", "dw"), got, want):
+        assert_close(a, e, what=what, **F64)
+
+
+def _grouped_layer():
+    import keras
+
+    with tf.device("/PDK:0"):
+        layer = keras.layers.Conv2D(12, 3, padding="same", groups=4)
+        layer.build((None, 10, 10, 8))
+    return layer
+
+
+def test_keras_grouped_conv2d_forward_and_gradient(rng):
+    """A keras.layers.Conv2D(groups=4) (as in ConvNeXt) computed on PDK with
+    the ops Keras's TensorFlow backend emits for it (keras/src/backend/
+    tensorflow/nn.py `conv`: tf.nn.convolution, a plain Conv2D whose input
+    depth is groups x the kernel's in_depth, then the bias), forward and
+    gradient, against the per-group reference with the layer's weights. Keras
+    wraps that convolution in tf.function(jit_compile=True), which a device
+    without an XLA backend cannot run: see the xfail below."""
+    layer = _grouped_layer()
+    x = rand(rng, (4, 10, 10, 8))
+    with tf.device("/PDK:0"):
+        xt = tf.constant(x)
+        with launches() as delta:
+            with tf.GradientTape() as tape:
+                tape.watch(xt)
+                y = tf.nn.convolution(xt, layer.kernel, strides=1, padding="SAME",
+                                      data_format="NHWC", dilations=1) + layer.bias
+                loss = tf.reduce_sum(y * y)
+            dx, dk, db = tape.gradient(loss, [xt, layer.kernel, layer.bias])
+    for op in ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"):
+        assert delta.get(op, 0) > 0, f"{op} did not run on PDK (launches: {delta})"
+    kernel, bias = layer.kernel.numpy(), layer.bias.numpy()
+    assert kernel.shape == (3, 3, 2, 12)
+    y = y.numpy()
+    ey = grouped_reference(x, kernel, np.zeros_like(y), 1, "SAME", 4)[0] + bias
+    _, edx, edk = grouped_reference(x, kernel, 2 * y.astype(np.float64), 1, "SAME", 4)
+    assert_close(y, ey.astype(np.float32), what="y", **F32)
+    assert_close(dx.numpy(), edx.astype(np.float32), what="dx", rtol=1e-4, atol=5e-4)
+    assert_close(dk.numpy(), edk.astype(np.float32), what="dkernel", rtol=1e-4, atol=5e-3)
+    assert_close(db.numpy(), (2 * y.astype(np.float64)).sum(axis=(0, 1, 2)).astype(np.float32),
+                 what="dbias", rtol=1e-4, atol=5e-4)
+
+
+@pytest.mark.xfail(raises=tf.errors.InvalidArgumentError, strict=True,
+                   reason="Keras 3 runs grouped (and channels_first 3-D) convolutions inside "
+                          "tf.function(jit_compile=True); TensorFlow then fails with 'No JIT "
+                          "device registered for PDK' (XLA has no PDK backend), eager and in "
+                          "graphs, before any PDK kernel runs")
+def test_keras_grouped_conv2d_layer_call_on_pdk(rng):
+    layer = _grouped_layer()
+    with tf.device("/PDK:0"):
+        layer(tf.constant(rand(rng, (2, 10, 10, 8))))
+
+
+def test_grouped_conv2d_errors():
+    x = np.ones((1, 8, 8, 8), np.float32)
+    conv = lambda a, b: tf.raw_ops.Conv2D(input=a, filter=b, strides=[1] * 4,  # noqa: E731
+                                          padding="SAME")
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"input depth must be evenly divisible by filter depth: 8 vs 3"
+                             r".*\[1,8,8,8\].*\[3,3,3,8\]"):
+        _on_pdk(conv, x, np.ones((3, 3, 3, 8), np.float32))
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"output depth must be evenly divisible by number of groups: 6 vs 4"):
+        _on_pdk(conv, x, np.ones((3, 3, 2, 6), np.float32))
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"evenly divisible by number of groups: 6 vs 4.*NHWC copies"):
+        _on_pdk(lambda a, b: tf.raw_ops.Conv2D(input=a, filter=b, strides=[1] * 4,
+                                               padding="SAME", data_format="NCHW"),
+                np.ones((1, 8, 4, 4), np.float32), np.ones((3, 3, 2, 6), np.float32))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"evenly divisible by filter depth"):
+        _on_pdk(lambda a, g: tf.raw_ops.Conv2DBackpropFilter(
+            input=a, filter_sizes=[3, 3, 3, 8], out_backprop=g, strides=[1] * 4,
+            padding="SAME"), x, np.ones((1, 8, 8, 8), np.float32))
+
+
 # ------------------------------------------------------------------- Conv3D
 
 CONV3D_CASES = [
@@ -380,15 +553,63 @@ def test_conv3d_errors():
         _on_pdk(lambda a, b: tf.raw_ops.Conv3D(input=a, filter=b, strides=[1, 1, 1, 1, 2],
                                                padding="SAME"), x, np.ones((3, 3, 3, 3, 5),
                                                                            np.float32))
-    with pytest.raises((tf.errors.UnimplementedError, tf.errors.InvalidArgumentError),
-                       match="NCDHW"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[1,4,4,4,2\].*NDHWC copies"):
         _on_pdk(lambda a, b: tf.raw_ops.Conv3D(input=a, filter=b, strides=[1] * 5,
                                                padding="SAME", data_format="NCDHW"),
-                np.ones((1, 3, 4, 4, 4), np.float32), np.ones((3, 3, 3, 3, 5), np.float32))
+                np.ones((1, 2, 4, 4, 4), np.float32), np.ones((3, 3, 3, 3, 5), np.float32))
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"out_backprop.*\[1,4,4,4,5\]"):
         _on_pdk(lambda a, g: tf.raw_ops.Conv3DBackpropFilterV2(
             input=a, filter_sizes=[3, 3, 3, 3, 5], out_backprop=g, strides=[1] * 5,
             padding="SAME"), x, np.ones((1, 4, 4, 3, 5), np.float32))
+
+
+def to_ncdhw(a):
+    return np.ascontiguousarray(np.transpose(a, (0, 4, 1, 2, 3)))
+
+
+def to_ndhwc(a):
+    return np.ascontiguousarray(np.transpose(a, (0, 2, 3, 4, 1)))
+
+
+@pytest.mark.parametrize("case", CONV3D_CASES, ids=conv3d_id)
+@pytest.mark.parametrize("x_shape", [(2, 5, 6, 7, 3), (0, 4, 4, 4, 2)], ids=ids)
+def test_conv3d_ncdhw_forward_and_gradients(x_shape, case, rng):
+    """NCDHW against the NDHWC op on the CPU, operands and results transposed."""
+    k, s, p, d = case
+    x = rand(rng, x_shape)
+    w = rand(rng, tuple(k) + (x_shape[4], 5))
+    dy = rand(rng, conv3d_out_shape(x_shape, k, s, p, d, 5))
+    fn = lambda a, b: tf.nn.conv3d(a, b, strides=[1, 1, s, s, s], padding=p,  # noqa: E731
+                                   dilations=[1, 1, d, d, d], data_format="NCDHW")
+    ops = ["Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2"]
+    with launches() as delta:
+        y, dx, dw = run_on("/PDK:0", lambda a, b, g: _grads(fn, a, b, g), to_ncdhw(x), w,
+                           to_ncdhw(dy))
+    for op in ops:
+        assert delta.get(op, 0) > 0, f"{op} did not run on PDK (launches: {delta})"
+    assert y.shape == to_ncdhw(dy).shape and dx.shape == to_ncdhw(x).shape
+    if x_shape[0] == 0:
+        np.testing.assert_array_equal(dw, np.zeros_like(dw))
+        return
+    ref = _conv3d_reference(s, p, d)
+    expected = run_on("/CPU:0", lambda a, b, g: _grads(ref, a, b, g), x, w, dy)
+    for what, a, e in zip(("y", "dx", "dw"), (to_ndhwc(y), to_ndhwc(dx), dw), expected):
+        assert_close(a, e, what=what, **F32)
+
+
+def test_conv3d_ncdhw_backprop_input_sizes(rng):
+    """Conv3DBackpropInputV2's input_sizes is in NCDHW order too."""
+    w = rand(rng, (3, 3, 3, 4, 5))
+    dy = rand(rng, (2, 3, 3, 4, 5))
+    kw = dict(strides=[1, 2, 2, 2, 1], padding="SAME")
+    expected = run_on("/CPU:0", lambda f, g: tf.raw_ops.Conv3DBackpropInputV2(
+        input_sizes=[2, 5, 6, 7, 4], filter=f, out_backprop=g, **kw), w, dy)[0]
+    with launches() as delta:
+        actual = run_on("/PDK:0", lambda f, g: tf.raw_ops.Conv3DBackpropInputV2(
+            input_sizes=[2, 4, 5, 6, 7], filter=f, out_backprop=g, strides=[1, 1, 2, 2, 2],
+            padding="SAME", data_format="NCDHW"), w, to_ncdhw(dy))[0]
+    assert delta.get("Conv3DBackpropInputV2", 0) > 0
+    assert_close(to_ndhwc(actual), expected, what="dx", **F32)
 
 
 def test_keras_conv3d_trains_on_pdk(rng):

@@ -1,13 +1,19 @@
 // Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter (tensorflow/core/ops/nn_ops.cc).
 //
-//   Conv2D(input [N,H,W,C], filter [KH,KW,C,F]) -> output [N,OH,OW,F]
-//     output[n,oh,ow,f] = sum_{kh,kw,c} input[n, oh*SH - PT + kh*DH,
-//                                             ow*SW - PL + kw*DW, c] * filter[kh,kw,c,f]
-//     (positions outside the input read as zero).
-//   Conv2DBackpropInput(input_sizes (host int32 [4], or [2] = H,W), filter [KH,KW,C,F],
+//   Conv2D(input [N,H,W,C], filter [KH,KW,C/G,F]) -> output [N,OH,OW,F]
+//     output[n,oh,ow,f] = sum_{kh,kw,c'} input[n, oh*SH - PT + kh*DH,
+//                                              ow*SW - PL + kw*DW, g*C/G + c'] * filter[kh,kw,c',f]
+//     with g = f / (F/G) the group of output channel f, c' < C/G (positions
+//     outside the input read as zero). G = C / filter in_depth: 1 is the
+//     ordinary convolution; G > 1 is a grouped convolution (what Keras 3's
+//     Conv2D(groups=G) emits through tf.nn.convolution; G = C with F = C*M is
+//     depthwise-like). TF's CPU Conv2D computes grouped ones (Eigen,
+//     conv_ops_impl.h LaunchGrouped), its backprops refuse them.
+//   Conv2DBackpropInput(input_sizes (host int32 [4], or [2] = H,W with
+//                       C = filter in_depth, as TF), filter [KH,KW,C/G,F],
 //                       out_backprop [N,OH,OW,F]) -> d input [N,H,W,C]
 //   Conv2DBackpropFilter(input [N,H,W,C], filter_sizes (host int32 [4]),
-//                        out_backprop [N,OH,OW,F]) -> d filter [KH,KW,C,F]
+//                        out_backprop [N,OH,OW,F]) -> d filter [KH,KW,C/G,F]
 //   T in {float32, float64, float16, bfloat16}; the 16-bit floats are widened
 //   to float32 scratch copies, computed by the float32 code (oneDNN, float
 //   accumulation) and rounded once. Attributes: strides, padding ("SAME", "VALID",
@@ -17,22 +23,29 @@
 //
 // data_format "NCHW": input, out_backprop and the result are [N,C,H,W]
 // (input_sizes too; strides, dilations and explicit_paddings in NCHW order),
-// the filter stays [KH,KW,C,F]. The kernels transpose the activations to NHWC
-// scratch copies (pdk_compute::BatchedTranspose2D), run the NHWC code and
-// transpose the result back (TF's own CPU kernels have no NCHW Conv2D).
-// Shape errors then name the NHWC copies' shapes and say so.
+// the filter stays [KH,KW,C/G,F]. The kernels transpose the activations to NHWC
+// scratch copies, run the NHWC code and transpose the result back
+// (channels_first.h, pdk_compute::BatchedTranspose2D; TF's own CPU kernels
+// have no NCHW Conv2D). Shape errors then name the NHWC copies' shapes and
+// say so.
 //
-// Errors (InvalidArgument): operands not rank 4; input depth != filter depth
-// (grouped convolution is not supported; the message names both shapes);
-// out_backprop's shape not the one the forward op would produce; strides or
-// dilations on the batch/channel dimensions; a negative output size.
+// Errors (InvalidArgument): operands not rank 4; C not a multiple of the
+// filter's in_depth ("input depth must be evenly divisible by filter depth:
+// C vs c"), F not a multiple of G ("output depth must be evenly divisible by
+// number of groups: F vs G"), TF's CPU kernel's wording, then PDK's naming
+// both shapes (window.h, MakeConvGeom); out_backprop's shape not the one the
+// forward op would produce; strides or dilations on the batch/channel
+// dimensions; a negative output size.
 //
 // Algorithm, float32 (and the widened 16-bit floats): oneDNN's convolution
-// primitive, forward / backward data / backward weights, on TF's layouts with
-// the batch split over the device pool (src/compute/dnnl_conv.h; measured in
-// docs/architecture.md, "float32 convolution: oneDNN"). float64, and float32
-// whenever oneDNN returns an error: im2col + GEMM (src/compute/gemm.h, the
-// MatMul path):
+// primitive, forward / backward data / backward weights, grouped ones with
+// oneDNN's grouped weights (TF's filter buffer is its tag hwigo), on TF's
+// layouts with the batch split over the device pool (src/compute/dnnl_conv.h;
+// measured in docs/architecture.md, "float32 convolution: oneDNN"). float64,
+// and float32 whenever oneDNN returns an error: im2col + GEMM
+// (src/compute/gemm.h, the MatMul path), a grouped convolution one group at
+// a time on contiguous copies of the group's channels (conv_compute.h,
+// ForEachGroup):
 //   * 1x1 filters with stride 1 and no padding are one GEMM over the
 //     [N*H*W, C] input, split over the device pool.
 //   * Otherwise the M = N*OH*OW output pixels are cut into tiles of kTileBytes
@@ -55,7 +68,7 @@
 
 #include "compute/eigen.h"
 #include "compute/gemm.h"
-#include "compute/transpose.h"
+#include "kernels/nn/channels_first.h"
 #include "kernels/nn/conv_compute.h"
 #include "kernels/nn/window.h"
 #include "pdk/kernel.h"
@@ -65,6 +78,7 @@ namespace {
 
 using conv::Im2Col;
 using conv::MakeTiling;
+using Operand = conv::ConvOperand;
 using conv::Tiling;
 using pdk_compute::GemmBlock;
 
@@ -101,9 +115,9 @@ void Col2ImGather(const ConvGeom& g, const T* dy, int64_t r0, int64_t r1, T* col
   }
 }
 
-// Common attribute decoding for the three ops, and the NCHW <-> NHWC layout
-// swaps around the NHWC code.
-class ConvBase {
+// Common attribute decoding for the three ops; the NCHW <-> NHWC layout
+// swaps around the NHWC code are channels_first.h's.
+class ConvBase : public ChannelsFirstBridge<2> {
  public:
   pdk::Status Init(const pdk::Attrs& a) {
     pdk_compute::UseSingleThreadedOpenBlas();
@@ -111,53 +125,16 @@ class ConvBase {
   }
 
  protected:
-  bool nchw() const { return format_ == DataFormat::kChannelsFirst; }
-
-  // Activation input `i` in NHWC: the input itself, or an NHWC copy of an NCHW one.
-  template <class T>
-  pdk::StatusOr<pdk::Tensor> InputNHWC(pdk::Context& ctx, int i, const char* name) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(i));
-    if (!nchw()) return t;
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), name, t.shape(), 4));
-    const pdk::Shape s = t.shape();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out,
-                         ctx.allocate_temp(pdk::kDataType<T>, pdk::Shape{s[0], s[2], s[3], s[1]}));
-    pdk_compute::BatchedTranspose2D<T>(ctx, t, out, s[0], s[1], s[2] * s[3]);
-    return out;
-  }
-  // Where the NHWC code writes an NHWC result: output 0 itself, or (NCHW)
-  // scratch that Finish transposes into output 0.
-  pdk::StatusOr<pdk::Tensor> AllocateNHWC(pdk::Context& ctx, TF_DataType dtype,
-                                          const pdk::Shape& shape) const {
-    if (nchw()) return ctx.allocate_temp(dtype, shape);
-    return ctx.allocate_output(0, shape);
-  }
-  // Ends Compute: with NCHW, transposes the NHWC result `nhwc` into output 0
-  // (if `st` is OK) or marks a shape error as one about the NHWC copies.
-  template <class T>
-  pdk::Status Finish(pdk::Context& ctx, pdk::Status st, const pdk::Tensor& nhwc) const {
-    if (!nchw()) return st;
-    if (!st.ok())
-      return pdk::Status(st.code(), st.message() +
-                                        " (data_format NCHW: shapes above are of the NHWC "
-                                        "copies of the NCHW operands)");
-    const pdk::Shape s = nhwc.shape();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{s[0], s[3], s[1], s[2]}));
-    pdk_compute::BatchedTranspose2D<T>(ctx, nhwc, out, s[0], s[1] * s[2], s[3]);
-    return pdk::Status::OK();
-  }
-
   Window2D win_;
-  DataFormat format_ = DataFormat::kChannelsLast;
 };
 
 template <class T>
 class Conv2DOp : public ConvBase {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, InputNHWC<T>(ctx, 0, "input"));
-    pdk::Tensor out;
-    return Finish<T>(ctx, ComputeNHWC(ctx, input, &out), out);
+    return RunActivationResult<T>(ctx, 0, "input", [&](const pdk::Tensor& t, pdk::Tensor* out) {
+      return ComputeNHWC(ctx, t, out);
+    });
   }
 
  private:
@@ -165,7 +142,7 @@ class Conv2DOp : public ConvBase {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
     const pdk::Shape is = input.shape(), fs = filter.shape();
     PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input", fs, "filter", false));
-    PDK_ASSIGN_OR_RETURN(*out_t, AllocateNHWC(ctx, pdk::kDataType<T>, pdk::Shape{g.n, g.oh, g.ow, g.f}));
+    PDK_ASSIGN_OR_RETURN(*out_t, AllocateLast(ctx, pdk::kDataType<T>, pdk::Shape{g.n, g.oh, g.ow, g.f}));
     pdk::Tensor& out = *out_t;
     if (out.num_elements() == 0) return pdk::Status::OK();
     T* y = out.data<T>();
@@ -188,9 +165,10 @@ template <class T>
 class Conv2DBackpropInputOp : public ConvBase {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, InputNHWC<T>(ctx, 2, "out_backprop"));
-    pdk::Tensor out;
-    return Finish<T>(ctx, ComputeNHWC(ctx, dy_t, &out), out);
+    return RunActivationResult<T>(ctx, 2, "out_backprop",
+                                  [&](const pdk::Tensor& t, pdk::Tensor* out) {
+                                    return ComputeNHWC(ctx, t, out);
+                                  });
   }
 
  private:
@@ -204,7 +182,7 @@ class Conv2DBackpropInputOp : public ConvBase {
                          pdk::ReadIntVector(ctx.op(), "input_sizes", sizes));
     pdk::Shape is;
     if (sizes.rank() == 1 && sz.size() == 4) {
-      is = nchw() ? pdk::Shape{sz[0], sz[2], sz[3], sz[1]} : pdk::Shape(sz);
+      is = channels_first() ? ToLast(pdk::Shape(sz)) : pdk::Shape(sz);
     } else if (sizes.rank() == 1 && sz.size() == 2) {  // spatial only, as TF accepts
       is = pdk::Shape{ds[0], sz[0], sz[1], fs[2]};
     } else {
@@ -216,7 +194,7 @@ class Conv2DBackpropInputOp : public ConvBase {
         return pdk::InvalidArgument(ctx.op(), ": input_sizes ", is, " has a negative dimension");
     PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input_sizes", fs, "filter", false));
     PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
-    PDK_ASSIGN_OR_RETURN(*out_t, AllocateNHWC(ctx, pdk::kDataType<T>, is));
+    PDK_ASSIGN_OR_RETURN(*out_t, AllocateLast(ctx, pdk::kDataType<T>, is));
     pdk::Tensor& out = *out_t;
     if (out.num_elements() == 0) return pdk::Status::OK();
     T* dx = out.data<T>();
@@ -245,6 +223,12 @@ class Conv2DBackpropInputOp : public ConvBase {
     const int64_t KF = g.kh * g.kw * g.f;
     if (conv::TryDnnlConv<V>(ctx, pdk_compute::DnnlConvKind::kBackwardData, g, dy, w, dx))
       return pdk::Status::OK();
+    if (g.groups > 1)
+      return conv::ForEachGroup<V>(ctx, g, Operand::kOutput, dy, Operand::kFilter, w,
+                                   Operand::kInput, dx,
+                                   [&](const ConvGeom& g1, const V* d, const V* f, V* out) {
+                                     return Run<V>(ctx, g1, d, f, out);
+                                   });
     const auto& dev = pdk_compute::Device(ctx);
     if (g.IsPlainGemm()) {  // dx[M, C] = dy[M, F] * filter[C, F]^T
       pdk_compute::Gemm<V>(dev, false, true, g.M(), g.c, g.f, dy, w, dx);
@@ -281,12 +265,10 @@ class Conv2DBackpropInputOp : public ConvBase {
 template <class T>
 class Conv2DBackpropFilterOp : public ConvBase {
  public:
-  // The result (the filter gradient) has no data_format: only the errors need Finish.
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, InputNHWC<T>(ctx, 0, "input"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, InputNHWC<T>(ctx, 2, "out_backprop"));
-    pdk::Status st = ComputeNHWC(ctx, input, dy_t);
-    return st.ok() ? st : Finish<T>(ctx, st, input);
+    return RunFilterResult<T>(ctx, [&](const pdk::Tensor& x, const pdk::Tensor& dy) {
+      return ComputeNHWC(ctx, x, dy);
+    });
   }
 
  private:
@@ -323,6 +305,12 @@ class Conv2DBackpropFilterOp : public ConvBase {
     const int64_t M = g.M(), K = g.K(), F = g.f;
     if (conv::TryDnnlConv<C>(ctx, pdk_compute::DnnlConvKind::kBackwardWeights, g, x, dy, dw))
       return pdk::Status::OK();
+    if (g.groups > 1)
+      return conv::ForEachGroup<C>(ctx, g, Operand::kInput, x, Operand::kOutput, dy,
+                                   Operand::kFilter, dw,
+                                   [&](const ConvGeom& g1, const C* xg, const C* d, C* out) {
+                                     return Run<C>(ctx, g1, xg, d, out);
+                                   });
     const auto& dev = pdk_compute::Device(ctx);
     if (g.IsPlainGemm()) {  // dw[C, F] = x[M, C]^T * dy[M, F]
       pdk_compute::Gemm<C>(dev, true, false, g.c, F, M, x, dy, dw);

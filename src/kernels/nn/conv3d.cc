@@ -11,16 +11,21 @@
 //                          out_backprop [N,OD,OH,OW,F]) -> d filter [KD,KH,KW,C,F]
 //   T in {float32, float64, float16, bfloat16}; the 16-bit floats are widened
 //   to float32 scratch copies, computed by the float32 code and rounded once.
-//   Attributes: strides, dilations (5 values, NDHWC order, batch and channel
-//   entries 1), padding ("SAME" or "VALID"; output sizes and leading padding
-//   as TF's GetWindowedOutputSizeVerbose, window.h), data_format ("NDHWC"
-//   only; "NCDHW" is Unimplemented, naming it: TF's own CPU kernels are
-//   NDHWC-only too).
+//   Attributes: strides, dilations (5 values, data_format order, batch and
+//   channel entries 1), padding ("SAME" or "VALID"; output sizes and leading
+//   padding as TF's GetWindowedOutputSizeVerbose, window.h), data_format
+//   ("NDHWC" or "NCDHW"; anything else is InvalidArgument naming both).
+//
+// data_format "NCDHW": input, out_backprop and the result are [N,C,D,H,W]
+// (input_sizes too), the filter stays [KD,KH,KW,C,F]. The kernels transpose
+// the activations to NDHWC scratch copies, run the NDHWC code and transpose
+// the result back (channels_first.h, as Conv2D's NCHW; TF's own CPU kernels
+// are NDHWC-only). Shape errors then name the NDHWC copies' shapes and say so.
 //
 // Errors (InvalidArgument): operands not rank 5; input depth != filter
-// in_depth (names both shapes); out_backprop's shape not the forward output
-// shape; strides or dilations on the batch/channel dimensions; a negative
-// output size.
+// in_depth (names both shapes; grouped Conv3D is not supported); out_backprop's
+// shape not the forward output shape; strides or dilations on the
+// batch/channel dimensions; a negative output size.
 //
 // Algorithm: im2col + GEMM over L2-sized tiles of output positions (rows of
 // the patch matrix [M = N*OD*OH*OW, K = KD*KH*KW*C]); each pool shard takes a
@@ -41,6 +46,7 @@
 #include "compute/eigen.h"
 #include "compute/widen.h"
 #include "compute/gemm.h"
+#include "kernels/nn/channels_first.h"
 #include "kernels/nn/window.h"
 #include "pdk/kernel.h"
 
@@ -225,11 +231,13 @@ pdk::Status BackpropFilter(const pdk::Context& ctx, const Geom& g, const C* x, c
   return pdk::Status::OK();
 }
 
-class Conv3DBase {
+// Attribute decoding for the three ops; NCDHW runs the NDHWC code on
+// transposed copies (channels_first.h).
+class Conv3DBase : public ChannelsFirstBridge<kD> {
  public:
   pdk::Status Init(const pdk::Attrs& a) {
     pdk_compute::UseSingleThreadedOpenBlas();
-    return ParseWindow(a, /*allow_explicit=*/false, &win_);
+    return ParseWindow(a, /*allow_explicit=*/false, &win_, &format_);
   }
 
  protected:
@@ -240,11 +248,19 @@ template <class T>
 class Conv3DOp : public Conv3DBase {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
+    return RunActivationResult<T>(ctx, 0, "input", [&](const pdk::Tensor& t, pdk::Tensor* out) {
+      return ComputeNDHWC(ctx, t, out);
+    });
+  }
+
+ private:
+  pdk::Status ComputeNDHWC(pdk::Context& ctx, const pdk::Tensor& input,
+                           pdk::Tensor* out_t) const {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
     PDK_ASSIGN_OR_RETURN(Geom g, MakeConvGeomND<kD>(ctx.op(), win_, input.shape(), "input",
                                                     filter.shape(), "filter"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, g.OutputShape()));
+    PDK_ASSIGN_OR_RETURN(*out_t, AllocateLast(ctx, pdk::kDataType<T>, g.OutputShape()));
+    pdk::Tensor& out = *out_t;
     if (out.num_elements() == 0) return pdk::Status::OK();
     if (g.K() == 0) {
       std::fill(out.data<T>(), out.data<T>() + out.num_elements(), T(0));
@@ -260,14 +276,23 @@ template <class T>
 class Conv3DBackpropInputOp : public Conv3DBase {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Shape is, ReadShapeN(ctx, 0, "input_sizes", kD + 2));
+    return RunActivationResult<T>(ctx, 2, "out_backprop",
+                                  [&](const pdk::Tensor& t, pdk::Tensor* out) {
+                                    return ComputeNDHWC(ctx, t, out);
+                                  });
+  }
+
+ private:
+  pdk::Status ComputeNDHWC(pdk::Context& ctx, const pdk::Tensor& dy, pdk::Tensor* out_t) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Shape sizes, ReadShapeN(ctx, 0, "input_sizes", kD + 2));
+    const pdk::Shape is = channels_first() ? ToLast(sizes) : sizes;
     PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(2));
     const pdk::Shape fs = filter.shape();
     PDK_ASSIGN_OR_RETURN(Geom g,
                          MakeConvGeomND<kD>(ctx.op(), win_, is, "input_sizes", fs, "filter"));
     PDK_RETURN_IF_ERROR(CheckOutBackpropND<kD>(ctx.op(), g, dy.shape(), is, fs));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, is));
+    PDK_ASSIGN_OR_RETURN(*out_t, AllocateLast(ctx, pdk::kDataType<T>, is));
+    pdk::Tensor& out = *out_t;
     if (out.num_elements() == 0) return pdk::Status::OK();
     if (g.Taps() * g.f == 0 || dy.num_elements() == 0) {
       std::fill(out.data<T>(), out.data<T>() + out.num_elements(), T(0));
@@ -283,9 +308,15 @@ template <class T>
 class Conv3DBackpropFilterOp : public Conv3DBase {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
+    return RunFilterResult<T>(ctx, [&](const pdk::Tensor& x, const pdk::Tensor& dy) {
+      return ComputeNDHWC(ctx, x, dy);
+    });
+  }
+
+ private:
+  pdk::Status ComputeNDHWC(pdk::Context& ctx, const pdk::Tensor& input,
+                           const pdk::Tensor& dy) const {
     PDK_ASSIGN_OR_RETURN(pdk::Shape fs, ReadShapeN(ctx, 1, "filter_sizes", kD + 2));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(2));
     const pdk::Shape is = input.shape();
     PDK_ASSIGN_OR_RETURN(Geom g,
                          MakeConvGeomND<kD>(ctx.op(), win_, is, "input", fs, "filter_sizes"));

@@ -1,10 +1,13 @@
 // The forward convolutions shared by Conv2D / DepthwiseConv2dNative
 // (src/kernels/nn/conv2d.cc, depthwise_conv2d.cc) and the fused
 // _PdkFusedConv2D (fused_conv2d.cc), plus the pieces their backprops reuse
-// (im2col tiling, the per-pixel channel multiply-accumulate).
+// (im2col tiling, the per-pixel channel multiply-accumulate, the per-group
+// loop of grouped convolutions off oneDNN).
 //
 // All NHWC, geometry from window.h (MakeConvGeom):
-//   Conv2DForward:    x [N,H,W,C], w [KH,KW,C,F]  -> y [N,OH,OW,F]
+//   Conv2DForward:    x [N,H,W,C], w [KH,KW,C/G,F] -> y [N,OH,OW,F]
+//     (G = groups; output channel o reads input channels of group
+//     o / (F/G) only, see ConvGeom)
 //   DepthwiseForward: x [N,H,W,C], w [KH,KW,C,M]  -> y [N,OH,OW,C*M]
 //     y[n,oh,ow,o] = sum over the window of x[n, oh*SH - PT + kh*DH,
 //                    ow*SW - PL + kw*DW, c] * w[kh,kw,c,...] (outside: zero)
@@ -78,9 +81,76 @@ void Im2Col(const ConvGeom& g, const T* x, int64_t r0, int64_t r1, T* col) {
   }
 }
 
-// The oneDNN shape of a (non-depthwise) ConvGeom.
+// The oneDNN shape of a (non-depthwise, possibly grouped) ConvGeom.
 inline pdk_compute::DnnlConvShape DnnlShape(const ConvGeom& g) {
-  return {g.n, g.h, g.w, g.c, g.kh, g.kw, g.f, g.oh, g.ow, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl};
+  return {g.n,  g.h,  g.w,  g.c,  g.kh, g.kw, g.f, g.oh,
+          g.ow, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.groups};
+}
+
+// A convolution operand seen as a row-major [rows, G * width] matrix whose
+// group i is columns [i * width, (i + 1) * width): the input or its gradient
+// [N*H*W, C], the filter or its gradient [KH*KW*C/G, F], the output or its
+// gradient [N*OH*OW, F].
+enum class ConvOperand { kInput, kFilter, kOutput };
+
+// Copies `rows` rows of `width` elements from src (row stride src_stride) to
+// dst (row stride dst_stride) on the device pool.
+template <class T>
+void CopyColumns(const pdk::Context& ctx, const T* src, int64_t src_stride, T* dst,
+                 int64_t dst_stride, int64_t rows, int64_t width) {
+  const double bytes = double(width * sizeof(T));
+  pdk_compute::Device(ctx).parallelFor(
+      rows, Eigen::TensorOpCost(bytes, bytes, 0), [&](Eigen::Index first, Eigen::Index last) {
+        for (Eigen::Index r = first; r < last; ++r)
+          std::memcpy(dst + r * dst_stride, src + r * src_stride, sizeof(T) * width);
+      });
+}
+
+// A grouped convolution (g.groups = G > 1) computed one group at a time, for
+// the code paths written for ungrouped geometries (im2col + GEMM). `a`, `b`
+// are the two inputs and `out` the result, with their roles ra, rb, rout
+// (forward: input, filter -> output; backprop input: output, filter -> input;
+// backprop filter: input, output -> filter). For each group i: group i's
+// columns of a and b are copied into contiguous scratch, run(g1, a_i, b_i,
+// out_i) computes the ungrouped convolution of geometry g1 (c = C/G,
+// f = F/G), and out_i is copied into group i's columns of out, so every
+// element of out is written. Errors: run's, or the scratch allocations'.
+template <class C, class Fn>
+pdk::Status ForEachGroup(const pdk::Context& ctx, const ConvGeom& g, ConvOperand ra, const C* a,
+                         ConvOperand rb, const C* b, ConvOperand rout, C* out, Fn&& run) {
+  ConvGeom g1 = g;
+  g1.groups = 1;
+  g1.c = g.c / g.groups;
+  g1.f = g1.out_depth = g.f / g.groups;
+  const ConvOperand roles[3] = {ra, rb, rout};
+  int64_t rows[3], width[3];
+  pdk::Tensor buf[3];
+  for (int i = 0; i < 3; ++i) {
+    switch (roles[i]) {
+      case ConvOperand::kInput:
+        rows[i] = g.n * g.h * g.w, width[i] = g1.c;
+        break;
+      case ConvOperand::kFilter:
+        rows[i] = g.kh * g.kw * g1.c, width[i] = g1.f;
+        break;
+      case ConvOperand::kOutput:
+        rows[i] = g.M(), width[i] = g1.f;
+        break;
+    }
+    PDK_ASSIGN_OR_RETURN(buf[i],
+                         ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{rows[i], width[i]}));
+  }
+  const C* in[2] = {a, b};
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    for (int i = 0; i < 2; ++i)
+      CopyColumns<C>(ctx, in[i] + grp * width[i], g.groups * width[i], buf[i].data<C>(),
+                     width[i], rows[i], width[i]);
+    PDK_RETURN_IF_ERROR(run(g1, static_cast<const C*>(buf[0].data<C>()),
+                            static_cast<const C*>(buf[1].data<C>()), buf[2].data<C>()));
+    CopyColumns<C>(ctx, buf[2].data<C>(), width[2], out + grp * width[2], g.groups * width[2],
+                   rows[2], width[2]);
+  }
+  return pdk::Status::OK();
 }
 
 // Runs `kind` on oneDNN for float (true if it did; false for double, or when
@@ -95,9 +165,10 @@ bool TryDnnlConv(const pdk::Context& ctx, pdk_compute::DnnlConvKind kind, const 
   }
 }
 
-// Conv2D forward for C in {float, double}: float on oneDNN's convolution
-// (src/compute/dnnl_conv.h); double, or float when oneDNN fails: im2col tiles
-// + single-threaded GEMM per pool shard (1x1/stride-1/unpadded: one GEMM).
+// Conv2D forward for C in {float, double}, plain or grouped: float on
+// oneDNN's convolution (src/compute/dnnl_conv.h); double, or float when
+// oneDNN fails: im2col tiles + single-threaded GEMM per pool shard
+// (1x1/stride-1/unpadded: one GEMM), grouped ones through ForEachGroup.
 // Needs scratch from `ctx`.
 template <class C>
 pdk::Status Conv2DForward(const pdk::Context& ctx, const ConvGeom& g, const C* x, const C* w,
@@ -110,6 +181,12 @@ pdk::Status Conv2DForward(const pdk::Context& ctx, const ConvGeom& g, const C* x
   }
   if (TryDnnlConv<C>(ctx, pdk_compute::DnnlConvKind::kForward, g, x, w, y))
     return pdk::Status::OK();
+  if (g.groups > 1)
+    return ForEachGroup<C>(ctx, g, ConvOperand::kInput, x, ConvOperand::kFilter, w,
+                           ConvOperand::kOutput, y,
+                           [&](const ConvGeom& g1, const C* xg, const C* wg, C* yg) {
+                             return Conv2DForward<C>(ctx, g1, xg, wg, yg);
+                           });
   const auto& dev = pdk_compute::Device(ctx);
   if (g.IsPlainGemm()) {
     pdk_compute::Gemm<C>(dev, false, false, M, F, g.c, x, w, y);

@@ -200,37 +200,64 @@ pdk::Status WindowedOutputSize(const char* op, const char* dim_name, int64_t in,
 // DepthwiseConv2dNative and their backprops. `f` is filter[3]: the output depth
 // of Conv2D, the channel multiplier of a depthwise convolution; `out_depth` is
 // the output's channel count (f, or c * f when depthwise).
+//
+// Grouped Conv2D (`groups` G > 1): input depth c = G * filter[2], output
+// depth f a multiple of G; output channel o belongs to group o / (f/G) and
+// reads input channels [grp * c/G, (grp+1) * c/G). The ungrouped code paths
+// (im2col, K(), IsPlainGemm) take G = 1 geometries only; conv_compute.h's
+// ForEachGroup turns a grouped one into G of them.
 struct ConvGeom {
   int64_t n, h, w, c;      // input
-  int64_t kh, kw, f;       // filter [kh, kw, c, f]
+  int64_t kh, kw, f;       // filter [kh, kw, c / groups, f]
   int64_t oh, ow;          // output
   int64_t sh, sw, dh, dw;  // strides, dilations
   int64_t pt, pl;          // leading padding
   int64_t out_depth;
   bool depthwise;
+  int64_t groups = 1;
   int64_t M() const { return n * oh * ow; }
-  int64_t K() const { return kh * kw * c; }
+  int64_t K() const { return kh * kw * c; }  // the patch length when groups == 1
   bool IsPlainGemm() const {
     return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == h && ow == w;
   }
 };
 
-// Checks input [n,h,w,c] and filter [kh,kw,c,f] and computes the output size
-// (WindowedOutputSize above). Errors name both operands and their shapes.
+// Checks input [n,h,w,c] and filter [kh,kw,c/G,f] and computes the output
+// size (WindowedOutputSize above). Depthwise: filter[2] must equal c.
+// Otherwise G = c / filter[2] (grouped when > 1), with TensorFlow's CPU
+// kernel's checks and wording (tensorflow/core/kernels/conv_ops_impl.h,
+// LaunchConv2DOp<CPUDevice>; the shape function in common_shape_fns.cc says
+// "Depth of input (c) is not a multiple of input depth of filter (...)"):
+//   c not a multiple of filter[2]: "input depth must be evenly divisible by
+//     filter depth: c vs filter[2]"
+//   f not a multiple of G (or f < G): "output depth must be evenly divisible
+//     by number of groups: f vs G"
+// Errors name both operands and their shapes.
 inline pdk::StatusOr<ConvGeom> MakeConvGeom(const char* op, const Window2D& win,
                                             const pdk::Shape& in, const char* in_name,
                                             const pdk::Shape& filter, const char* filter_name,
                                             bool depthwise) {
   PDK_RETURN_IF_ERROR(pdk::CheckRank(op, in_name, in, 4));
   PDK_RETURN_IF_ERROR(pdk::CheckRank(op, filter_name, filter, 4));
-  if (in[3] != filter[2])
-    return pdk::InvalidArgument(op,
-                                depthwise ? ": input and filter must have the same depth: "
-                                          : ": input depth must equal filter in_depth (grouped "
-                                            "convolution is not supported on PDK): ",
-                                in_name, ".shape ", in, " has depth ", in[3], " but ",
-                                filter_name, ".shape ", filter, " has in_depth ", filter[2]);
+  int64_t groups = 1;
+  if (in[3] != filter[2]) {
+    if (depthwise)
+      return pdk::InvalidArgument(op, ": input and filter must have the same depth: ", in_name,
+                                  ".shape ", in, " has depth ", in[3], " but ", filter_name,
+                                  ".shape ", filter, " has in_depth ", filter[2]);
+    if (filter[2] == 0 || in[3] % filter[2] != 0)
+      return pdk::InvalidArgument(op, ": input depth must be evenly divisible by filter depth: ",
+                                  in[3], " vs ", filter[2], " (", in_name, ".shape ", in,
+                                  ", ", filter_name, ".shape ", filter,
+                                  "; grouped convolution needs depth = groups x in_depth)");
+    groups = in[3] / filter[2];
+    if (filter[3] % groups != 0 || filter[3] < groups)
+      return pdk::InvalidArgument(op, ": output depth must be evenly divisible by number of "
+                                  "groups: ", filter[3], " vs ", groups, " (", in_name,
+                                  ".shape ", in, ", ", filter_name, ".shape ", filter, ")");
+  }
   ConvGeom g{};
+  g.groups = groups;
   g.n = in[0];
   g.h = in[1];
   g.w = in[2];
