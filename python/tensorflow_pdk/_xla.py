@@ -1,32 +1,41 @@
-"""Eager calls of ``tf.function(jit_compile=True)`` on PDK, without XLA.
+"""``tf.function(jit_compile=True)`` on PDK, without XLA.
 
-A ``tf.function(jit_compile=True)`` carries ``_XlaMustCompile=true`` on its
-FunctionDef. Called from another function, it is a call node of that
-function's graph, and PDK's graph optimizer runs it with PDK's kernels
-(src/graph/rewrites/xla_must_compile.cc). Called eagerly, at top level, it
-never reaches a graph optimizer: TensorFlow's eager runtime
-(tensorflow/core/common_runtime/eager/execute.cc, ``MustCompileWithXLA``)
-reads the attribute from the call's own attributes first, then from the
-FunctionDef, and creates an XlaLaunch kernel, which fails on PDK with "No JIT
-device registered for PDK" (XLA has no PDK backend, and a plugin cannot add
-one through the C APIs).
+XLA has no PDK backend, and a plugin cannot give it one through the C APIs:
+a function that asks for XLA and is placed on PDK fails in TensorFlow's
+XlaLaunch kernel with "No JIT device registered for PDK". Keras 3 asks for XLA
+whenever a non-CPU device is listed (``jit_compile="auto"``), and for its
+grouped convolutions always. PDK runs such functions with its own kernels
+instead, at three levels:
 
-:func:`install` wraps ``Context.call_function`` (the eager call of a traced
-function) so that a call that asks for XLA and would run on PDK calls a copy
-of the function whose FunctionDef says ``_XlaMustCompile=false`` instead
-(named ``<function>_pdk_no_xla``, added to the eager context on the first such
-call; an eager call cannot carry the attribute itself: TensorFlow's Python
-binding rejects attributes a function call does not declare). TensorFlow's
-function runtime then runs the function's graph on PDK (PDK's graph optimizer
-included), as it does for a call inside a graph. The copy lives as long as the
-process.
-The first such call of each function prints one line on stderr; under
-``PDK_STRICT=1`` the call raises ``InvalidArgumentError`` naming the function
-instead.
+1. ``Function.__call__`` (this module): a ``tf.function`` with
+   ``jit_compile=True`` whose first call is placed on PDK (a ``tf.device``
+   scope naming PDK, or no scope while a PDK device is visible) is traced as an
+   ordinary function: no ``_XlaMustCompile`` attribute, and no
+   ``XLAControlFlowContext`` while tracing, so its loops are lowered like any
+   function's (traced for XLA, Keras's LSTM gradient loop kept a functional
+   While whose body PDK's graph optimizer never sees, with a variant AddN that
+   has no PDK kernel). The decision is made once, before the first trace:
+   TensorFlow fixes a Function's tracing options then.
+2. ``Context.call_function`` (this module): a traced function that still
+   carries ``_XlaMustCompile=true`` on its FunctionDef (traced by
+   ``get_concrete_function`` before any call, or loaded from a SavedModel)
+   called eagerly on PDK runs a copy whose FunctionDef says
+   ``_XlaMustCompile=false`` (``<name>_pdk_no_xla``, added to the eager context
+   on first use and kept for the process). TensorFlow's eager runtime
+   (tensorflow/core/common_runtime/eager/execute.cc, ``MustCompileWithXLA``)
+   reads the attribute from the call, then from the FunctionDef; an eager call
+   cannot carry it itself (TensorFlow's Python binding rejects attributes a
+   function call does not declare).
+3. A call node inside a graph carrying ``_XlaMustCompile=true`` placed on PDK
+   is rewritten by PDK's graph optimizer (src/graph/rewrites/xla_must_compile.cc).
+
+Each prints one line per function on stderr; under ``PDK_STRICT=1`` each
+raises ``InvalidArgumentError`` naming the function instead. Calls placed on
+another device keep XLA.
 
 The plugin calls :func:`install` when TensorFlow loads it (``import
-tensorflow``; see src/plugin.cc), and ``import tensorflow_pdk`` calls it too.
-Calls placed on another device (``tf.device("/CPU:0")``) keep XLA.
+tensorflow``; src/plugin.cc, ``InstallPythonHooks``), so users need not import
+this package.
 """
 from __future__ import annotations
 
@@ -76,16 +85,34 @@ def _twin(ctx, name: bytes):
     return twin
 
 
-def _runs_on_pdk(ctx) -> bool:
-    """Whether an eager function call made now is placed on a PDK device: the
-    innermost tf.device scope names one, or there is no device scope and a PDK
-    device is visible (TensorFlow's eager placement prefers a PluggableDevice
-    over the CPU for a function call)."""
-    from tensorflow.python.framework import device_spec
+def _requested_device_type(ctx) -> str:
+    """The device type the innermost tf.device scope names, '' if none: the
+    scope of the graph being traced (a tf.device inside a tf.function), else
+    the eager scope (which also covers a function traced inside it)."""
+    from tensorflow.python.framework import device_spec, ops
 
-    scope = ctx.device_name
-    if scope:
-        return (device_spec.DeviceSpecV2.from_string(scope).device_type or "") == "PDK"
+    scope = ""
+    if not ctx.executing_eagerly():
+        try:  # Graph._device_function_stack: TensorFlow's own record of tf.device scopes
+            for obj in reversed(ops.get_default_graph()._device_function_stack.peek_objs()):
+                name = getattr(obj, "display_name", None)
+                if isinstance(name, str) and name:
+                    scope = name
+                    break
+        except Exception:  # noqa: BLE001 -- private API changed: fall back to the eager scope
+            scope = ""
+    scope = scope or ctx.device_name or ""
+    return (device_spec.DeviceSpecV2.from_string(scope).device_type or "") if scope else ""
+
+
+def _runs_on_pdk(ctx) -> bool:
+    """Whether a function call made now is placed on a PDK device: the
+    innermost tf.device scope names one, or there is no device scope and a PDK
+    device is visible (TensorFlow's placement prefers a PluggableDevice over
+    the CPU for a function call)."""
+    requested = _requested_device_type(ctx)
+    if requested:
+        return requested == "PDK"
     try:
         return bool(ctx.list_logical_devices("PDK"))
     except Exception:  # noqa: BLE001 -- context not initialized: no PDK device yet
@@ -97,39 +124,64 @@ def _strict() -> bool:
     return v not in ("", "0")
 
 
+def _notice(function: str) -> None:
+    """The once-per-function line on stderr; under PDK_STRICT=1 an
+    InvalidArgumentError naming the function instead."""
+    pyname = python_name(function)
+    if _strict():
+        from tensorflow.python.framework import errors
+
+        raise errors.InvalidArgumentError(
+            None, None,
+            f"PDK_STRICT=1: function '{pyname}' ({function}) asked for XLA "
+            "(jit_compile=True) on PDK; PDK has no XLA backend. Unset PDK_STRICT to run it "
+            "with PDK kernels, or pass jit_compile=False.")
+    with _lock:
+        first = pyname not in _noticed
+        _noticed.add(pyname)
+    if first:
+        print(f"PDK: {pyname} asked for XLA (jit_compile=True); PDK has no XLA backend, "
+              "running it with PDK kernels", file=sys.stderr)
+
+
 def install() -> bool:
-    """Wraps ``Context.call_function`` once per process (idempotent). Returns
-    whether the wrapper is in place."""
+    """Wraps ``tf.function``'s ``Function.__call__`` and
+    ``Context.call_function`` once per process (idempotent). Returns whether
+    the wrappers are in place."""
     from tensorflow.python.eager import context
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+    function_cls = polymorphic_function.Function
+    original_call = function_cls.__call__
+    if not getattr(original_call, "_pdk_wrapped", False):
+
+        def __call__(self, *args, **kwds):  # noqa: N807
+            # Before the first trace only: the tracing options (XLA attributes,
+            # XLAControlFlowContext) are fixed when a Function is initialized.
+            if (self._jit_compile and self._variable_creation_config is None
+                    and self._no_variable_creation_config is None
+                    and _runs_on_pdk(context.context())):
+                _notice(getattr(self, "_name", "") or "tf.function")
+                self._jit_compile = None
+            return original_call(self, *args, **kwds)
+
+        __call__._pdk_wrapped = True  # type: ignore[attr-defined]
+        __call__.__wrapped__ = original_call  # type: ignore[attr-defined]
+        __call__.__doc__ = original_call.__doc__
+        function_cls.__call__ = __call__
 
     original = context.Context.call_function
-    if getattr(original, "_pdk_wrapped", False):
-        return True
+    if not getattr(original, "_pdk_wrapped", False):
 
-    def call_function(self, name, tensor_inputs, num_outputs):
-        twin = _twin(self, name) if _runs_on_pdk(self) else None
-        if twin is None:
-            return original(self, name, tensor_inputs, num_outputs)
-        function = name.decode()
-        pyname = python_name(function)
-        if _strict():
-            from tensorflow.python.framework import errors
+        def call_function(self, name, tensor_inputs, num_outputs):
+            twin = _twin(self, name) if _runs_on_pdk(self) else None
+            if twin is None:
+                return original(self, name, tensor_inputs, num_outputs)
+            _notice(name.decode())
+            return original(self, twin, tensor_inputs, num_outputs)
 
-            raise errors.InvalidArgumentError(
-                None, None,
-                f"PDK_STRICT=1: function '{pyname}' ({function}) asked for XLA "
-                "(jit_compile=True) on PDK; PDK has no XLA backend. Unset PDK_STRICT to run it "
-                "with PDK kernels, or pass jit_compile=False.")
-        with _lock:
-            first = pyname not in _noticed
-            _noticed.add(pyname)
-        if first:
-            print(f"PDK: {pyname} asked for XLA (jit_compile=True); PDK has no XLA backend, "
-                  "running it with PDK kernels", file=sys.stderr)
-        return original(self, twin, tensor_inputs, num_outputs)
-
-    call_function._pdk_wrapped = True  # type: ignore[attr-defined]
-    call_function.__wrapped__ = original  # type: ignore[attr-defined]
-    call_function.__doc__ = original.__doc__
-    context.Context.call_function = call_function
+        call_function._pdk_wrapped = True  # type: ignore[attr-defined]
+        call_function.__wrapped__ = original  # type: ignore[attr-defined]
+        call_function.__doc__ = original.__doc__
+        context.Context.call_function = call_function
     return True

@@ -409,8 +409,8 @@ def test_keras_grouped_conv2d_forward_and_gradient(rng):
     tensorflow/nn.py `conv`: tf.nn.convolution, a plain Conv2D whose input
     depth is groups x the kernel's in_depth, then the bias), forward and
     gradient, against the per-group reference with the layer's weights. Keras
-    wraps that convolution in tf.function(jit_compile=True), which a device
-    without an XLA backend cannot run: see the xfail below."""
+    wraps that convolution in tf.function(jit_compile=True); the layer call
+    itself is the next test."""
     layer = _grouped_layer()
     x = rand(rng, (4, 10, 10, 8))
     with tf.device("/PDK:0"):
@@ -436,15 +436,19 @@ def test_keras_grouped_conv2d_forward_and_gradient(rng):
                  what="dbias", rtol=1e-4, atol=5e-4)
 
 
-@pytest.mark.xfail(raises=tf.errors.InvalidArgumentError, strict=True,
-                   reason="Keras 3 runs grouped (and channels_first 3-D) convolutions inside "
-                          "tf.function(jit_compile=True); TensorFlow then fails with 'No JIT "
-                          "device registered for PDK' (XLA has no PDK backend), eager and in "
-                          "graphs, before any PDK kernel runs")
 def test_keras_grouped_conv2d_layer_call_on_pdk(rng):
+    """The layer itself, called eagerly: Keras runs its grouped convolution as a
+    tf.function(jit_compile=True), which PDK runs with its own kernels
+    (python/tensorflow_pdk/_xla.py); same result as the per-group reference."""
     layer = _grouped_layer()
+    x = rand(rng, (2, 10, 10, 8))
     with tf.device("/PDK:0"):
-        layer(tf.constant(rand(rng, (2, 10, 10, 8))))
+        with launches() as delta:
+            y = layer(tf.constant(x)).numpy()
+    assert delta.get("Conv2D", 0) > 0, f"Conv2D did not run on PDK (launches: {delta})"
+    kernel, bias = layer.kernel.numpy(), layer.bias.numpy()
+    ey = grouped_reference(x, kernel, np.zeros_like(y), 1, "SAME", 4)[0] + bias
+    assert_close(y, ey.astype(np.float32), what="y", **F32)
 
 
 def test_grouped_conv2d_errors():

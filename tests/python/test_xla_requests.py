@@ -1,14 +1,17 @@
 """XLA requests (tf.function(jit_compile=True)) on PDK run with PDK's kernels.
 
-XLA has no PDK backend. A jit_compile=True function called from another
-function reaches PDK's graph optimizer as a call node with
-_XlaMustCompile=true, which it clears (src/graph/rewrites/xla_must_compile.cc);
-one called eagerly goes through the plugin's wrapper of the eager call
-(python/tensorflow_pdk/_xla.py). Either way the function runs on PDK instead of
-failing with "No JIT device registered for PDK", prints one notice per
-function, and under PDK_STRICT=1 fails naming the function. A call placed on
-the CPU keeps XLA. Results are compared with the same function run on the CPU
-without XLA.
+XLA has no PDK backend. Three layers keep such functions off XLA on PDK:
+- a tf.function first called where it runs on PDK is traced as an ordinary
+  function (python/tensorflow_pdk/_xla.py, Function.__call__);
+- a traced function that still carries _XlaMustCompile=true (a concrete
+  function traced beforehand, a loaded one) called eagerly runs a copy without
+  it (Context.call_function);
+- called from another function, its call node reaches PDK's graph optimizer,
+  which clears the attribute (src/graph/rewrites/xla_must_compile.cc).
+Each runs the function on PDK instead of failing with "No JIT device
+registered for PDK", prints one notice per function, and under PDK_STRICT=1
+fails naming the function. A call placed on the CPU keeps XLA. Results are
+compared with the same function run on the CPU without XLA.
 
 Cases that look at stderr or set PDK_STRICT run in a child process.
 """
@@ -39,23 +42,33 @@ def _cpu_reference(x, w):
         return tf.function(_dense)(x, w).numpy()
 
 
-def test_nested_xla_call_runs_on_pdk():
+def _traced_with_xla(x, w):
+    """A concrete function traced with jit_compile=True (its FunctionDef and
+    call nodes keep _XlaMustCompile=true: tracing is not a call)."""
+    return tf.function(_dense, jit_compile=True).get_concrete_function(x, w)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_nested_xla_call_runs_on_pdk(traced):
     x, w = _inputs()
-    inner = tf.function(_dense, jit_compile=True)
+    inner = _traced_with_xla(x, w) if traced else tf.function(_dense, jit_compile=True)
     outer = tf.function(lambda x, w: inner(x, w) - 1.0)
     tensorflow_pdk.reset_launch_counts()
     tensorflow_pdk.reset_graph_rewrite_counts()
     with tf.device("/PDK:0"):
         y = outer(x, w)
     np.testing.assert_allclose(y.numpy(), _cpu_reference(x, w) - 1.0, rtol=1e-5, atol=1e-5)
-    assert tensorflow_pdk.launch_counts().get("MatMul", 0) + \
-        tensorflow_pdk.launch_counts().get("_PdkFusedMatMul", 0) >= 1
-    assert tensorflow_pdk.graph_rewrite_counts().get("XlaMustCompile->PdkKernels", 0) >= 1
+    counts = tensorflow_pdk.launch_counts()
+    assert counts.get("MatMul", 0) + counts.get("_PdkFusedMatMul", 0) >= 1, counts
+    # The traced function's call node is rewritten by the graph optimizer.
+    rewrites = tensorflow_pdk.graph_rewrite_counts().get("XlaMustCompile->PdkKernels", 0)
+    assert (rewrites >= 1) == traced
 
 
-def test_eager_xla_call_runs_on_pdk_without_a_scope():
+@pytest.mark.parametrize("traced", [False, True])
+def test_eager_xla_call_runs_on_pdk_without_a_scope(traced):
     x, w = _inputs()
-    f = tf.function(_dense, jit_compile=True)
+    f = _traced_with_xla(x, w) if traced else tf.function(_dense, jit_compile=True)
     tensorflow_pdk.reset_launch_counts()
     y = f(x, w)
     assert "PDK" in y.device
@@ -105,15 +118,20 @@ CODE = """
 def my_step(x):
     return tf.linalg.matmul(x, x) + 1.0
 
-outer = tf.function(lambda x: my_step(x) * 2.0)
 x = tf.ones((4, 4))
+traced = my_step.get_concrete_function(x)  # keeps _XlaMustCompile=true
+outer = tf.function(lambda x: my_step(x) * 2.0)
+outer_traced = tf.function(lambda x: traced(x) * 2.0)
 for _ in range(3):
     {call}
 print("RESULT", float(tf.reduce_sum({call})))
 """
 
 
-@pytest.mark.parametrize("call", ["my_step(x)", "outer(x)"])
+CALLS = ["my_step(x)", "outer(x)", "traced(x)", "outer_traced(x)"]
+
+
+@pytest.mark.parametrize("call", CALLS)
 def test_one_notice_per_function(call):
     p = _run(CODE.format(call=call))
     assert p.returncode == 0, p.stderr[-3000:]
@@ -125,7 +143,7 @@ def test_one_notice_per_function(call):
     assert "No JIT device registered" not in p.stderr
 
 
-@pytest.mark.parametrize("call", ["my_step(x)", "outer(x)"])
+@pytest.mark.parametrize("call", CALLS)
 def test_strict_names_the_function(call):
     p = _run(CODE.format(call=call), strict=True)
     assert p.returncode != 0
