@@ -96,10 +96,10 @@ class InertPlatform final : public pdk::Platform {
   std::string name_;
 };
 
-// Runs tensorflow_pdk._xla.install() in the Python interpreter that is
-// loading TensorFlow (python/tensorflow_pdk/_xla.py: an eager call of a
-// tf.function(jit_compile=True) placed on PDK runs with PDK's kernels instead
-// of failing in XLA, which no C API hook can reach). The interpreter is found
+// Runs tensorflow_pdk._hooks.install() in the Python interpreter that is
+// loading TensorFlow (python/tensorflow_pdk/_hooks.py: tf.function(jit_compile=
+// True) on PDK without XLA, set_visible_devices([], "PDK") honoured; fixes no
+// C API hook can reach). The interpreter is found
 // through its stable C API, resolved at run time: in a process without Python
 // (the C++ tests, a C program loading TensorFlow) nothing happens. A Python
 // error is printed as one line and loading goes on.
@@ -116,12 +116,12 @@ void InstallPythonHooks() {
   const int gil = ensure();
   // exec in a fresh namespace: nothing lands in the user's __main__.
   run("exec('try:\\n"
-      "  import tensorflow_pdk._xla as m\\n"
+      "  import tensorflow_pdk._hooks as m\\n"
       "  m.install()\\n"
       "except Exception as e:\\n"
       "  import sys\\n"
-      "  print(\\'PDK: eager tf.function(jit_compile=True) calls on PDK will fail: \\' + "
-      "repr(e), file=sys.stderr)\\n', {})");
+      "  print(\\'PDK: tensorflow_pdk._hooks not installed: \\' + repr(e), file=sys.stderr)\\n'"
+      ", {})");
   release(gil);
 }
 
@@ -137,6 +137,8 @@ PDK_EXPORT void SE_InitPlugin(SE_PlatformRegistrationParams* params, TF_Status* 
                           " but TensorFlow " + running +
                           " is running; rebuild PDK for it. The PDK device is disabled.";
       std::fprintf(stderr, "PDK: %s\n", g_disabled_reason.c_str());
+    } else if (pdk_plugin::Config().device_count == 0) {
+      g_disabled_reason = "PDK_DEVICE_COUNT=0: PDK registers no devices and no kernels.";
     }
     static pdk_plugin::PdkPlatform platform(g_disabled_reason.empty());
     pdk::InitPlatform(&platform, params, status);

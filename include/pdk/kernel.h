@@ -151,9 +151,12 @@ class Context {
     return owned;
   }
 
-  // Allocates output `i` with `shape` and the dtype the graph expects.
+  // Allocates output `i` with `shape` and the dtype the graph expects. This
+  // and the two below first check `shape` (CheckAllocatable): a shape
+  // TensorFlow cannot represent is InvalidArgument, never an abort.
   StatusOr<Tensor> allocate_output(int i, const Shape& shape) const {
     const TF_DataType dt = output_dtype(i);
+    PDK_RETURN_IF_ERROR(CheckAllocatable(op_, "output", i, shape, dt));
     TFStatusPtr s = NewTFStatus();
     const size_t bytes = static_cast<size_t>(shape.num_elements()) * TF_DataTypeSize(dt);
     Tensor t(TF_AllocateOutput(c_, i, dt, shape.dims().data(), shape.rank(), bytes, s.get()));
@@ -165,6 +168,7 @@ class Context {
   // one else holds) as output `i`, or allocates a new one.
   StatusOr<Tensor> forward_or_allocate_output(std::initializer_list<int> candidates, int i,
                                               const Shape& shape) const {
+    PDK_RETURN_IF_ERROR(CheckAllocatable(op_, "output", i, shape, output_dtype(i)));
     TFStatusPtr s = NewTFStatus();
     int forwarded = -1;
     std::vector<int> cand(candidates);
@@ -177,6 +181,7 @@ class Context {
 
   // A scratch tensor on the device, released when the returned Tensor dies.
   StatusOr<Tensor> allocate_temp(TF_DataType dt, const Shape& shape) const {
+    PDK_RETURN_IF_ERROR(CheckAllocatable(op_, "temp", -1, shape, dt));
     TFStatusPtr s = NewTFStatus();
     TF_AllocatorAttributes attrs{TF_ALLOCATOR_ATTRIBUTES_STRUCT_SIZE, 0};
     Tensor t(TF_AllocateTemp(c_, dt, shape.dims().data(), shape.rank(), &attrs, s.get()));

@@ -107,6 +107,45 @@ class Tensor {
 
 // ---- shape checks: one place, messages name operand, expected and actual ----
 
+// TensorFlow's limit on a tensor's rank (TensorShape::MaxDimensions()).
+inline constexpr int kMaxRank = 254;
+
+// Whether TensorFlow can hold a tensor of `shape` and `dtype`. TensorShape
+// aborts the process (a CHECK, tensorflow/core/framework/tensor_shape.cc) on a
+// negative dimension, a rank above kMaxRank or an element count past int64,
+// and TF_AllocateOutput, TF_AllocateTemp and TF_ForwardInputOrAllocateOutput
+// hand the shape straight to it; the kit's allocation calls (Context) run this
+// first, so no input can kill the process through a computed shape.
+// InvalidArgument, TensorFlow's wording first ("Dimension -1 must be >= 0",
+// "Encountered overflow when multiplying A with B", "Shape ... has N
+// dimensions which is over the limit of 254"), then the op, `kind` ("output",
+// "temp") with `index` (-1: none) and the shape. Byte counts past int64 are the
+// same overflow.
+inline Status CheckAllocatable(const std::string& op, const char* kind, int index,
+                               const Shape& shape, TF_DataType dtype) {
+  auto where = [&] {
+    return " (PDK " + op + ": " + kind + (index >= 0 ? " " + std::to_string(index) : "") +
+           " of shape " + shape.ToString() + ")";
+  };
+  if (shape.rank() > kMaxRank)
+    return InvalidArgument("Shape has ", shape.rank(), " dimensions which is over the limit of ",
+                           kMaxRank, where());
+  int64_t n = 1;
+  for (int64_t d : shape.dims()) {
+    if (d < 0) return InvalidArgument("Dimension ", d, " must be >= 0", where());
+    int64_t next;
+    if (__builtin_mul_overflow(n, d, &next))
+      return InvalidArgument("Encountered overflow when multiplying ", n, " with ", d, where());
+    n = next;
+  }
+  const int64_t size = static_cast<int64_t>(TF_DataTypeSize(dtype));  // 0: variable-size type
+  int64_t bytes;
+  if (size > 0 && __builtin_mul_overflow(n, size, &bytes))
+    return InvalidArgument("Encountered overflow when multiplying ", n, " elements with ", size,
+                           " bytes each", where());
+  return Status::OK();
+}
+
 // `op: name must be rank R, got shape S`.
 inline Status CheckRank(const char* op, const char* name, const Shape& s, int rank) {
   if (s.rank() != rank)

@@ -33,9 +33,9 @@ Each prints one line per function on stderr; under ``PDK_STRICT=1`` each
 raises ``InvalidArgumentError`` naming the function instead. Calls placed on
 another device keep XLA.
 
-The plugin calls :func:`install` when TensorFlow loads it (``import
-tensorflow``; src/plugin.cc, ``InstallPythonHooks``), so users need not import
-this package.
+The plugin installs these wrappers when TensorFlow loads it (``import
+tensorflow``; tensorflow_pdk/_hooks.py), so users need not import this
+package.
 """
 from __future__ import annotations
 
@@ -120,8 +120,8 @@ def _runs_on_pdk(ctx) -> bool:
 
 
 def _strict() -> bool:
-    v = os.environ.get("PDK_STRICT", "")
-    return v not in ("", "0")
+    """PDK_STRICT as the plugin reads it (pdk::env::Flag: "1" or "true")."""
+    return os.environ.get("PDK_STRICT", "").lower() in ("1", "true")
 
 
 def _notice(function: str) -> None:

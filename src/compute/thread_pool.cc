@@ -1,5 +1,10 @@
 #include "compute/thread_pool.h"
 
+#include <algorithm>
+#include <thread>
+
+#include "pdk/env.h"
+
 #include <sched.h>
 
 #include <array>
@@ -50,9 +55,12 @@ std::array<Pool, kMaxDevices> g_pools;
 
 int NumThreads() {
   static const int n = [] {
-    const char* v = std::getenv("PDK_NUM_THREADS");
-    const int env = v ? std::atoi(v) : 0;
-    return env >= 1 ? env : PhysicalCores();
+    // 0: one per physical core. At most 4 threads per hardware thread: more
+    // only costs memory and start-up time (PDK_NUM_THREADS=100000 used to
+    // hang the first op creating the pool).
+    const int64_t cap = 4 * std::max(1u, std::thread::hardware_concurrency());
+    const int64_t env = pdk::env::Int("PDK_NUM_THREADS", 0, 0, cap);
+    return env >= 1 ? static_cast<int>(env) : PhysicalCores();
   }();
   return n;
 }

@@ -11,19 +11,12 @@
 #include <vector>
 
 #include "compute/thread_pool.h"
+#include "pdk/env.h"
 
 namespace pdk_plugin {
 namespace {
 
 constexpr size_t kAlignment = 64;  // bytes; matches EIGEN_MAX_ALIGN_BYTES in TF's flags
-
-int64_t EnvInt(const char* name, int64_t def) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return def;
-  char* end = nullptr;
-  const long long x = std::strtoll(v, &end, 10);
-  return (end && *end == '\0') ? x : def;
-}
 
 std::string CpuInfoField(const char* key, const char* fallback) {
   std::ifstream f("/proc/cpuinfo");
@@ -77,10 +70,9 @@ int64_t PhysicalMemoryBytes() {
 const DeviceConfig& Config() {
   static const DeviceConfig cfg = [] {
     DeviceConfig c;
-    c.device_count = static_cast<int>(EnvInt("PDK_DEVICE_COUNT", 1));
-    if (c.device_count < 0) c.device_count = 0;
-    if (c.device_count > 64) c.device_count = 64;
-    const int64_t mb = EnvInt("PDK_MEMORY_LIMIT_MB", 0);
+    c.device_count = static_cast<int>(pdk::env::Int("PDK_DEVICE_COUNT", 1, 0, 64));
+    // 0: the default below; at most 2^40 MB (no int64 overflow in bytes).
+    const int64_t mb = pdk::env::Int("PDK_MEMORY_LIMIT_MB", 0, 0, int64_t(1) << 40);
     // Default: half of physical memory, shared among the PDK devices.
     c.memory_limit = mb > 0 ? (mb << 20)
                             : PhysicalMemoryBytes() / 2 / (c.device_count > 0 ? c.device_count : 1);

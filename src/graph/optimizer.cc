@@ -15,6 +15,7 @@
 
 #include "graph/rewrites/rewrites.h"
 #include "graph/strict_placement.h"
+#include "pdk/env.h"
 #include "tensorflow/c/tf_buffer.h"
 #include "tensorflow/c/tf_status.h"
 
@@ -85,25 +86,36 @@ pdk::Status ReadList(ListSizeFn size_fn, ListFn list_fn, const TF_GrapplerItem* 
   return pdk::Status::OK();
 }
 
-bool ReportEnabled() {
-  const char* v = std::getenv("PDK_GRAPH_REPORT");
-  return v && *v && std::strcmp(v, "0") != 0;
-}
+bool ReportEnabled() { return pdk::env::Flag("PDK_GRAPH_REPORT", false); }
 
-// PDK_GRAPH_REWRITES=0 -> {"all"}; PDK_GRAPH_DISABLE=a,b -> {"a", "b"}.
+// The optional rewrites, by the names PDK_GRAPH_DISABLE takes.
+constexpr const char* kOptionalRewrites[] = {"identity_removal", "transpose_pairs",
+                                             "matmul_fusion",    "pad_conv",
+                                             "conv_fusion",      "adam_fusion"};
+
+// PDK_GRAPH_REWRITES=0 -> {"all"}; PDK_GRAPH_DISABLE=a,b -> {"a", "b"}; a
+// name that is no optional rewrite is ignored with a warning listing them.
 std::unordered_set<std::string> DisabledRewrites() {
   std::unordered_set<std::string> out;
-  const char* all = std::getenv("PDK_GRAPH_REWRITES");
-  if (all && std::strcmp(all, "0") == 0) out.insert("all");
-  const char* list = std::getenv("PDK_GRAPH_DISABLE");
+  if (!pdk::env::Flag("PDK_GRAPH_REWRITES", true)) out.insert("all");
+  const std::string list = pdk::env::Get("PDK_GRAPH_DISABLE");
   std::string item;
-  for (const char* p = list ? list : ""; ; ++p) {
-    if (*p == ',' || *p == '\0') {
-      if (!item.empty()) out.insert(item);
+  for (size_t i = 0; i <= list.size(); ++i) {
+    if (i == list.size() || list[i] == ',') {
+      bool known = item.empty();
+      for (const char* name : kOptionalRewrites) known = known || item == name;
+      if (known) {
+        if (!item.empty()) out.insert(item);
+      } else {
+        std::string names;
+        for (const char* name : kOptionalRewrites)
+          names += (names.empty() ? "" : ", ") + std::string(name);
+        pdk::env::Warn("PDK_GRAPH_DISABLE", list,
+                       "names no rewrite '" + item + "' (known: " + names + ")", "the others");
+      }
       item.clear();
-      if (*p == '\0') break;
-    } else if (*p != ' ') {
-      item += *p;
+    } else if (list[i] != ' ') {
+      item += list[i];
     }
   }
   return out;

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "graph/graph_view.h"
+#include "pdk/env.h"
 #include "pdk/kernel.h"
 #include "pdk/types.h"
 #include "tensorflow/c/ops.h"
@@ -147,10 +148,7 @@ bool IsComputeOp(std::string_view op) {
   return true;
 }
 
-bool StrictEnabled() {
-  const char* v = std::getenv("PDK_STRICT");
-  return v && *v && std::strcmp(v, "0") != 0;
-}
+bool StrictEnabled() { return pdk::env::Flag("PDK_STRICT", false); }
 
 bool GuardWithFailure(NodeDef* guarded, const std::string& cpu_device,
                       const std::string& message, std::vector<NodeDef>* guards) {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "pdk/env.h"
 #include "pdk/kernel.h"
 #include "pdk/status.h"
 #include "pdk/tensor.h"
@@ -75,6 +76,51 @@ TEST(ShapeChecks, MessagesNameOperandExpectedAndActual) {
   s = pdk::CheckSameShape("ReluGrad", "gradients", pdk::Shape{2}, "features", pdk::Shape{3});
   EXPECT_EQ(s.message(), "ReluGrad: gradients.shape [2] != features.shape [3]");
   EXPECT_TRUE(pdk::CheckRankAtLeast("Softmax", "logits", pdk::Shape{1}, 1).ok());
+}
+
+TEST(ShapeChecks, AllocatableShapesAndTheOnesTensorFlowWouldAbortOn) {
+  EXPECT_TRUE(pdk::CheckAllocatable("Tile", "output", 0, pdk::Shape{2, 3}, TF_FLOAT).ok());
+  EXPECT_FALSE(pdk::CheckAllocatable("Tile", "output", 0, pdk::Shape{int64_t(1) << 61},
+                                     TF_FLOAT).ok());  // 2^61 floats: 2^63 bytes
+  EXPECT_TRUE(pdk::CheckAllocatable("Tile", "output", 0, pdk::Shape{0, int64_t(1) << 40},
+                                    TF_FLOAT).ok());  // empty
+  pdk::Status st =
+      pdk::CheckAllocatable("Tile", "output", 0, pdk::Shape{4294967294, 6442450941}, TF_INT32);
+  EXPECT_EQ(st.code(), TF_INVALID_ARGUMENT);
+  EXPECT_EQ(st.message().rfind("Encountered overflow when multiplying 4294967294 with 6442450941",
+                               0), 0u) << st.message();
+  EXPECT_NE(st.message().find("PDK Tile: output 0 of shape [4294967294,6442450941]"),
+            std::string::npos) << st.message();
+  st = pdk::CheckAllocatable("Pad", "temp", -1, pdk::Shape{3, -1}, TF_FLOAT);
+  EXPECT_EQ(st.message().rfind("Dimension -1 must be >= 0 (PDK Pad: temp of shape [3,-1])", 0),
+            0u) << st.message();
+  st = pdk::CheckAllocatable("X", "output", 1, pdk::Shape(std::vector<int64_t>(255, 1)), TF_FLOAT);
+  EXPECT_EQ(st.message().rfind("Shape has 255 dimensions which is over the limit of 254", 0), 0u);
+}
+
+TEST(Env, IntAndFlagWarnAndFallBack) {
+  setenv("PDK_TEST_INT", "abc", 1);
+  EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 7);
+  setenv("PDK_TEST_INT", "12", 1);
+  EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 10);
+  setenv("PDK_TEST_INT", "-1", 1);
+  EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 0);
+  setenv("PDK_TEST_INT", "3", 1);
+  EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 3);
+  unsetenv("PDK_TEST_INT");
+  EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 7);
+  for (const char* on : {"1", "true", "TRUE"}) {
+    setenv("PDK_TEST_FLAG", on, 1);
+    EXPECT_TRUE(pdk::env::Flag("PDK_TEST_FLAG", false)) << on;
+  }
+  for (const char* off : {"0", "false", "False"}) {
+    setenv("PDK_TEST_FLAG", off, 1);
+    EXPECT_FALSE(pdk::env::Flag("PDK_TEST_FLAG", true)) << off;
+  }
+  setenv("PDK_TEST_FLAG", "yes", 1);
+  EXPECT_FALSE(pdk::env::Flag("PDK_TEST_FLAG", false));
+  EXPECT_TRUE(pdk::env::Flag("PDK_TEST_FLAG", true));
+  unsetenv("PDK_TEST_FLAG");
 }
 
 TEST(Broadcast, NumpyRules) {

@@ -1,0 +1,84 @@
+// Reading a plugin's configuration from environment variables, in one place:
+// a value that is not what the variable takes gives one warning line on stderr
+// naming the variable, the value and what is used instead, then the default.
+//
+//   int64_t n = pdk::env::Int("PDK_DEVICE_COUNT", 1, 0, 64);
+//     unset or ""            -> 1
+//     "abc", "1.5"           -> "PDK: PDK_DEVICE_COUNT=abc is not an integer; using 1"
+//     "100" (above 64)       -> "PDK: PDK_DEVICE_COUNT=100 is above 64; using 64"
+//   bool on = pdk::env::Flag("PDK_STRICT", false);
+//     "1", "true" -> true; "0", "false" -> false (any case); unset or "" -> default;
+//     "yes"       -> "PDK: PDK_STRICT=yes is not 0 or 1; using 0"
+//
+// Each (variable, value) pair warns once per process, however often it is read
+// (the graph optimizer reads its variables at every call).
+#ifndef PDK_ENV_H_
+#define PDK_ENV_H_
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <string>
+
+namespace pdk {
+namespace env {
+
+// Prints "PDK: <name>=<value> <problem>; using <used>" once per (name, value).
+inline void Warn(const char* name, const std::string& value, const std::string& problem,
+                 const std::string& used) {
+  static std::mutex mu;
+  static auto* seen = new std::set<std::string>;  // never destroyed: read until exit
+  {
+    std::lock_guard<std::mutex> l(mu);
+    if (!seen->insert(std::string(name) + "=" + value).second) return;
+  }
+  std::fprintf(stderr, "PDK: %s=%s %s; using %s\n", name, value.c_str(), problem.c_str(),
+               used.c_str());
+}
+
+// The variable's value, or "" when unset.
+inline std::string Get(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+// An integer in [lo, hi]; see the file comment.
+inline int64_t Int(const char* name, int64_t dflt, int64_t lo, int64_t hi) {
+  const std::string v = Get(name);
+  if (v.empty()) return dflt;
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (end == v.c_str() || *end != '\0' || errno == ERANGE) {
+    Warn(name, v, "is not an integer", std::to_string(dflt));
+    return dflt;
+  }
+  if (x < lo) {
+    Warn(name, v, "is below " + std::to_string(lo), std::to_string(lo));
+    return lo;
+  }
+  if (x > hi) {
+    Warn(name, v, "is above " + std::to_string(hi), std::to_string(hi));
+    return hi;
+  }
+  return x;
+}
+
+// A switch; see the file comment.
+inline bool Flag(const char* name, bool dflt) {
+  std::string v = Get(name);
+  if (v.empty()) return dflt;
+  for (char& c : v) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (v == "1" || v == "true") return true;
+  if (v == "0" || v == "false") return false;
+  Warn(name, Get(name), "is not 0 or 1", dflt ? "1" : "0");
+  return dflt;
+}
+
+}  // namespace env
+}  // namespace pdk
+
+#endif  // PDK_ENV_H_

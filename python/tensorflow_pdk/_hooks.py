@@ -1,0 +1,26 @@
+"""What PDK changes in TensorFlow's Python side, installed by the plugin itself
+when TensorFlow loads it (src/plugin.cc, ``InstallPythonHooks``, through
+Python's stable C API), so a user never has to import ``tensorflow_pdk``:
+
+- :mod:`tensorflow_pdk._xla`: ``tf.function(jit_compile=True)`` placed on PDK
+  runs with PDK's kernels (XLA has no PDK backend);
+- :mod:`tensorflow_pdk._visible_devices`: ``tf.config.set_visible_devices([],
+  "PDK")`` really hides PDK.
+
+Each hook is installed on its own: one failing (a TensorFlow whose private
+Python API moved) prints one line and leaves the others in place.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def install() -> None:
+    from tensorflow_pdk import _visible_devices, _xla
+
+    for module in (_xla, _visible_devices):
+        try:
+            module.install()
+        except Exception as e:  # noqa: BLE001 -- never break `import tensorflow`
+            print(f"PDK: {module.__name__}.install() failed, its fix is off: {e!r}",
+                  file=sys.stderr)
