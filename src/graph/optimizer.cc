@@ -137,6 +137,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
     return !options.disabled.count("all") && !options.disabled.count(name);
   };
   SplitFusedBatchNormEx(graph, ctx);
+  PrepareParallelConcat(graph, ctx);
   if (on("identity_removal")) RemoveIdentities(graph, ctx);
   if (on("transpose_pairs")) CancelTransposes(graph, ctx);
   if (on("matmul_fusion")) FuseMatMulBiasAddActivation(graph, ctx);

@@ -1163,6 +1163,39 @@ for shape, axis in (([3, 2], 0), ([4], 0), ([2, 3, 4], 1), ([2, 3, 4], -1), ([0,
     case("Unpack", inputs=[("value", shape)], attrs={"num": shape[axis], "axis": axis},
          dtypes={"T": ALL}, exact=True)
 
+def _parallel_stack(values):
+    """tf.parallel_stack in a tf.function: TensorFlow expands it into
+    _ParallelConcatStart + _ParallelConcatUpdate per value + Identity, which
+    must all run on one device (issue 14: zeros when they did not)."""
+    import tensorflow as tf
+    global _PARALLEL_STACK_FN
+    if _PARALLEL_STACK_FN is None:
+        _PARALLEL_STACK_FN = tf.function(lambda *xs: tf.parallel_stack(list(xs)))
+    return _PARALLEL_STACK_FN(*values)
+
+
+_PARALLEL_STACK_FN = None
+for shape, n in (([2, 3], 3), ([4], 1), ([], 2), ([0, 2], 2), ([257, 1023], 4)):
+    for op, attr in (("_ParallelConcatStart", "dtype"), ("_ParallelConcatUpdate", "T")):
+        case(op, inputs=[("values", many(*[shape] * n))], dtypes={attr: ALL}, exact=True,
+             run=_parallel_stack)
+
+# InplaceUpdate/Add/Sub write rows of x (indices modulo x.shape[0], duplicates
+# in order); DeepCopy; Empty with init=true (uninitialized memory differs).
+for xs, idx in (([5, 3], [0, 3]), ([4], [3, 3, -1]), ([3, 2, 2], [7]), ([2, 4], []),
+                ([0, 3], []), ([300, 257], [299, 0, 5])):
+    vs = [len(idx)] + xs[1:]
+    case("InplaceUpdate", inputs=[("x", xs), ("i", const(idx, "int32")), ("v", vs)],
+         dtypes={"T": ALL}, exact=True)
+    for op in ("InplaceAdd", "InplaceSub"):
+        case(op, inputs=[("x", xs), ("i", const(idx, "int32")), ("v", vs)],
+             dtypes={"T": NUMERIC})
+for shape in ([3, 4], [], [0, 5], [257, 1023]):
+    case("DeepCopy", inputs=[("x", shape)], dtypes={"T": ALL}, exact=True)
+    case("Empty", inputs=[("shape", const(shape, "int32"))], attrs={"init": True},
+         dtypes={"dtype": ALL}, exact=True)
+
+
 for shape, axis in (([3, 5], [1]), ([], []), ([3, 5], [0, 1]), ([3, 5], [-1]), ([0, 3], [0]),
                     ([2, 3, 4, 5], [0, 2, 3]), ([257, 1023], [0])):
     case("ReverseV2", inputs=[("tensor", shape), ("axis", const(axis, "Tidx"))],
