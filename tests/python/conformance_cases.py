@@ -369,6 +369,7 @@ CMP = ["Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"]
 BINARY = {
     # op: (dtypes, x generator, y generator)
     "AddV2": (NUMERIC, DEFAULT, DEFAULT),
+    "Add": (NUMERIC, DEFAULT, DEFAULT),     # v1 Add: AddV2's kernel under the old name
     "Sub": (NUMERIC, DEFAULT, DEFAULT),
     "Mul": (NUMERIC, DEFAULT, DEFAULT),
     "RealDiv": (FLOAT + INT, DEFAULT, nonzero()),
