@@ -579,7 +579,9 @@ for eq, shapes in [
         ("ii->i", ([4, 4],)),
         ("ij,jk->ik", ([0, 4], [4, 5])),
         ("ij,jk->ik", ([3, 0], [0, 5])),
-        ("bij,bjk->kib", ([16, 33, 20], [16, 20, 17]))]:
+        ("bij,bjk->kib", ([16, 33, 20], [16, 20, 17])),
+        ("a->aa", ([5],)),                    # repeated output labels: a diagonal
+        ("ab,bc->aaca", ([2, 3], [3, 4]))]:
     case("Einsum", inputs=[("inputs", many(*shapes))], attrs={"equation": eq},
          dtypes={"T": FLOAT + INT}, tol=MM_TOL, reference=wide_reference("Einsum"))
 
