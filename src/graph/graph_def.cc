@@ -351,11 +351,10 @@ bool AttrValue::GetInt(int64_t* i) const {
 namespace {
 
 // TensorShapeProto { repeated Dim dim = 2 { int64 size = 1; }; bool unknown_rank = 3 }:
-// the dimensions and the number of elements; false if unknown, negative or
-// larger than a small constant (2^20 elements).
-bool ReadShape(std::string_view msg, int64_t* num_elements, std::vector<int64_t>* dims) {
+// the dimensions (-1 for an unknown one); false if the rank is unknown or the
+// message is malformed.
+bool ReadShapeDims(std::string_view msg, std::vector<int64_t>* dims) {
   Reader r(msg);
-  *num_elements = 1;
   dims->clear();
   while (!r.done()) {
     int f, w;
@@ -376,8 +375,6 @@ bool ReadShape(std::string_view msg, int64_t* num_elements, std::vector<int64_t>
           return false;
         }
       }
-      if (size < 0 || size > (int64_t(1) << 20)) return false;
-      *num_elements *= size;
       dims->push_back(size);
     } else if (f == 3 && w == kVarint) {
       uint64_t v;
@@ -386,9 +383,27 @@ bool ReadShape(std::string_view msg, int64_t* num_elements, std::vector<int64_t>
       return false;
     }
   }
-  return *num_elements <= (int64_t(1) << 20);
+  return true;
 }
 
+// The same, for a tensor's shape: the dimensions and the number of elements;
+// false if unknown, negative or larger than a small constant (2^20 elements).
+bool ReadShape(std::string_view msg, int64_t* num_elements, std::vector<int64_t>* dims) {
+  constexpr int64_t kMax = int64_t(1) << 20;
+  if (!ReadShapeDims(msg, dims)) return false;
+  bool empty = false;
+  for (int64_t size : *dims) {
+    if (size < 0 || size > kMax) return false;
+    empty = empty || size == 0;
+  }
+  *num_elements = empty ? 0 : 1;
+  for (int64_t size : *dims) {
+    if (empty) break;
+    *num_elements *= size;
+    if (*num_elements > kMax) return false;
+  }
+  return true;
+}
 
 // A TensorProto's fields as the accessors below need them.
 struct TensorFields {
@@ -481,6 +496,14 @@ bool AttrValue::GetIntTensor(std::vector<int64_t>* values, std::vector<int64_t>*
   }
   if (t.dtype == DT_INT64) return TensorValues<int64_t, int64_t>(t, t.ints, values);
   return false;
+}
+
+bool AttrValue::GetShape(std::vector<int64_t>* dims) const {
+  if (OneofCase(bytes_) != 7) return false;
+  std::string_view shape;
+  if (!LastField(bytes_, 7, kLengthDelimited, [&](Reader& r) { return r.Bytes(&shape); }))
+    return false;
+  return ReadShapeDims(shape, dims);
 }
 
 bool AttrValue::GetFloatTensor(std::vector<float>* values, int* rank) const {

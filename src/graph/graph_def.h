@@ -83,6 +83,9 @@ class AttrValue {
   // The same for a DT_FLOAT tensor (tensor_content or float_val); `rank`
   // (optional) receives its rank.
   bool GetFloatTensor(std::vector<float>* values, int* rank = nullptr) const;
+  // A shape attribute (AttrValue.shape): its dimensions, -1 for an unknown
+  // one; false if the rank is unknown or the value is of another kind.
+  bool GetShape(std::vector<int64_t>* dims) const;
 
   const std::string& bytes() const { return bytes_; }
   bool operator==(const AttrValue& o) const { return bytes_ == o.bytes_; }

@@ -151,6 +151,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   RunXlaCallsWithPdkKernels(graph, ctx);
   SplitFusedBatchNormEx(graph, ctx);
   RewriteResourceScatter(graph, ctx);
+  PrepareParallelConcat(graph, ctx);
   if (on("identity_removal")) RemoveIdentities(graph, ctx);
   if (on("transpose_pairs")) CancelTransposes(graph, ctx);
   if (on("matmul_fusion")) FuseMatMulBiasAddActivation(graph, ctx);

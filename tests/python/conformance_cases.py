@@ -369,6 +369,7 @@ CMP = ["Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"]
 BINARY = {
     # op: (dtypes, x generator, y generator)
     "AddV2": (NUMERIC, DEFAULT, DEFAULT),
+    "Add": (NUMERIC, DEFAULT, DEFAULT),     # v1 Add: AddV2's kernel under the old name
     "Sub": (NUMERIC, DEFAULT, DEFAULT),
     "Mul": (NUMERIC, DEFAULT, DEFAULT),
     "RealDiv": (FLOAT + INT, DEFAULT, nonzero()),
@@ -578,7 +579,9 @@ for eq, shapes in [
         ("ii->i", ([4, 4],)),
         ("ij,jk->ik", ([0, 4], [4, 5])),
         ("ij,jk->ik", ([3, 0], [0, 5])),
-        ("bij,bjk->kib", ([16, 33, 20], [16, 20, 17]))]:
+        ("bij,bjk->kib", ([16, 33, 20], [16, 20, 17])),
+        ("a->aa", ([5],)),                    # repeated output labels: a diagonal
+        ("ab,bc->aaca", ([2, 3], [3, 4]))]:
     case("Einsum", inputs=[("inputs", many(*shapes))], attrs={"equation": eq},
          dtypes={"T": FLOAT + INT}, tol=MM_TOL, reference=wide_reference("Einsum"))
 
@@ -1262,6 +1265,39 @@ for shape, axis in (([3, 2], 0), ([4], 0), ([2, 3, 4], 1), ([2, 3, 4], -1), ([0,
                     ([4, 257, 1023], 0)):
     case("Unpack", inputs=[("value", shape)], attrs={"num": shape[axis], "axis": axis},
          dtypes={"T": ALL}, exact=True)
+
+def _parallel_stack(values):
+    """tf.parallel_stack in a tf.function: TensorFlow expands it into
+    _ParallelConcatStart + _ParallelConcatUpdate per value + Identity, which
+    must all run on one device (issue 14: zeros when they did not)."""
+    import tensorflow as tf
+    global _PARALLEL_STACK_FN
+    if _PARALLEL_STACK_FN is None:
+        _PARALLEL_STACK_FN = tf.function(lambda *xs: tf.parallel_stack(list(xs)))
+    return _PARALLEL_STACK_FN(*values)
+
+
+_PARALLEL_STACK_FN = None
+for shape, n in (([2, 3], 3), ([4], 1), ([], 2), ([0, 2], 2), ([257, 1023], 4)):
+    for op, attr in (("_ParallelConcatStart", "dtype"), ("_ParallelConcatUpdate", "T")):
+        case(op, inputs=[("values", many(*[shape] * n))], dtypes={attr: ALL}, exact=True,
+             run=_parallel_stack)
+
+# InplaceUpdate/Add/Sub write rows of x (indices modulo x.shape[0], duplicates
+# in order); DeepCopy; Empty with init=true (uninitialized memory differs).
+for xs, idx in (([5, 3], [0, 3]), ([4], [3, 3, -1]), ([3, 2, 2], [7]), ([2, 4], []),
+                ([0, 3], []), ([300, 257], [299, 0, 5])):
+    vs = [len(idx)] + xs[1:]
+    case("InplaceUpdate", inputs=[("x", xs), ("i", const(idx, "int32")), ("v", vs)],
+         dtypes={"T": ALL}, exact=True)
+    for op in ("InplaceAdd", "InplaceSub"):
+        case(op, inputs=[("x", xs), ("i", const(idx, "int32")), ("v", vs)],
+             dtypes={"T": NUMERIC})
+for shape in ([3, 4], [], [0, 5], [257, 1023]):
+    case("DeepCopy", inputs=[("x", shape)], dtypes={"T": ALL}, exact=True)
+    case("Empty", inputs=[("shape", const(shape, "int32"))], attrs={"init": True},
+         dtypes={"dtype": ALL}, exact=True)
+
 
 for shape, axis in (([3, 5], [1]), ([], []), ([3, 5], [0, 1]), ([3, 5], [-1]), ([0, 3], [0]),
                     ([2, 3, 4, 5], [0, 2, 3]), ([257, 1023], [0])):

@@ -82,3 +82,206 @@ def test_overflowing_output_shape_is_an_error_not_an_abort(op, dt):
     assert "INVALID_ARGUMENT 1" in p.stdout, p.stdout + p.stderr[-2000:]
     assert "Encountered overflow when multiplying" in p.stdout
     assert f"PDK {op}: output 0" in p.stdout
+
+
+# ---- TensorFlow's wording first (issue 14): users' code and TensorFlow's own
+# kernel tests match on these messages; PDK's detail follows in parentheses.
+# Each case runs on the CPU and on PDK: the same error class, and PDK's
+# message contains the CPU's message (the part before " [Op:").
+
+C = tf.constant
+
+TF_WORDING = {
+    "TopKV2 k < 0": (lambda: tf.raw_ops.TopKV2(input=tf.ones([3, 4]), k=-1),
+                     "Need k >= 0, got -1", "TopKV2"),
+    "TopKV2 k > n": (lambda: tf.raw_ops.TopKV2(input=tf.ones([3, 4]), k=5),
+                     "input must have at least k columns. Had 4, needed 5", "TopKV2"),
+    "Transpose perm rank": (lambda: tf.raw_ops.Transpose(x=tf.ones([2, 2]),
+                                                         perm=C([[0, 1], [1, 0]])),
+                            "perm must be rank 1, got shape [2,2]", "Transpose"),
+    "Transpose perm size": (lambda: tf.raw_ops.Transpose(x=tf.ones([2, 2]), perm=C([0, 1, 2])),
+                            "transpose expects a vector of size 2. But input(1) is a vector "
+                            "of size 3", "Transpose"),
+    "Transpose perm range": (lambda: tf.raw_ops.Transpose(x=tf.ones([2, 2]), perm=C([0, 2])),
+                             "2 is out of range [0 .. 2)", "Transpose"),
+    "Transpose perm dup": (lambda: tf.raw_ops.Transpose(x=tf.ones([2, 2]), perm=C([1, 1])),
+                           "0 is missing from {1,1}.", "Transpose"),
+    "Reshape size": (lambda: tf.raw_ops.Reshape(tensor=tf.ones([2, 3]), shape=C([4])),
+                     "Input to reshape is a tensor with 6 values, but the requested shape has 4",
+                     "Reshape"),
+    "Reshape multiple": (lambda: tf.raw_ops.Reshape(tensor=tf.ones([2, 3]), shape=C([4, -1])),
+                         "Input to reshape is a tensor with 6 values, but the requested shape "
+                         "requires a multiple of 4", "Reshape"),
+    "Reshape too many": (lambda: tf.raw_ops.Reshape(
+        tensor=tf.ones([2, 3]), shape=C([2**31 - 1] * 3)),
+        "Shape [2147483647, 2147483647, 2147483647] has too many elements", "Reshape"),
+    "Reshape two -1": (lambda: tf.raw_ops.Reshape(tensor=tf.ones([2, 3]), shape=C([-1, -1])),
+                       "Only one input size may be -1, not both 0 and 1", "Reshape"),
+    "Reshape negative": (lambda: tf.raw_ops.Reshape(tensor=tf.ones([2, 3]), shape=C([-2, 3])),
+                         "Size 0 must be non-negative, not -2", "Reshape"),
+    "SplitV sum": (lambda: tf.raw_ops.SplitV(value=tf.ones([5]), size_splits=C([2, 2]),
+                                             axis=0, num_split=2),
+                   "Determined shape must either match input shape along split_dim exactly if "
+                   "fully specified, or be less than the size of the input along split_dim if "
+                   "not fully specified.  Got: 4", "SplitV"),
+    "SplitV -1 too big": (lambda: tf.raw_ops.SplitV(value=tf.ones([5]), size_splits=C([6, -1]),
+                                                    axis=0, num_split=2),
+                          "Determined shape must either match input shape along split_dim "
+                          "exactly", "SplitV"),
+    "SplitV two -1": (lambda: tf.raw_ops.SplitV(value=tf.ones([5]), size_splits=C([-1, -1]),
+                                                axis=0, num_split=2),
+                      "There can only be one -1 in the input.", "SplitV"),
+    "SplitV negative": (lambda: tf.raw_ops.SplitV(value=tf.ones([5]), size_splits=C([-2, 7]),
+                                                  axis=0, num_split=2),
+                        "Split size at index 0 must be >= 0. Got: -2", "SplitV"),
+    "SplitV one output": (lambda: tf.raw_ops.SplitV(value=tf.ones([5]), size_splits=C([4]),
+                                                    axis=0, num_split=1),
+                          "If there is only one output, it must have the same size as the "
+                          "input. Input size: 5 output size: 4", "SplitV"),
+    "SplitV length": (lambda: tf.raw_ops.SplitV(value=tf.ones([5]), size_splits=C([2, 2, 1]),
+                                                axis=0, num_split=2),
+                      "size of the split_tensor must be 1-D and have the same elements as "
+                      "outputs got 1 -D and 3 elements", "SplitV"),
+    "Split axis not scalar": (lambda: tf.raw_ops.Split(value=tf.ones([5]), axis=C([0]),
+                                                       num_split=1),
+                              "split_dim must be a scalar but has rank 1", "Split"),
+    "Split uneven": (lambda: tf.raw_ops.Split(value=tf.ones([5]), axis=0, num_split=2),
+                     "Number of ways to split should evenly divide the split dimension, but got "
+                     "split_dim 0 (size = 5) and num_split 2", "Split"),
+    "Split axis": (lambda: tf.raw_ops.Split(value=tf.ones([5]), axis=3, num_split=1),
+                   "-input rank(-1) <= split_dim < input rank (1), but got 3", "Split"),
+    "Pad negative": (lambda: tf.raw_ops.Pad(input=tf.ones([2, 3]), paddings=C([[-1, 0], [0, 0]])),
+                     "Paddings must be non-negative: -1 0", "Pad"),
+    "Pad rows": (lambda: tf.raw_ops.Pad(input=tf.ones([2, 3]), paddings=C([[1, 0]])),
+                 "The first dimension of paddings must be the rank of inputs[1,2] [2,3]", "Pad"),
+    "Pad columns": (lambda: tf.raw_ops.Pad(input=tf.ones([2, 3]), paddings=C([1, 0, 0, 0])),
+                    "paddings must be a matrix with 2 columns: [4]", "Pad"),
+    "PadV2 constant": (lambda: tf.raw_ops.PadV2(input=tf.ones([2, 3]),
+                                                paddings=C([[1, 0], [0, 0]]),
+                                                constant_values=tf.ones([2])),
+                       "constant_values must be a scalar. Found: [2]", "PadV2"),
+    "MirrorPad REFLECT": (lambda: tf.raw_ops.MirrorPad(input=tf.ones([2, 3]),
+                                                       paddings=C([[2, 0], [0, 0]]),
+                                                       mode="REFLECT"),
+                          "paddings must be less than the dimension size: 2, 0 not less than 2",
+                          "MirrorPad"),
+    "MirrorPad SYMMETRIC": (lambda: tf.raw_ops.MirrorPad(input=tf.ones([2, 3]),
+                                                         paddings=C([[3, 0], [0, 0]]),
+                                                         mode="SYMMETRIC"),
+                            "paddings must be no greater than the dimension size: 3, 0 greater "
+                            "than 2", "MirrorPad"),
+    "MirrorPad negative": (lambda: tf.raw_ops.MirrorPad(input=tf.ones([2, 3]),
+                                                        paddings=C([[-1, 0], [0, 0]]),
+                                                        mode="REFLECT"),
+                           "paddings must be non-negative: -1 0", "MirrorPad"),
+    "ArgMin empty axis": (lambda: tf.raw_ops.ArgMin(input=tf.ones([2, 0]), dimension=1),
+                          "Reduction axis 1 is empty in shape [2,0]", "ArgMin"),
+    "ArgMax empty axis, empty output": (lambda: tf.raw_ops.ArgMax(input=tf.ones([0, 0]),
+                                                                  dimension=1),
+                                        "Reduction axis 1 is empty in shape [0,0]", "ArgMax"),
+}
+
+
+def _error_on(device, fn):
+    with tf.device(device):
+        try:
+            fn()
+        except tf.errors.OpError as e:
+            return e
+    return None
+
+
+def _message(e):
+    """The kernel's message: TensorFlow's "{{function_node ...}} " prefix and
+    " [Op:...]" suffix removed."""
+    msg = e.message
+    if msg.startswith("{{function_node"):
+        msg = msg.split("}} ", 1)[1]
+    return msg.split(" [Op:")[0]
+
+
+@pytest.mark.parametrize("name", list(TF_WORDING))
+def test_tensorflow_wording_first(name):
+    fn, wording, op = TF_WORDING[name]
+    cpu = _error_on("/CPU:0", fn)
+    assert cpu is not None and wording in _message(cpu), f"the CPU's message changed: {cpu}"
+    with launches() as n:
+        pdk = _error_on("/PDK:0", fn)
+    assert pdk is not None, "PDK raised nothing"
+    assert type(pdk) is type(cpu), f"{type(pdk).__name__} != CPU's {type(cpu).__name__}"
+    assert _message(pdk).startswith(_message(cpu)), (
+        f"PDK's message does not start with TensorFlow's:\n  PDK: {_message(pdk)}\n"
+        f"  CPU: {_message(cpu)}")
+    assert n.get(op, 0) == 1, f"the error must come from PDK's {op} kernel ({n})"
+
+
+# ---- Missing validation (issue 14): where the CPU raises, PDK raises the
+# same error class; where the CPU computes, PDK computes the same values.
+
+def _outcome(device, fn):
+    with tf.device(device):
+        try:
+            return fn().numpy()
+        except tf.errors.OpError as e:
+            return e
+
+
+POOL_CASES = {}
+for _k in (3, 4, 5, 7):
+    for _s in (1, 3):
+        for _pad in ("VALID", "SAME"):
+            POOL_CASES[f"AvgPool k{_k} s{_s} {_pad}"] = (
+                lambda k=_k, s=_s, pad=_pad: tf.raw_ops.AvgPool(
+                    value=tf.reshape(tf.range(9.0), [1, 3, 3, 1]), ksize=[1, k, k, 1],
+                    strides=[1, s, s, 1], padding=pad), "AvgPool")
+            POOL_CASES[f"MaxPool k{_k} s{_s} {_pad}"] = (
+                lambda k=_k, s=_s, pad=_pad: tf.raw_ops.MaxPool(
+                    input=tf.reshape(tf.range(9.0), [1, 3, 3, 1]), ksize=[1, k, k, 1],
+                    strides=[1, s, s, 1], padding=pad), "MaxPool")
+for _pads in ([0, 0, 2, 2, 2, 2, 0, 0], [0, 0, 0, 1, 0, 2, 0, 0], [0, 0, 1, 1, 1, 1, 0, 0],
+              [0, 0, 0, 2, 0, 0, 0, 0], [0, 0, 0, 0, 2, 0, 0, 0]):
+    POOL_CASES[f"MaxPool EXPLICIT {_pads}"] = (
+        lambda p=_pads: tf.raw_ops.MaxPool(
+            input=tf.reshape(tf.range(9.0), [1, 3, 3, 1]), ksize=[1, 2, 2, 1],
+            strides=[1, 2, 2, 1], padding="EXPLICIT", explicit_paddings=p), "MaxPool")
+
+# (A depth stride with a depth window of 1, which TensorFlow's CPU computes,
+# stays Unimplemented on PDK.)
+for _ksize, _strides in (([2, 1, 1, 1], [1, 1, 1, 1]), ([1, 1, 1, 2], [1, 1, 1, 2]),
+                         ([1, 2, 2, 1], [2, 1, 1, 1])):
+    POOL_CASES[f"AvgPool non-spatial {_ksize} {_strides}"] = (
+        lambda k=_ksize, s=_strides: tf.raw_ops.AvgPool(
+            value=tf.ones([2, 3, 3, 2]), ksize=k, strides=s, padding="VALID"), "AvgPool")
+    POOL_CASES[f"AvgPoolGrad non-spatial {_ksize} {_strides}"] = (
+        lambda k=_ksize, s=_strides: tf.raw_ops.AvgPoolGrad(
+            orig_input_shape=tf.constant([2, 3, 3, 2]), grad=tf.ones([2, 3, 3, 2]), ksize=k,
+            strides=s, padding="VALID"), "AvgPoolGrad")
+POOL_CASES["MaxPool batch window"] = (
+    lambda: tf.raw_ops.MaxPool(input=tf.ones([2, 3, 3, 2]), ksize=[2, 1, 1, 1],
+                               strides=[1, 1, 1, 1], padding="VALID"), "MaxPool")
+for _k in (3, 4, 5):
+    POOL_CASES[f"AvgPoolGrad k{_k} VALID"] = (
+        lambda k=_k: tf.raw_ops.AvgPoolGrad(
+            orig_input_shape=tf.constant([1, 3, 3, 1]),
+            grad=tf.ones([1, max(4 - k, 0), max(4 - k, 0), 1]), ksize=[1, k, k, 1],
+            strides=[1, 1, 1, 1], padding="VALID"), "AvgPoolGrad")
+
+
+@pytest.mark.parametrize("name", list(POOL_CASES))
+def test_pooling_window_validation_matches_cpu(name):
+    fn, op = POOL_CASES[name]
+    cpu = _outcome("/CPU:0", fn)
+    with launches() as n:
+        pdk = _outcome("/PDK:0", fn)
+    if isinstance(cpu, Exception):
+        assert isinstance(pdk, Exception), f"the CPU raises {type(cpu).__name__}, PDK computes"
+        assert type(pdk) is type(cpu), f"{type(pdk).__name__} != CPU's {type(cpu).__name__}"
+        # Raised by PDK's kernel: at construction (the window attributes; no
+        # launch) or when it ran, then in TensorFlow's words first.
+        assert "device:PDK:0" in str(pdk), pdk
+        if n.get(op, 0):
+            assert _message(pdk).startswith(_message(cpu)), (_message(pdk), _message(cpu))
+    else:
+        assert n.get(op, 0) == 1, n
+        assert not isinstance(pdk, Exception), f"the CPU computes, PDK raises {pdk}"
+        np.testing.assert_allclose(pdk, cpu, rtol=1e-6)

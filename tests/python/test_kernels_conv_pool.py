@@ -878,8 +878,9 @@ def test_pool_float64(op, rng):
 
 
 def test_pool_rejects_batch_window():
+    """Unimplemented, as TensorFlow's CPU kernel (tests/python/test_errors.py)."""
     x = np.ones((2, 8, 8, 3), np.float32)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="ksize"):
+    with pytest.raises(tf.errors.UnimplementedError, match="batch dimension.*ksize"):
         _on_pdk(lambda a: tf.raw_ops.MaxPool(input=a, ksize=[2, 2, 2, 1],
                                              strides=[1, 1, 1, 1], padding="VALID"), x)
 

@@ -81,7 +81,7 @@ def _binary_inputs(op, shapes, dtype, rng):
 
 
 BINARY_OPS = {
-    "AddV2": FI, "Sub": FI, "Mul": FI, "RealDiv": F, "DivNoNan": F,
+    "AddV2": FI, "Add": FI, "Sub": FI, "Mul": FI, "RealDiv": F, "DivNoNan": F,
     "Maximum": FI, "Minimum": FI, "SquaredDifference": FI, "Pow": FI,
     "FloorDiv": FI, "FloorMod": FI,
     "Equal": FI + [np.bool_], "NotEqual": FI + [np.bool_],
@@ -391,6 +391,17 @@ def test_graph_intermediates_reuse_buffers():
 
 
 # ------------------------------------------------------------------- errors
+
+@pytest.mark.parametrize("dtype", [np.float16, tf.bfloat16.as_numpy_dtype],
+                         ids=["float16", "bfloat16"])
+def test_v1_add_half_types_and_gradient_graph(dtype, rng):
+    """The v1 Add (tf.distribute's all-reduce, FusedBatchNorm's gradient) runs
+    AddV2's kernel on PDK, 16-bit types too."""
+    x = random_array((4, 5), dtype, rng)
+    y = random_array((5,), dtype, rng)
+    assert_matches_cpu(lambda a, b: tf.raw_ops.Add(x=a, y=b), x, y, ops=["Add"],
+                       rtol=2e-2, atol=2e-2)
+
 
 def test_add_incompatible_shapes_message():
     with tf.device("/PDK:0"):

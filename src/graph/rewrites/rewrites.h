@@ -50,6 +50,12 @@ void RunXlaCallsWithPdkKernels(GraphDef* graph, const RewriteContext& ctx);
 // Always on: PDK's ResourceScatter* kernels only satisfy the placer.
 void RewriteResourceScatter(GraphDef* graph, const RewriteContext& ctx);
 
+// TensorFlow's expansion of ParallelConcat (_ParallelConcatStart, its
+// _ParallelConcatUpdates, an Identity) kept on one device, and the start's
+// shape copied to `_pdk_shape` for PDK's kernel
+// (src/graph/rewrites/parallel_concat.cc). Always on: needed for a correct result.
+void PrepareParallelConcat(GraphDef* graph, const RewriteContext& ctx);
+
 // Identity between two nodes on one PDK device -> its consumers read its
 // input (src/graph/rewrites/identity_removal.cc).
 void RemoveIdentities(GraphDef* graph, const RewriteContext& ctx);

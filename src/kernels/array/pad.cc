@@ -18,7 +18,9 @@
 // bool, uint8, int8, int16; MirrorPadGrad float32/64, int32, int64.
 // Errors (InvalidArgument): paddings not of shape [rank, 2]; a negative
 // padding; constant_values not a scalar; a mirror padding too large for its
-// dimension; a MirrorPadGrad grad smaller than the paddings.
+// dimension; a MirrorPadGrad grad smaller than the paddings. Messages start
+// with TensorFlow's wording for the same error (tensorflow/core/kernels/
+// pad_op.cc, mirror_pad_op.cc), PDK's detail follows in parentheses.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -30,13 +32,20 @@
 namespace pdk_kernels {
 namespace {
 
-// Reads paddings ([rank, 2], non-negative) into before/after.
-pdk::Status ReadPaddings(const char* op, const pdk::Tensor& p, int rank,
+// Reads paddings ([rank, 2], non-negative) into before/after, for an input
+// of shape `in`. `mirror`: MirrorPad's spelling of TensorFlow's messages
+// (mirror_pad_op.cc) rather than Pad's (pad_op.cc).
+pdk::Status ReadPaddings(const char* op, const pdk::Tensor& p, const pdk::Shape& in, bool mirror,
                          std::vector<int64_t>* before, std::vector<int64_t>* after) {
-  if (p.rank() != 2 || p.dim(0) != rank || p.dim(1) != 2)
-    return pdk::InvalidArgument(op, ": paddings must be a matrix of shape [", rank,
-                                ", 2] (the rank of input, then before/after), got shape ",
-                                p.shape());
+  const int rank = in.rank();
+  if (p.rank() != 2 || p.dim(1) != 2)
+    return pdk::InvalidArgument("paddings must be a matrix with 2 columns: ", p.shape(), " (", op,
+                                ": paddings must have shape [", rank,
+                                ", 2], the rank of input, then before/after)");
+  if (p.dim(0) != rank)
+    return pdk::InvalidArgument("The first dimension of paddings must be the rank of inputs",
+                                p.shape(), mirror ? ", " : " ", in, " (", op,
+                                ": paddings must have shape [", rank, ", 2])");
   PDK_ASSIGN_OR_RETURN(std::vector<int64_t> v, pdk::ReadIntVector(op, "paddings", p));
   before->resize(rank);
   after->resize(rank);
@@ -44,8 +53,8 @@ pdk::Status ReadPaddings(const char* op, const pdk::Tensor& p, int rank,
     (*before)[i] = v[2 * i];
     (*after)[i] = v[2 * i + 1];
     if (v[2 * i] < 0 || v[2 * i + 1] < 0)
-      return pdk::InvalidArgument(op, ": paddings must be non-negative, got paddings[", i,
-                                  "] = [", v[2 * i], ", ", v[2 * i + 1], "]");
+      return pdk::InvalidArgument(mirror ? "p" : "P", "addings must be non-negative: ", v[2 * i],
+                                  " ", v[2 * i + 1], " (", op, ": paddings[", i, "])");
   }
   return pdk::Status::OK();
 }
@@ -61,13 +70,13 @@ class PadOp {
     const pdk::Shape in = input.shape();
     const int rank = in.rank();
     std::vector<int64_t> before, after;
-    PDK_RETURN_IF_ERROR(ReadPaddings(ctx.op(), pad_t, rank, &before, &after));
+    PDK_RETURN_IF_ERROR(ReadPaddings(ctx.op(), pad_t, in, false, &before, &after));
     T value = T(0);
     if (ctx.num_inputs() > 2) {
       PDK_ASSIGN_OR_RETURN(pdk::Tensor c, ctx.input(2));
       if (c.rank() != 0)
-        return pdk::InvalidArgument(ctx.op(), ": constant_values must be a scalar, got shape ",
-                                    c.shape());
+        return pdk::InvalidArgument("constant_values must be a scalar. Found: ", c.shape(),
+                                    " (", ctx.op(), ")");
       value = c.data<T>()[0];
     }
     std::vector<int64_t> out_dims(rank);
@@ -112,11 +121,15 @@ pdk::Status CheckMirror(const char* op, int64_t offset, const pdk::Shape& in,
                         const std::vector<int64_t>& before, const std::vector<int64_t>& after) {
   for (int i = 0; i < in.rank(); ++i) {
     const int64_t lim = in[i] - offset;
-    if (before[i] > lim || after[i] > lim)
-      return pdk::InvalidArgument(op, ": paddings[", i, "] = [", before[i], ", ", after[i],
-                                  "] must be at most ", lim, " for ",
-                                  offset ? "REFLECT" : "SYMMETRIC", " mode (dimension ", i,
-                                  " of input shape ", in, ")");
+    if (before[i] <= lim && after[i] <= lim) continue;
+    const char* mode = offset ? "REFLECT" : "SYMMETRIC";
+    if (offset)
+      return pdk::InvalidArgument("paddings must be less than the dimension size: ", before[i],
+                                  ", ", after[i], " not less than ", in[i], " (", op, ": ",
+                                  mode, " mode, dimension ", i, " of input shape ", in, ")");
+    return pdk::InvalidArgument("paddings must be no greater than the dimension size: ",
+                                before[i], ", ", after[i], " greater than ", in[i], " (", op,
+                                ": ", mode, " mode, dimension ", i, " of input shape ", in, ")");
   }
   return pdk::Status::OK();
 }
@@ -131,7 +144,7 @@ class MirrorPadOp {
     const pdk::Shape in = input.shape();
     const int rank = in.rank();
     std::vector<int64_t> before, after;
-    PDK_RETURN_IF_ERROR(ReadPaddings(ctx.op(), pad_t, rank, &before, &after));
+    PDK_RETURN_IF_ERROR(ReadPaddings(ctx.op(), pad_t, in, true, &before, &after));
     PDK_RETURN_IF_ERROR(CheckMirror(ctx.op(), offset_, in, before, after));
     std::vector<int64_t> od(rank);
     bool none = true;
@@ -192,7 +205,7 @@ class MirrorPadGradOp {
     const pdk::Shape gs = grad.shape();
     const int rank = gs.rank();
     std::vector<int64_t> before, after;
-    PDK_RETURN_IF_ERROR(ReadPaddings(ctx.op(), pad_t, rank, &before, &after));
+    PDK_RETURN_IF_ERROR(ReadPaddings(ctx.op(), pad_t, gs, true, &before, &after));
     std::vector<int64_t> od(rank);
     for (int i = 0; i < rank; ++i) {
       od[i] = gs[i] - before[i] - after[i];

@@ -1,7 +1,14 @@
 // Reshape, ExpandDims, Squeeze: output 0 is input 0's buffer under a new shape
 // (no copy, Context::set_output_reshaped). Semantics per
 // tensorflow/core/ops/array_ops.cc and TensorFlow's reshape/shape kernels.
+// Reshape's errors start with TensorFlow's wording (tensorflow/core/kernels/
+// reshape_op.h: "Input to reshape is a tensor with N values, but the requested
+// shape has M", "Shape [..] has too many elements", ...), PDK's detail follows
+// in parentheses.
+#include <cstdint>
+#include <limits>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "compute/eigen.h"
@@ -17,29 +24,38 @@ class ReshapeOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor sizes, ctx.input(1));
     if (sizes.rank() > 1)
-      return pdk::InvalidArgument(ctx.op(), ": shape must be 1-D, got a tensor of shape ",
-                                  sizes.shape());
+      return pdk::InvalidArgument("sizes input must be 1-D, not ", sizes.shape(), " (", ctx.op(),
+                                  ": shape must be a vector)");
     PDK_ASSIGN_OR_RETURN(std::vector<int64_t> req, pdk::ReadIntVector(ctx.op(), "shape", sizes));
 
     const pdk::Shape in = x.shape();
     std::vector<int64_t> dims(req.size());
     int unknown = -1;
     int64_t product = 1;  // of the given, non-zero sizes
+    int64_t all = 1;      // of every size so far (-1 counted as 1): TF's overflow check
     bool has_zero = false;
     for (size_t d = 0; d < req.size(); ++d) {
       const int64_t s = req[d];
       if (s == -1) {
         if (unknown != -1)
-          return pdk::InvalidArgument(ctx.op(), ": only one dimension of shape may be -1, ",
-                                      "not both ", unknown, " and ", d, " (shape ",
-                                      pdk::Shape(req), ")");
+          return pdk::InvalidArgument("Only one input size may be -1, not both ", unknown,
+                                      " and ", d, " (", ctx.op(), ": shape ", pdk::Shape(req),
+                                      ")");
         unknown = static_cast<int>(d);
         dims[d] = 1;
       } else if (s < 0) {
-        return pdk::InvalidArgument(ctx.op(), ": shape[", d, "] must be non-negative or -1, got ",
-                                    s, " (shape ", pdk::Shape(req), ")");
+        return pdk::InvalidArgument("Size ", d, " must be non-negative, not ", s, " (",
+                                    ctx.op(), ": shape ", pdk::Shape(req), ")");
       } else {
+        if (s > 0 && all > std::numeric_limits<int64_t>::max() / s) {
+          std::string listed;
+          for (size_t i = 0; i < req.size(); ++i)
+            listed += (i ? ", " : "") + std::to_string(req[i]);
+          return pdk::InvalidArgument("Shape [", listed, "] has too many elements (", ctx.op(),
+                                      ": input shape ", in, ")");
+        }
         dims[d] = s;
+        all *= s;
         if (s == 0) has_zero = true; else product *= s;
       }
     }
@@ -53,18 +69,18 @@ class ReshapeOp {
       }
       const int64_t missing = n / product;
       if (!in_has_zero && product * missing != n)
-        return pdk::InvalidArgument(ctx.op(), ": input to reshape is a tensor of shape ", in,
-                                    " with ", n,
+        return pdk::InvalidArgument("Input to reshape is a tensor with ", n,
                                     " values, but the requested shape requires a multiple of ",
-                                    product, " (shape ", pdk::Shape(req), ")");
+                                    product, " (", ctx.op(), ": input shape ", in, ", shape ",
+                                    pdk::Shape(req), ")");
       dims[unknown] = missing;
     }
     pdk::Shape out(std::move(dims));
     if (out.num_elements() != in.num_elements())
-      return pdk::InvalidArgument(ctx.op(), ": input to reshape is a tensor of shape ", in,
-                                  " with ", in.num_elements(),
-                                  " values, but the requested shape ", out, " has ",
-                                  out.num_elements());
+      return pdk::InvalidArgument("Input to reshape is a tensor with ", in.num_elements(),
+                                  " values, but the requested shape has ", out.num_elements(),
+                                  " (", ctx.op(), ": input shape ", in, ", requested shape ",
+                                  out, ")");
     return ctx.set_output_reshaped(0, x, out);
   }
 };

@@ -14,7 +14,10 @@
 // int16.
 // Errors (InvalidArgument): split_dim not a scalar or out of [-rank, rank);
 // num_split not dividing the dimension; bad size_splits (length, more than
-// one -1, a negative size, or sizes not summing to the dimension).
+// one -1, a negative size, or sizes not summing to the dimension). Each
+// message starts with TensorFlow's wording for the same error
+// (tensorflow/core/kernels/split_op.cc, split_v_op.cc), which users and
+// TensorFlow's tests match on; PDK's detail follows in parentheses.
 #include <vector>
 
 #include "compute/copy.h"
@@ -55,13 +58,14 @@ pdk::Status SplitInto(pdk::Context& ctx, pdk::Tensor& value, int axis,
 
 pdk::StatusOr<int> ReadSplitDim(const char* op, const pdk::Tensor& t, const pdk::Shape& in) {
   if (t.rank() != 0)
-    return pdk::InvalidArgument(op, ": split_dim must be a scalar, got a tensor of shape ",
-                                t.shape());
+    return pdk::InvalidArgument("split_dim must be a scalar but has rank ", t.rank(), " (", op,
+                                ": split_dim of shape ", t.shape(), ")");
   PDK_ASSIGN_OR_RETURN(std::vector<int64_t> v, pdk::ReadIntVector(op, "split_dim", t));
   int64_t a = v[0];
   if (a < -in.rank() || a >= in.rank())
-    return pdk::InvalidArgument(op, ": split_dim ", a, " is out of range [", -in.rank(), ", ",
-                                in.rank(), ") for value of shape ", in);
+    return pdk::InvalidArgument("-input rank(-", in.rank(), ") <= split_dim < input rank (",
+                                in.rank(), "), but got ", a, " (", op, ": value of shape ", in,
+                                ")");
   return static_cast<int>(a < 0 ? a + in.rank() : a);
 }
 
@@ -75,9 +79,10 @@ class SplitOp {
     const pdk::Shape in = value.shape();
     PDK_ASSIGN_OR_RETURN(int axis, ReadSplitDim(ctx.op(), dim_t, in));
     if (num_split_ <= 0 || in[axis] % num_split_ != 0)
-      return pdk::InvalidArgument(ctx.op(), ": num_split (", num_split_,
-                                  ") must evenly divide dimension ", axis, " (size ", in[axis],
-                                  ") of value of shape ", in);
+      return pdk::InvalidArgument(
+          "Number of ways to split should evenly divide the split dimension, but got "
+          "split_dim ", axis, " (size = ", in[axis], ") and num_split ", num_split_, " (",
+          ctx.op(), ": value of shape ", in, ")");
     return SplitInto(ctx, value, axis, std::vector<int64_t>(num_split_, in[axis] / num_split_));
   }
 
@@ -96,34 +101,42 @@ class SplitVOp {
     const pdk::Shape in = value.shape();
     PDK_ASSIGN_OR_RETURN(int axis, ReadSplitDim(ctx.op(), dim_t, in));
     if (sizes_t.rank() != 1 || sizes_t.num_elements() != num_split_)
-      return pdk::InvalidArgument(ctx.op(), ": size_splits must be a vector of length num_split (",
-                                  num_split_, "), got shape ", sizes_t.shape());
+      return pdk::InvalidArgument(
+          "size of the split_tensor must be 1-D and have the same elements as outputs got ",
+          sizes_t.rank(), " -D and ", sizes_t.num_elements(), " elements (", ctx.op(),
+          ": size_splits must be a vector of length num_split = ", num_split_, ", got shape ",
+          sizes_t.shape(), ")");
     PDK_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
                          pdk::ReadIntVector(ctx.op(), "size_splits", sizes_t));
+    if (num_split_ == 1 && sizes[0] != in[axis])  // TF: no -1 for a single output
+      return pdk::InvalidArgument(
+          "If there is only one output, it must have the same size as the input. Input size: ",
+          in[axis], " output size: ", sizes[0], " (", ctx.op(), ": dimension ", axis,
+          " of value of shape ", in, ")");
     int neg = -1;
     int64_t sum = 0;
     for (int i = 0; i < static_cast<int>(sizes.size()); ++i) {
       if (sizes[i] == -1) {
         if (neg >= 0)
-          return pdk::InvalidArgument(ctx.op(), ": size_splits can contain only one -1, got -1 at ",
-                                      neg, " and ", i, " (size_splits ", pdk::Shape(sizes), ")");
+          return pdk::InvalidArgument("There can only be one -1 in the input. (", ctx.op(),
+                                      ": size_splits ", pdk::Shape(sizes), " has -1 at ", neg,
+                                      " and ", i, ")");
         neg = i;
       } else if (sizes[i] < 0) {
-        return pdk::InvalidArgument(ctx.op(), ": size_splits[", i, "] must be >= 0 or -1, got ",
-                                    sizes[i]);
+        return pdk::InvalidArgument("Split size at index ", i, " must be >= 0. Got: ", sizes[i],
+                                    " (", ctx.op(), ": size_splits ", pdk::Shape(sizes),
+                                    "; -1, once, means the rest)");
       } else {
         sum += sizes[i];
       }
     }
     if ((neg < 0 && sum != in[axis]) || (neg >= 0 && sum > in[axis]))
       return pdk::InvalidArgument(
-          ctx.op(), ": size_splits ", pdk::Shape(sizes), " sum to ", sum, ", which must ",
-          neg < 0 ? "equal" : "not exceed", " dimension ", axis, " (size ", in[axis],
-          ") of value of shape ", in);
-    if (num_split_ == 1 && sizes[0] != in[axis])  // TF: no -1 for a single output
-      return pdk::InvalidArgument(ctx.op(), ": with one output, size_splits[0] (", sizes[0],
-                                  ") must equal dimension ", axis, " (size ", in[axis],
-                                  ") of value of shape ", in);
+          "Determined shape must either match input shape along split_dim exactly if fully "
+          "specified, or be less than the size of the input along split_dim if not fully "
+          "specified.  Got: ", sum, " (", ctx.op(), ": size_splits ", pdk::Shape(sizes),
+          " sum to ", sum, ", which must ", neg < 0 ? "equal" : "not exceed", " dimension ",
+          axis, " (size ", in[axis], ") of value of shape ", in, ")");
     if (neg >= 0) sizes[neg] = in[axis] - sum;
     return SplitInto(ctx, value, axis, sizes);
   }

@@ -6,9 +6,14 @@
 // a tiled (batched) 2-D transpose when that is what remains, else an Eigen
 // shuffle over 1/2/4/8-byte storage (ranks 3..5) on the device's thread pool,
 // or a strided loop for higher ranks.
+// Errors (InvalidArgument): perm not a vector with one entry per dimension of
+// x, or not a permutation; messages start with TensorFlow's wording
+// (tensorflow/core/kernels/transpose_op.cc), PDK's detail follows in
+// parentheses.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "compute/eigen.h"
@@ -116,10 +121,14 @@ class TransposeOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor perm_t, ctx.input(1));
     const pdk::Shape in = x.shape();
     const int rank = in.rank();
-    if (perm_t.rank() != 1 || perm_t.num_elements() != rank)
-      return pdk::InvalidArgument(ctx.op(), ": perm must be a vector of size ", rank,
-                                  " (the rank of x, shape ", in, "), got a tensor of shape ",
-                                  perm_t.shape());
+    if (perm_t.rank() != 1)
+      return pdk::InvalidArgument("perm must be rank 1, got shape ", perm_t.shape(), " (",
+                                  ctx.op(), ": x of shape ", in, ")");
+    if (perm_t.num_elements() != rank)
+      return pdk::InvalidArgument("transpose expects a vector of size ", rank,
+                                  ". But input(1) is a vector of size ", perm_t.num_elements(),
+                                  " (", ctx.op(), ": perm must have one entry per dimension of x, "
+                                  "shape ", in, ")");
     PDK_ASSIGN_OR_RETURN(std::vector<int64_t> pv, pdk::ReadIntVector(ctx.op(), "perm", perm_t));
     std::vector<int> perm(rank);
     std::vector<bool> seen(rank, false);
@@ -127,15 +136,19 @@ class TransposeOp {
     for (int i = 0; i < rank; ++i) {
       const int64_t p = pv[i];
       if (p < 0 || p >= rank)
-        return pdk::InvalidArgument(ctx.op(), ": perm[", i, "] = ", p, " is out of range [0, ",
-                                    rank, ") (perm ", pdk::Shape(pv), ")");
-      if (seen[p])
-        return pdk::InvalidArgument(ctx.op(), ": perm ", pdk::Shape(pv),
-                                    " is not a permutation: ", p, " appears twice");
+        return pdk::InvalidArgument(p, " is out of range [0 .. ", rank, ") (", ctx.op(), ": perm[",
+                                    i, "], perm ", pdk::Shape(pv), ")");
       seen[p] = true;
       perm[i] = static_cast<int>(p);
       out_dims[i] = in[p];
     }
+    for (int d = 0; d < rank; ++d)
+      if (!seen[d]) {
+        std::string listed;
+        for (int i = 0; i < rank; ++i) listed += (i ? "," : "") + std::to_string(pv[i]);
+        return pdk::InvalidArgument(d, " is missing from {", listed, "}. (", ctx.op(), ": perm ",
+                                    pdk::Shape(pv), " is not a permutation)");
+      }
     const pdk::Shape out_shape(out_dims);
     std::vector<int64_t> dims = in.dims();
     Simplify(&dims, &perm);

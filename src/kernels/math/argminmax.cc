@@ -6,8 +6,10 @@
 // Tidx in {int32, int64} (dimension lives in host memory).
 // `dimension` must be a scalar in [-rank, rank) (negative counts from the end);
 // output shape is the input shape without that dimension. An empty reduced
-// dimension with a non-empty output is InvalidArgument (as in TF); an empty
-// output is returned as is. All errors name the op and the input shape.
+// dimension is InvalidArgument, also when the output is empty (as in TF:
+// "Reduction axis 1 is empty in shape [2,0]", TensorFlow's wording first);
+// other empty outputs are returned as is. All errors name the op and the
+// input shape.
 //
 // Result: the index of the first maximum (minimum) along the dimension, the
 // sequential semantics of Eigen's ArgMaxTupleReducer that TF's CPU kernel
@@ -64,12 +66,11 @@ class ArgOp {
       if (i != axis) out_shape.push_back(shape[i]);
     }
     const int64_t n = shape[axis];
+    if (n == 0)  // even when the output is empty, as TF's argmax_op.cc
+      return pdk::InvalidArgument("Reduction axis ", axis, " is empty in shape ", shape, " (",
+                                  op, ")");
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
     if (out.num_elements() == 0) return pdk::Status::OK();
-    if (n == 0) {
-      return pdk::InvalidArgument(op, ": reduction dimension ", axis,
-                                  " is empty in input of shape ", shape);
-    }
     if (n - 1 > static_cast<int64_t>(std::numeric_limits<OutT>::max())) {
       return pdk::InvalidArgument(op, ": dimension ", axis, " of input shape ", shape,
                                   " has more elements than output_type ",

@@ -1,7 +1,9 @@
 // Elementwise binary ops with NumPy broadcasting, and the y/dy gradient ops.
 //
 // Broadcasting ops (inputs x, y; output z of the broadcast shape):
-//   AddV2, Sub, Mul, Maximum, Minimum, SquaredDifference, Pow, FloorDiv, FloorMod:
+//   AddV2, Sub, Mul, Maximum, Minimum, SquaredDifference, Pow, FloorDiv, FloorMod;
+//   Add (the v1 op tf.distribute and FusedBatchNorm's gradient emit; the same
+//   kernel as AddV2, registered under both names):
 //       float32, float64, int32, int64 (z has x's dtype)
 //   RealDiv, DivNoNan: float32, float64
 //   Less, LessEqual, Greater, GreaterEqual: float32, float64, int32, int64 -> bool
@@ -13,7 +15,7 @@
 // Gradient ops (inputs y, dy with equal element counts; output shaped like y):
 //   SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad: float32, float64
 // float16 and bfloat16 (computed in float32, rounded once, as Eigen's own
-// 16-bit arithmetic does): AddV2, Sub, Mul, RealDiv, DivNoNan, Maximum, Minimum,
+// 16-bit arithmetic does): AddV2, Add, Sub, Mul, RealDiv, DivNoNan, Maximum, Minimum,
 // SquaredDifference, Pow, Less, LessEqual, Greater, GreaterEqual and the five
 // gradient ops.
 //
@@ -429,7 +431,7 @@ PDK_REGISTER_KERNELS(CwiseBinary, r) {
     auto add = [&](auto kernel, const char* op) {
       r.Add(pdk::KernelDef<decltype(kernel)>(op).template Type<T>("T"));
     };
-    add(Same<T, ei::scalar_sum_op<T, T>>(), "AddV2");
+    for (const char* op : {"AddV2", "Add"}) add(Same<T, ei::scalar_sum_op<T, T>>(), op);
     add(Same<T, ei::scalar_difference_op<T, T>>(), "Sub");
     add(Same<T, ei::scalar_product_op<T, T>>(), "Mul");
     add(Same<T, ei::scalar_max_op<T, T, Eigen::PropagateNaN>>(), "Maximum");
@@ -475,7 +477,7 @@ PDK_REGISTER_KERNELS(CwiseBinary, r) {
     auto to_bool = [&](auto f, const char* op) {
       r.Add(pdk::KernelDef<ViaFloatBinaryOp<T, bool, decltype(f)>>(op).Type("T", t));
     };
-    same(ei::scalar_sum_op<F, F>(), "AddV2");
+    for (const char* op : {"AddV2", "Add"}) same(ei::scalar_sum_op<F, F>(), op);
     same(ei::scalar_difference_op<F, F>(), "Sub");
     same(ei::scalar_product_op<F, F>(), "Mul");
     same(ei::scalar_quotient_op<F, F>(), "RealDiv");

@@ -26,8 +26,10 @@
 // result is rounded once.
 //
 // A label repeated within an input takes that input's diagonal ("ii->i",
-// "iij,jk->ik"), as in TensorFlow. A label repeated in the output (TensorFlow
-// inflates: "i->ii") is Unimplemented.
+// "iij,jk->ik"), as in TensorFlow. A label repeated in the output inflates, as
+// TensorFlow does: the result over the distinct output labels is written onto
+// the diagonal of a zero output ("a->aa": diag(x); "ab,bc->aaca": out[i,i,c,i]
+// = (a@b)[i,c], zeros elsewhere).
 //
 // Errors (InvalidArgument): a malformed equation (no "->", more than one,
 // other than 1 or 2 inputs, an output label no input has, a stray '.', a
@@ -38,6 +40,7 @@
 // The equation is parsed once, when the kernel is constructed.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -116,7 +119,6 @@ pdk::Status ParseEquation(const std::string& raw, Equation* e) {
   }
   const size_t named_in_inputs = e->names.size();
   PDK_RETURN_IF_ERROR(ParseSubscript(raw, rhs, "output subscript", &e->output, &e->names));
-  std::vector<int> seen(e->names.size(), 0);
   for (int l : e->output) {
     if (l == kEllipsis) {
       e->output_has_ellipsis = true;
@@ -125,11 +127,6 @@ pdk::Status ParseEquation(const std::string& raw, Equation* e) {
     if (static_cast<size_t>(l) >= named_in_inputs)
       return pdk::InvalidArgument("equation '", raw, "': output label '",
                                   std::string(1, e->names[l]), "' appears in no input");
-    if (seen[l]++)
-      return pdk::Unimplemented(
-          "equation '", raw, "': output label '", std::string(1, e->names[l]),
-          "' is repeated (an output diagonal, as TensorFlow's CPU kernel inflates); PDK's "
-          "Einsum does not support repeated output labels");
   }
   return pdk::Status::OK();
 }
@@ -158,6 +155,19 @@ struct Dims {
     return n;
   }
 };
+
+// Advances the row-major index `idx` over `d` by one, keeping `off` (the sum
+// of idx[i] * d.stride[i]) in step.
+inline void Advance(const Dims& d, std::vector<int64_t>* idx, int64_t* off) {
+  for (int i = static_cast<int>(d.size.size()) - 1; i >= 0; --i) {
+    if (++(*idx)[i] < d.size[i]) {
+      *off += d.stride[i];
+      return;
+    }
+    *off -= d.stride[i] * (d.size[i] - 1);
+    (*idx)[i] = 0;
+  }
+}
 
 // Whether `d` (ignoring size-1 dimensions) walks a dense row-major buffer of
 // exactly `elements` elements.
@@ -188,14 +198,7 @@ void GatherSum(const Eigen::ThreadPoolDevice& dev, const S* src, const Dims& kee
     int64_t off = base;
     for (int64_t j = 0; j < r; ++j) {
       acc += static_cast<A>(src[off]);
-      for (int d = rr - 1; d >= 0; --d) {
-        if (++idx[d] < red.size[d]) {
-          off += red.stride[d];
-          break;
-        }
-        off -= red.stride[d] * (red.size[d] - 1);
-        idx[d] = 0;
-      }
+      Advance(red, &idx, &off);
     }
     return acc;
   };
@@ -209,20 +212,25 @@ void GatherSum(const Eigen::ThreadPoolDevice& dev, const S* src, const Dims& kee
     }
     for (int64_t i = lo; i < hi; ++i) {
       dst[i] = static_cast<D>(reduce_at(off));
-      for (int d = kr - 1; d >= 0; --d) {
-        if (++idx[d] < keep.size[d]) {
-          off += keep.stride[d];
-          break;
-        }
-        off -= keep.stride[d] * (keep.size[d] - 1);
-        idx[d] = 0;
-      }
+      Advance(keep, &idx, &off);
     }
   };
   const double work = double(n) * double(std::max<int64_t>(r, 1));
   const int64_t shards =
       work >= 65536.0 ? std::min<int64_t>(dev.numThreads(), n) : int64_t{1};
   pdk_compute::RunShards(dev, shards, [&](int64_t s) { run(n * s / shards, n * (s + 1) / shards); });
+}
+
+// dst[offset of index i over `at`] = src[i] for every i of the dense src.
+template <class T>
+void ScatterDense(const T* src, const Dims& at, T* dst) {
+  const int64_t n = at.count();
+  std::vector<int64_t> idx(at.size.size(), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    dst[off] = src[i];
+    Advance(at, &idx, &off);
+  }
 }
 
 template <class T>
@@ -330,19 +338,56 @@ class EinsumOp {
         }
       }
     }
-    std::vector<int> out_labels;
+    std::vector<int> all_out_labels;
     for (int l : eq_.output) {
       if (l == kEllipsis) {
-        for (int j = 0; j < max_bcast; ++j) out_labels.push_back(named + j);
+        for (int j = 0; j < max_bcast; ++j) all_out_labels.push_back(named + j);
       } else {
-        out_labels.push_back(l);
+        all_out_labels.push_back(l);
       }
     }
     pdk::Shape out_shape;
-    for (int l : out_labels) out_shape.push_back(label_size[l]);
+    for (int l : all_out_labels) out_shape.push_back(label_size[l]);
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
     if (out.num_elements() == 0) return pdk::Status::OK();
+
+    // Distinct output labels, in order of first appearance. With a repeated
+    // one, the result over them goes to scratch, then onto out's diagonal.
+    std::vector<int> out_labels;
+    for (int l : all_out_labels)
+      if (std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end())
+        out_labels.push_back(l);
+    if (out_labels.size() == all_out_labels.size())
+      return ComputeInto(ctx, in, views, named, label_size, out_labels, out.data<T>());
+    Dims diag;  // the distinct labels' sizes and summed strides in out
+    std::vector<int64_t> ostride(all_out_labels.size(), 1);
+    for (int d = static_cast<int>(all_out_labels.size()) - 2; d >= 0; --d)
+      ostride[d] = ostride[d + 1] * out_shape[d + 1];
+    for (int l : out_labels) {
+      int64_t st = 0;
+      for (size_t d = 0; d < all_out_labels.size(); ++d)
+        if (all_out_labels[d] == l) st += ostride[d];
+      diag.Add(label_size[l], st);
+    }
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dense,
+                         ctx.allocate_temp(pdk::kDataType<T>, pdk::Shape{diag.count()}));
+    PDK_RETURN_IF_ERROR(
+        ComputeInto(ctx, in, views, named, label_size, out_labels, dense.data<T>()));
+    std::memset(out.raw_data(), 0, out.bytes());
+    ScatterDense(dense.data<T>(), diag, out.data<T>());
+    return pdk::Status::OK();
+  }
+
+ private:
+  // The einsum over `out_labels` (distinct), written dense to dst.
+  pdk::Status ComputeInto(pdk::Context& ctx, const std::vector<pdk::Tensor>& in,
+                          const std::vector<View>& views, int named,
+                          const std::vector<int64_t>& label_size,
+                          const std::vector<int>& out_labels, T* dst) const {
+    const int n_in = static_cast<int>(in.size());
     const auto& dev = pdk_compute::Device(ctx);
+    int64_t out_count = 1;
+    for (int l : out_labels) out_count *= label_size[l];
     auto in_output = [&](int l) {
       return std::find(out_labels.begin(), out_labels.end(), l) != out_labels.end();
     };
@@ -356,7 +401,7 @@ class EinsumOp {
       }
       for (size_t j = 0; j < v.labels.size(); ++j)
         if (!in_output(v.labels[j])) red.Add(v.size[j], v.stride[j]);
-      GatherSum<T, T, C>(dev, in[0].data<T>(), keep, red, out.data<T>());
+      GatherSum<T, T, C>(dev, in[0].data<T>(), keep, red, dst);
       return pdk::Status::OK();
     }
 
@@ -479,10 +524,9 @@ class EinsumOp {
     pdk::Tensor product;
     C* c = nullptr;
     if (direct) {
-      c = out.data<C>();
+      c = reinterpret_cast<C*>(dst);  // C is T when direct
     } else {
-      PDK_ASSIGN_OR_RETURN(product,
-                           ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{out.num_elements()}));
+      PDK_ASSIGN_OR_RETURN(product, ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{out_count}));
       c = product.data<C>();
     }
     pdk_compute::BatchGemm<C>(dev, pa.transposed, pb.transposed, m, n, k, nbatch, pa.data, a_off,
@@ -497,11 +541,10 @@ class EinsumOp {
                         product_labels.begin();
       keep.Add(label_size[l], pstride[at]);
     }
-    GatherSum<C, T, C>(dev, c, keep, none, out.data<T>());
+    GatherSum<C, T, C>(dev, c, keep, none, dst);
     return pdk::Status::OK();
   }
 
- private:
   Equation eq_;
   std::string equation_;
 };

@@ -10,7 +10,8 @@
 // Semantics: tensorflow/core/ops/nn_ops.cc (TopKV2).
 // Dtypes: T float32, float64, int32, int64.
 // Errors (InvalidArgument): input of rank 0, k not a scalar, k < 0,
-// k > input.shape[-1].
+// k > input.shape[-1]; each message starts with TensorFlow's wording
+// (tensorflow/core/kernels/topk_op.cc), PDK's detail follows in parentheses.
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -29,15 +30,18 @@ class TopKOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor k_t, ctx.input(1));
     const pdk::Shape in = x.shape();
     if (in.rank() < 1)
-      return pdk::InvalidArgument(ctx.op(), ": input must be at least 1-D, got shape ", in);
+      return pdk::InvalidArgument("input must be >= 1-D, got shape ", in, " (", ctx.op(), ")");
     if (k_t.rank() != 0)
-      return pdk::InvalidArgument(ctx.op(), ": k must be a scalar, got shape ", k_t.shape());
+      return pdk::InvalidArgument("k must be scalar, got shape ", k_t.shape(), " (", ctx.op(),
+                                  ")");
     PDK_ASSIGN_OR_RETURN(std::vector<int64_t> kv, pdk::ReadIntVector(ctx.op(), "k", k_t));
     const int64_t k = kv[0], n = in.dim(-1);
-    if (k < 0) return pdk::InvalidArgument(ctx.op(), ": need k >= 0, got ", k);
+    if (k < 0)
+      return pdk::InvalidArgument("Need k >= 0, got ", k, " (", ctx.op(), ": input shape ", in,
+                                  ")");
     if (k > n)
-      return pdk::InvalidArgument(ctx.op(), ": input must have last dimension >= k = ", k,
-                                  ", got shape ", in);
+      return pdk::InvalidArgument("input must have at least k columns. Had ", n, ", needed ", k,
+                                  " (", ctx.op(), ": input shape ", in, ")");
     std::vector<int64_t> od = in.dims();
     od.back() = k;
     PDK_ASSIGN_OR_RETURN(pdk::Tensor values, ctx.allocate_output(0, pdk::Shape(od)));

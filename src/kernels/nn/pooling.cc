@@ -20,12 +20,16 @@
 //   T in {float32, float64, float16, bfloat16} (16-bit floats in Eigen's own
 //   arithmetic, as TF's CPU kernels: max is exact; the AvgPool sums round per add).
 //   ksize/strides are NHWC 4-vectors whose batch and
-//   channel entries must be 1 (no depthwise pooling); data_format "NHWC" only
+//   channel entries must be 1 (no depthwise pooling: Unimplemented, as
+//   TensorFlow's CPU kernels answer for the batch dimension and for AvgPool;
+//   TensorFlow's MaxPool computes a depth-only window); data_format "NHWC" only
 //   (others: Unimplemented naming it). OH, OW and the leading padding: TF's
 //   GetWindowedOutputSizeVerbose (window.h).
 //
 // Errors (InvalidArgument): rank != 4, a grad / orig_output whose shape is not
-// the pooled shape of orig_input, bad ksize/strides/paddings.
+// the pooled shape of orig_input, bad ksize/strides/paddings, an explicit
+// padding as large as the window ("Top padding 2 needs to be smaller than the
+// window size 2", TensorFlow's wording first, as its CPU kernel).
 //
 // Parallelism: forward ops and AvgPoolGrad (written as a gather over the
 // windows covering each input pixel) split output / input rows (n, row) over
@@ -85,6 +89,20 @@ pdk::StatusOr<PoolGeom> MakePoolGeom(const char* op, const PoolWindow& pw, const
   g.kw = pw.ksize[1];
   g.sh = pw.win.stride[0];
   g.sw = pw.win.stride[1];
+  if (pw.win.padding == Padding::kExplicit) {  // as TF's PoolParameters (pooling_ops_common.cc)
+    const struct {
+      const char* side;
+      int64_t pad, window;
+    } sides[] = {{"Top", pw.win.explicit_pad[0][0], g.kh},
+                 {"Bottom", pw.win.explicit_pad[0][1], g.kh},
+                 {"Left", pw.win.explicit_pad[1][0], g.kw},
+                 {"Right", pw.win.explicit_pad[1][1], g.kw}};
+    for (const auto& s : sides)
+      if (s.pad >= s.window)
+        return pdk::InvalidArgument(s.side, " padding ", s.pad,
+                                    " needs to be smaller than the window size ", s.window, " (",
+                                    op, ": a window of padding only has no maximum)");
+  }
   PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "rows", g.h, g.kh, pw.win, 0, &g.oh, &g.pt));
   PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "cols", g.w, g.kw, pw.win, 1, &g.ow, &g.pl));
   return g;
@@ -118,6 +136,27 @@ pdk::Status WindowFromInputs(pdk::Context& ctx, int ksize_index, PoolWindow* pw)
   return pdk::Status::OK();
 }
 
+// A window or stride over the batch or channel dimension: TensorFlow's CPU
+// kernels answer Unimplemented (its MaxPool computes a window over channels
+// alone; PDK does not yet), so PDK does too, TensorFlow's wording first.
+pdk::Status CheckSpatialOnly(const pdk::Attrs& a, bool avg) {
+  for (const char* name : {"ksize", "strides"}) {
+    std::vector<int64_t> v;
+    PDK_RETURN_IF_ERROR(a.Get(name, &v));
+    if (v.size() != 4) continue;  // ParseSpatial4 / ParseWindow report it
+    if (v[0] != 1)
+      return pdk::Unimplemented("Pooling is not yet supported on the batch dimension. (", name,
+                                " ", ListString(v), ")");
+    if (v[3] != 1 && avg)
+      return pdk::Unimplemented("Non-spatial pooling is not yet supported. Volunteers? :) (",
+                                name, " ", ListString(v), ")");
+    if (v[3] != 1)
+      return pdk::Unimplemented("PDK does not implement max pooling over the depth dimension ",
+                                "yet (", name, " ", ListString(v), ")");
+  }
+  return pdk::Status::OK();
+}
+
 // Attributes: ksize/strides from attributes (v1) or inputs (v2, decoded per launch).
 template <bool kV2>
 class PoolBase {
@@ -136,6 +175,7 @@ class PoolBase {
       }
       return pdk::Status::OK();
     } else {
+      PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/false));
       PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
       return ParseWindow(a, /*allow_explicit=*/true, &pw_.win);
     }
@@ -363,6 +403,7 @@ template <class T>
 class AvgPoolOp : public PoolBase<false> {
  public:
   pdk::Status Init(const pdk::Attrs& a) {
+    PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/true));
     PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
     return ParseWindow(a, /*allow_explicit=*/false, &pw_.win);
   }
@@ -393,6 +434,7 @@ template <class T>
 class AvgPoolGradOp : public PoolBase<false> {
  public:
   pdk::Status Init(const pdk::Attrs& a) {
+    PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/true));
     PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
     return ParseWindow(a, /*allow_explicit=*/false, &pw_.win);
   }

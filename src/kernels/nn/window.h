@@ -167,7 +167,7 @@ pdk::Status ParseWindow(const pdk::Attrs& a, bool allow_explicit, Window<D>* w,
 //   EXPLICIT: out = (in + before + after - effective + stride) / stride
 //   SAME:     out = (in + stride - 1) / stride,
 //             pad_before = max(0, (out - 1) * stride + effective - in) / 2
-// A negative size is InvalidArgument.
+// A negative size is InvalidArgument, in TensorFlow's words.
 template <int D>
 pdk::Status WindowedOutputSize(const char* op, const char* dim_name, int64_t in, int64_t filter,
                                const Window<D>& w, int dim, int64_t* out, int64_t* pad_before) {
@@ -189,10 +189,10 @@ pdk::Status WindowedOutputSize(const char* op, const char* dim_name, int64_t in,
       break;
     }
   }
-  if (*out < 0)
-    return pdk::InvalidArgument(op, ": computed output ", dim_name,
-                                " size would be negative [input size ", in,
-                                ", effective window size ", effective, ", stride ", stride, "]");
+  if (*out < 0)  // TensorFlow's wording first, then PDK's detail
+    return pdk::InvalidArgument("Computed output size would be negative: ", *out,
+                                " [input_size: ", in, ", effective_filter_size: ", effective,
+                                ", stride: ", stride, "] (", op, ": output ", dim_name, ")");
   return pdk::Status::OK();
 }
 
