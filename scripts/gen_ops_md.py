@@ -79,6 +79,63 @@ def _fmt(err: float) -> str:
     return f"{err:.0e}"
 
 
+def _product(regs):
+    """{attr: values} when `regs` (tuples of (attr, dtype) pairs, same attrs in the
+    same order) is every combination of those values, else None."""
+    attrs = [a for a, _ in regs[0]]
+    values = {a: sorted({dict(r)[a] for r in regs}, key=_dtype_key) for a in attrs}
+    size = 1
+    for v in values.values():
+        size *= len(v)
+    return values if size == len(set(regs)) else None
+
+
+def _render_product(values) -> str:
+    """'T: float32, int32 × Tidx: int32, int64'; attributes with the same list
+    share it: 'T, type (each): float32, float64'."""
+    groups = []  # [(names, values)], in attribute order
+    for a, v in values.items():
+        for names, vals in groups:
+            if vals == v:
+                names.append(a)
+                break
+        else:
+            groups.append(([a], v))
+    return " × ".join(
+        (f"{', '.join(n)} (each)" if len(n) > 1 else n[0]) + ": " + ", ".join(v)
+        for n, v in groups)
+
+
+def types_cell(regs) -> str:
+    """The type-constraint cell of one op, compact enough to read: one list of
+    dtypes per attribute when the registrations are every combination of them,
+    else one such product per value of the first attribute's groups."""
+    regs = sorted(set(regs))
+    if not regs or not regs[0]:
+        return ""
+    attrs = [a for a, _ in regs[0]]
+    if any([a for a, _ in r] != attrs for r in regs):
+        return "; ".join(", ".join(f"{a}={d}" for a, d in r) for r in regs)
+    values = _product(regs)
+    if values is not None:
+        return _render_product(values)
+    # Not a full product: group the first attribute's values by the rest they
+    # combine with, and render each group as a product (or list it).
+    rest = collections.defaultdict(set)
+    for r in regs:
+        rest[r[0][1]].add(r[1:])
+    groups = collections.defaultdict(list)
+    for v in sorted(rest, key=_dtype_key):
+        groups[frozenset(rest[v])].append(v)
+    parts = []
+    for tails, firsts in groups.items():
+        sub = [((attrs[0], f),) + t for f in firsts for t in tails]
+        values = _product(sub)
+        parts.append(_render_product(values) if values is not None else
+                     "; ".join(", ".join(f"{a}={d}" for a, d in r) for r in sorted(sub)))
+    return "; ".join(parts)
+
+
 def errors_from_json(path) -> dict:
     """{op: {dtype: rounded error text}} from the sweep's JSON."""
     data = json.loads(pathlib.Path(path).read_text())
@@ -119,7 +176,7 @@ def render(errors=None) -> str:
     by_op = collections.defaultdict(set)
     host = {}
     for k in tensorflow_pdk.registered_kernels():
-        by_op[k.op].add(", ".join(f"{a}={d}" for a, d in k.type_constraints))
+        by_op[k.op].add(tuple((a, d) for a, d in k.type_constraints))
         if k.host_memory:
             host[k.op] = ", ".join(k.host_memory)
     files = kernel_files(set(by_op))
@@ -132,6 +189,9 @@ def render(errors=None) -> str:
         "(`PDK_SWEEP=full`, `tests/python/test_conformance.py`) measured over all its cases,",
         "per dtype of the op's first type attribute, rounded to one significant digit",
         "(0: bit-identical; — : not measured).",
+        "Type constraints give each type attribute's dtypes; ` × ` joins attributes whose",
+        "dtypes combine freely, and `A, B (each)` means two attributes each taking any",
+        "dtype of one list.",
         "",
         f"{len(by_op)} ops, {sum(len(v) for v in by_op.values())} (op, dtype) registrations.",
         "",
@@ -139,8 +199,8 @@ def render(errors=None) -> str:
         "|---|---|---|---|---|",
     ]
     for op in sorted(by_op):
-        types = "; ".join(sorted(by_op[op]))
-        groups = sorted({_group(t.replace(", ", ",")) for t in by_op[op]}, key=_dtype_key)
+        types = types_cell(by_op[op])
+        groups = sorted({r[0][1] if r else "any" for r in by_op[op]}, key=_dtype_key)
         errs = errors.get(op, {})
         cell = "; ".join(f"{g}: {errs.get(g, '—')}" for g in groups)
         lines.append(f"| {op} | {types} | {host.get(op, '')} | {files.get(op, '')} | {cell} |")
