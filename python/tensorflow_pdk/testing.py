@@ -78,6 +78,15 @@ def assert_matches_cpu(fn: Callable, *arrays, ops: Optional[Iterable[str]] = Non
     return actual
 
 
+def keras_compile_args(device: str) -> Dict[str, object]:
+    """Extra ``model.compile`` arguments for running one Keras model on
+    ``device`` in a test that compares devices: none on PDK (Keras's defaults,
+    as a user's code has them), and ``jit_compile=False`` on the CPU, whose run
+    is the reference: TensorFlow's CPU kernels, not XLA's CPU backend, which
+    Keras would pick there because PDK is listed (``jit_compile="auto"``)."""
+    return {"jit_compile": False} if "CPU" in device.upper() else {}
+
+
 def random_array(shape: Sequence[int], dtype, rng: np.random.Generator, low=-2.0, high=2.0):
     """Random test data of numpy ``dtype`` (bool, ints, floats, bfloat16 via ml_dtypes)."""
     dt = np.dtype(dtype)

@@ -5,12 +5,11 @@ used instead (include/pdk/env.h), and the plugin goes on with that.
 Each case runs in a child process: the variables are read when the plugin
 loads or when a graph is optimized.
 """
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+from child_process import run_python
 
 CODE = textwrap.dedent("""
     import tensorflow as tf, tensorflow_pdk
@@ -25,10 +24,7 @@ CODE = textwrap.dedent("""
 
 
 def _run(env_extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PDK_")}
-    env.update(env_extra)
-    return subprocess.run([sys.executable, "-c", CODE], env=env, capture_output=True, text=True,
-                          timeout=180)
+    return run_python(CODE, env_extra, prelude="")
 
 
 @pytest.mark.parametrize("var,value,warning", [
@@ -49,7 +45,7 @@ def test_invalid_value_warns_once_and_runs(var, value, warning):
     if var == "PDK_DEVICE_COUNT" and value == "-3":
         assert "DEVICES 0" in p.stdout
         return
-    assert "DEVICES 1" in p.stdout and "RESULT 256.0" in p.stdout, p.stdout + p.stderr[-2000:]
+    assert "DEVICES 1" in p.stdout and "RESULT 64.0" in p.stdout, p.stdout + p.stderr[-2000:]
 
 
 def test_valid_values_are_silent():
@@ -57,7 +53,7 @@ def test_valid_values_are_silent():
               "PDK_GRAPH_DISABLE": "matmul_fusion, pad_conv", "PDK_NUM_THREADS": "2"})
     assert p.returncode == 0, p.stderr[-3000:]
     assert "PDK: PDK_" not in p.stderr, p.stderr[-3000:]
-    assert "RESULT 256.0" in p.stdout
+    assert "RESULT 64.0" in p.stdout
 
 
 def test_device_count_zero_says_why():
@@ -80,9 +76,7 @@ def test_set_visible_devices_switches_pdk_off():
         y = tf.function(lambda a: tf.linalg.matmul(a, a))(tf.ones((3, 3)))
         print("DEVICE", y.device.rsplit(":", 2)[-2], sum(tensorflow_pdk.launch_counts().values()))
     """)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PDK_")}
-    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=180)
+    p = run_python(code, prelude="")
     assert p.returncode == 0, p.stderr[-3000:]
     assert "VISIBLE ['CPU']" in p.stdout and "LOGICAL ['CPU']" in p.stdout, p.stdout
     assert "DEVICE CPU 0" in p.stdout, p.stdout

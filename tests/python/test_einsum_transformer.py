@@ -34,7 +34,8 @@ import tensorflow as tf
 
 import tensorflow_pdk
 from tensorflow_pdk import placement
-from tensorflow_pdk.testing import assert_close, assert_matches_cpu, launches, random_array, run_on
+from tensorflow_pdk.testing import (assert_close, assert_matches_cpu, keras_compile_args, launches,
+                                    random_array, run_on)
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 # GEMM sums in another order than TF's CPU kernel: float32 1e-4 as for MatMul
@@ -242,7 +243,8 @@ def train_encoder(device, ffn, causal=False, steps=3, batch=16):
     with tf.device(device):
         model = build_encoder(keras, ffn, causal)
         model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      **keras_compile_args(device))
         with launches() as delta, placement.record() as placed:
             hist = model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
     return hist.history["loss"], [np.asarray(w) for w in model.get_weights()], placed, delta

@@ -150,7 +150,8 @@ def test_model_fit_fuses_and_trains_like_cpu():
                 init = model.get_weights()
             model.set_weights(init)  # the same start on both devices
             model.compile(optimizer=keras.optimizers.Adam(1e-2),
-                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                          **tpt.keras_compile_args(d))
             tp.reset_graph_rewrite_counts()
             with tpt.launches() as counts:
                 model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)

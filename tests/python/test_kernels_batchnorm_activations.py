@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tensorflow_pdk.testing import (assert_close, assert_matches_cpu, launches, random_array,
-                                    run_on)
+from tensorflow_pdk.testing import (assert_close, assert_matches_cpu, keras_compile_args, launches,
+                                    random_array, run_on)
 
 BN_RTOL, BN_ATOL = 1e-4, 1e-5
 
@@ -317,7 +317,8 @@ def _train_bn_model(device, x, y, init):
         ])
         if init is not None:
             model.set_weights(init)
-        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse",
+                      **keras_compile_args(device))
         losses = [float(model.train_on_batch(x, y)) for _ in range(3)]
         pred = model.predict_on_batch(x)
         return model.get_weights(), losses, np.asarray(pred)

@@ -20,7 +20,8 @@ import pytest
 import tensorflow as tf
 
 from tensorflow_pdk import placement
-from tensorflow_pdk.testing import TOLERANCES, assert_matches_cpu, random_array, run_on
+from tensorflow_pdk.testing import (TOLERANCES, assert_matches_cpu, keras_compile_args,
+                                    random_array, run_on)
 
 HALF_TYPES = ["float16", "bfloat16"]
 
@@ -373,7 +374,7 @@ def _train(kind, policy, device):
             keras.utils.set_random_seed(0)
             model = _build(kind)
             model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                          loss="sparse_categorical_crossentropy")
+                          loss="sparse_categorical_crossentropy", **keras_compile_args(device))
             with placement.record() as placed:
                 hist = model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
             # the per-step losses of a second epoch, to compare more than one number

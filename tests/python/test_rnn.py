@@ -15,6 +15,7 @@ import tensorflow as tf
 
 import tensorflow_pdk
 from tensorflow_pdk import placement
+from tensorflow_pdk.testing import keras_compile_args
 
 keras = pytest.importorskip("keras")
 
@@ -132,7 +133,8 @@ def _train(device):
             keras.layers.Dense(2),
         ])
         model.compile(optimizer=keras.optimizers.Adam(1e-2),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      **keras_compile_args(device))
         tensorflow_pdk.reset_launch_counts()
         tensorflow_pdk.reset_graph_rewrite_counts()
         with placement.record() as placed:

@@ -14,15 +14,12 @@ Each PDK_STRICT case runs in a subprocess (the variable is read when the
 plugin registers its kernels and when a graph is optimized); each also runs
 without it, to show the same code then falls back silently (so the test can fail).
 """
-import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
 import tensorflow as tf
 
 import tensorflow_pdk
+from child_process import run_python
 from tensorflow_pdk import placement
 
 # Ops with no PDK kernel at all, and one PDK registers for float types only.
@@ -42,13 +39,7 @@ def test_premises():
 
 
 def _run(code, strict):
-    env = dict(os.environ)
-    env.pop("PDK_STRICT", None)
-    if strict:
-        env["PDK_STRICT"] = "1"
-    script = "import tensorflow as tf, numpy as np, tensorflow_pdk\n" + textwrap.dedent(code)
-    return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=300)
+    return run_python(code, strict=strict)
 
 
 def _ok(p):

@@ -15,16 +15,12 @@ compared with the same function run on the CPU without XLA.
 
 Cases that look at stderr or set PDK_STRICT run in a child process.
 """
-import os
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import tensorflow_pdk
+from child_process import run_python
 
 
 def _dense(x, w):
@@ -104,13 +100,7 @@ def test_gradient_of_an_eager_xla_call_on_pdk():
 
 
 def _run(code, strict=False):
-    env = dict(os.environ)
-    env.pop("PDK_STRICT", None)
-    if strict:
-        env["PDK_STRICT"] = "1"
-    script = "import tensorflow as tf, numpy as np, tensorflow_pdk\n" + textwrap.dedent(code)
-    return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=300)
+    return run_python(code, strict=strict)
 
 
 CODE = """

@@ -1,11 +1,17 @@
 // SelectV2: output = condition ? t : e elementwise, with NumPy broadcasting
 // over all three inputs (output has the broadcast shape of condition, t, e).
+// Select (v1; tensorflow/core/kernels/cwise_op_select.cc): no broadcasting
+// between t and e, which must have one shape; condition has that shape too,
+// is a scalar, or is a vector of t.shape[0] choosing whole rows (computed as
+// SelectV2 with condition viewed as [t.shape[0], 1, ...]). Keras's sparse
+// optimizer updates (RMSprop on an Embedding) emit it.
 //
 // condition: bool. t, e, output: T in float32, float64, float16, bfloat16,
 // int32, int64, bool (the two 16-bit floats are selected as raw uint16_t bits).
 // Errors: InvalidArgument when the shapes don't broadcast (the message names
 // the operands and their shapes); allocation failures.
 #include <cstdint>
+#include <vector>
 
 #include "compute/broadcast.h"
 #include "compute/eigen.h"
@@ -14,8 +20,30 @@
 namespace pdk_kernels {
 namespace {
 
-template <class T>
-class SelectV2Op {
+// Select (v1)'s shape rules, with TensorFlow's wording; `cond` becomes the
+// shape the broadcasting code reads condition as.
+pdk::Status CheckSelectV1(const char* op, pdk::Shape* cond, const pdk::Shape& t,
+                          const pdk::Shape& e) {
+  if (t != e)
+    return pdk::InvalidArgument("'then' and 'else' must have the same size.  but received: ",
+                                t, " vs. ", e, " (PDK ", op, ")");
+  if (cond->rank() == 0 || *cond == t) return pdk::Status::OK();
+  if (cond->rank() == 1 && t.rank() > 1) {
+    if ((*cond)[0] != t[0])
+      return pdk::InvalidArgument("Number of batches of 'then' must match size of 'cond', but saw: ",
+                                  t[0], " vs. ", (*cond)[0], " (PDK ", op, ")");
+    std::vector<int64_t> dims(t.rank(), 1);
+    dims[0] = t[0];
+    *cond = pdk::Shape(dims);
+    return pdk::Status::OK();
+  }
+  return pdk::InvalidArgument("'condition' must be a scalar, a vector of the size of 'then''s "
+                              "first dimension, or of the shape of 'then' (PDK ", op,
+                              ": condition.shape ", *cond, ", then.shape ", t, ")");
+}
+
+template <class T, bool kV1>
+class SelectOp {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
     const bool* c;
@@ -26,9 +54,11 @@ class SelectV2Op {
       PDK_ASSIGN_OR_RETURN(pdk::Tensor ct, ctx.input(0));
       PDK_ASSIGN_OR_RETURN(pdk::Tensor tt, ctx.input(1));
       PDK_ASSIGN_OR_RETURN(pdk::Tensor et, ctx.input(2));
+      pdk::Shape cs = ct.shape();
+      if constexpr (kV1) PDK_RETURN_IF_ERROR(CheckSelectV1(ctx.op(), &cs, tt.shape(), et.shape()));
       PDK_ASSIGN_OR_RETURN(plan, pdk_compute::PlanBroadcast<3>(
                                      ctx.op(), {"condition", "t", "e"},
-                                     {ct.shape(), tt.shape(), et.shape()}));
+                                     {cs, tt.shape(), et.shape()}));
       c = ct.data<bool>();
       t = tt.data<T>();
       e = et.data<T>();
@@ -51,7 +81,8 @@ class SelectV2Op {
 PDK_REGISTER_KERNELS(SelectV2, r) {
   pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t, bool>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<SelectV2Op<T>>("SelectV2").template Type<T>("T"));
+    r.Add(pdk::KernelDef<SelectOp<T, false>>("SelectV2").template Type<T>("T"));
+    r.Add(pdk::KernelDef<SelectOp<T, true>>("Select").template Type<T>("T"));
   });
 }
 
