@@ -7,6 +7,13 @@ CPU has no kernel (NCHW Conv2D, NCDHW Conv3D, grouped Conv2D's backprops) the
 reference is the CPU computing the same thing another way: the channels-last
 op on transposed operands, or one ordinary convolution per group.
 
+Dilated Conv2D gradients: TensorFlow's CPU Conv2DBackpropInput refuses
+dilation > 1 where its oneDNN kernels are off (TF 2.21 on AVX2-only x86:
+"Current CPU implementations do not yet support dilation rates larger than
+1"). There the reference is the same TF function compiled by XLA for the CPU
+(tf.function(jit_compile=True) under /CPU:0, see cpu_reference), which every
+machine has; PDK's side and the launch checks are unchanged.
+
 Tolerances: float32 rtol 1e-4 / atol 1e-4 (PDK's im2col + OpenBLAS GEMM sums
 in a different order from TF's oneDNN / Eigen kernels); float64 rtol 1e-10 /
 atol 1e-10. Max pooling (forward and gradient) is compared exactly.
@@ -58,6 +65,37 @@ def conv_kwargs(stride, padding, dilation):
     pad, pads = PADDINGS[padding]
     return dict(strides=[1, stride, stride, 1], padding=pad, explicit_paddings=pads,
                 dilations=[1, dilation, dilation, 1])
+
+
+CPU_REFUSES_DILATION = "do not yet support dilation rates larger than 1"
+
+
+def cpu_reference(fn, *arrays):
+    """fn(*arrays) on TensorFlow's CPU kernels; where the CPU kernel refuses a
+    dilation rate > 1 (no oneDNN), the same function compiled by XLA for the
+    CPU. Returns numpy outputs like run_on."""
+    try:
+        return run_on("/CPU:0", fn, *arrays)
+    except tf.errors.InvalidArgumentError as e:
+        if CPU_REFUSES_DILATION not in str(e):
+            raise
+    with launches() as delta:
+        out = run_on("/CPU:0", tf.function(fn, jit_compile=True), *arrays)
+    assert not delta, f"the XLA CPU reference launched PDK kernels: {delta}"
+    return out
+
+
+def assert_matches_cpu_reference(fn, *arrays, ops, rtol, atol):
+    """assert_matches_cpu with cpu_reference as the expected side."""
+    expected = cpu_reference(fn, *arrays)
+    with launches() as delta:
+        actual = run_on("/PDK:0", fn, *arrays)
+    for op in ops:
+        assert delta.get(op, 0) > 0, f"{op} did not run on PDK (launches: {delta})"
+    assert len(actual) == len(expected)
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        assert_close(a, e, rtol, atol, what=f"output {i}")
+    return actual
 
 
 def check_empty_batch(fn, arrays, ops, shapes):
@@ -176,7 +214,7 @@ def test_conv2d_gradients(x_shape, case, rng):
     if x_shape[0] == 0:
         check_empty_batch(grads, [x, w, dy], ops, [dy.shape, x.shape, w.shape])
         return
-    assert_matches_cpu(grads, x, w, dy, ops=ops, **F32)
+    assert_matches_cpu_reference(grads, x, w, dy, ops=ops, **F32)
 
 
 def test_conv2d_gradients_float64(rng):
@@ -254,7 +292,7 @@ def test_conv2d_nchw_forward_and_gradients(x_shape, case, rng):
         assert y.shape == to_nchw(dy).shape and dx.shape == to_nchw(x).shape
         np.testing.assert_array_equal(dw, np.zeros_like(dw))
         return
-    ey, edx, edw = run_on("/CPU:0", grads("NHWC", nhwc_pad), x, w, dy)
+    ey, edx, edw = cpu_reference(grads("NHWC", nhwc_pad), x, w, dy)
     assert_close(to_nhwc(y), ey, what="y", **F32)
     assert_close(to_nhwc(dx), edx, what="dx", **F32)
     assert_close(dw, edw, what="dw", **F32)

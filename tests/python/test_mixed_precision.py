@@ -20,7 +20,7 @@ import pytest
 import tensorflow as tf
 
 from tensorflow_pdk import placement
-from tensorflow_pdk.testing import (TOLERANCES, assert_matches_cpu, keras_compile_args,
+from tensorflow_pdk.testing import (TOLERANCES, assert_matches_cpu, keras_compile_args, launches,
                                     random_array, run_on)
 
 HALF_TYPES = ["float16", "bfloat16"]
@@ -209,6 +209,41 @@ def test_argminmax(op, dt, rng):
 
 
 # --------------------------------------------------------------------- matmul
+#
+# bfloat16 GEMMs are checked against the float64 product of the same
+# (bf16-valued) inputs, not against TensorFlow's bf16 CPU kernel, whose
+# accuracy depends on the machine (oneDNN's bf16 GEMM where TF enables oneDNN,
+# Eigen's contraction elsewhere: measured on an AVX2-only EPYC, TF 2.21, up to
+# ~1 bf16 ulp from the exact product, twice the bound below). PDK's contract
+# (src/kernels/math/matmul.cc): float32 sums of the exact bf16 x bf16 products,
+# rounded once to bfloat16. So element-wise, with s the exact sum and
+# S = sum |a_ik b_kj|:
+#   |pdk - s| <= 2^-8 |s| + (1 + 2^-8) * k * 2^-24 * S
+# (half a bf16 ulp for the rounding to nearest, plus the worst-case float32
+# summation error of k terms, which the rounding can carry). A bf16
+# accumulator (error ~ sqrt(k) bf16 ulps) or a second rounding fails it.
+# float16 keeps TensorFlow's CPU kernel as the reference.
+
+
+def assert_bf16_gemm_exact(out, a, b):
+    """out (bfloat16) against np.matmul of a, b in float64 (see above)."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    exact = np.matmul(a64, b64)
+    k = a64.shape[-1]
+    bound = 2.0**-8 * np.abs(exact) + (1 + 2.0**-8) * k * 2.0**-24 * np.matmul(
+        np.abs(a64), np.abs(b64))
+    assert out.shape == exact.shape and out.dtype == a.dtype
+    err = np.abs(out.astype(np.float64) - exact)
+    bad = err > bound
+    assert not bad.any(), (
+        f"{bad.sum()} of {bad.size} elements beyond one bf16 rounding of the float32 sum: "
+        f"max error {err.max():.3g} (bound there {bound.flat[np.argmax(err)]:.3g}), "
+        f"max error/bound {(err / bound).max():.3g}")
+
+
+def _swap_last(x, t):
+    return np.swapaxes(x, -1, -2) if t else x
+
 
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("mnk", [(3, 5, 7), (64, 48, 80), (200, 150, 100)], ids=str)
@@ -216,16 +251,28 @@ def test_matmul(mnk, ta, tb, dt, rng):
     m, n, k = mnk
     a = rand((k, m) if ta else (m, k), dt, rng, -1, 1)
     b = rand((n, k) if tb else (k, n), dt, rng, -1, 1)
-    # Both accumulate in float32 and round once; the sums' order differs.
-    assert_matches_cpu(lambda x, y: tf.raw_ops.MatMul(a=x, b=y, transpose_a=ta, transpose_b=tb),
-                       a, b, ops=["MatMul"])
+    fn = lambda x, y: tf.raw_ops.MatMul(a=x, b=y, transpose_a=ta, transpose_b=tb)  # noqa: E731
+    if dt == "bfloat16":
+        with launches() as delta:
+            out = run_on("/PDK:0", fn, a, b)[0]
+        assert delta.get("MatMul", 0) > 0, delta
+        assert_bf16_gemm_exact(out, _swap_last(a, ta), _swap_last(b, tb))
+        return
+    # float16: both accumulate in float32 and round once; the sums' order differs.
+    assert_matches_cpu(fn, a, b, ops=["MatMul"])
 
 
 def test_batch_matmul(dt, rng):
     x = rand((2, 3, 4, 6), dt, rng, -1, 1)
     y = rand((3, 6, 5), dt, rng, -1, 1)
-    assert_matches_cpu(lambda a, b: tf.raw_ops.BatchMatMulV2(x=a, y=b), x, y,
-                       ops=["BatchMatMulV2"])
+    fn = lambda a, b: tf.raw_ops.BatchMatMulV2(x=a, y=b)  # noqa: E731
+    if dt == "bfloat16":
+        with launches() as delta:
+            out = run_on("/PDK:0", fn, x, y)[0]
+        assert delta.get("BatchMatMulV2", 0) > 0, delta
+        assert_bf16_gemm_exact(out, x, y)
+        return
+    assert_matches_cpu(fn, x, y, ops=["BatchMatMulV2"])
 
 
 # ------------------------------------------------------------------------- nn

@@ -449,6 +449,19 @@ MIXED_HEAD_TOL = {"mixed_float16": 0.1, "mixed_bfloat16": 1e-2}  # mobilenet_v2'
 # bias) is 16-bit round-off, measured 3.4e-6 x the largest gradient norm.
 MIXED_FLOOR = 1e-5
 FLOAT32_REFERENCE = ("bilstm_gru",)
+# (name, policy) whose 16-bit TF CPU step may be a poor reference, compared
+# through the float32 step instead: PDK's loss and classifier gradients must be
+# no farther from the float32 step's than TF CPU's 16-bit ones are, plus the
+# tolerance (|PDK - f32| <= |CPU - f32| + tol |f32|). Where PDK matches TF's
+# CPU within tol (measured on AVX-512 with TF's oneDNN: loss 8.6e-4) this
+# follows from the direct check; it only gives way where TF's own step is
+# inaccurate. Measured on an AVX2-only EPYC (TF 2.21 without oneDNN; its
+# bfloat16 convolutions, depthwise convolutions and batch norm run on Eigen),
+# mobilenet_v2 under mixed_bfloat16: loss PDK 1.2358, TF CPU 1.3580, float32
+# 1.2594, i.e. TF CPU 7.8 % from float32, PDK 1.9 %; classifier kernel and bias
+# gradients: TF CPU 14 % / 4.9 % from float32, PDK 11 % / 1.8 %; PDK - CPU
+# 9.0 % (loss), 12.5 % / 4.9 % (gradients).
+FLOAT32_DISTANCE_REFERENCE = {("mobilenet_v2", "mixed_bfloat16")}
 _MIXED = {}
 
 
@@ -483,16 +496,26 @@ def test_mixed_precision_train_step_on_pdk(name, policy):
     if name in FLOAT32_REFERENCE:
         tol = max(tol, K * cpu_err)
     assert tol <= MAX_TOL, f"the float32 reference is off: tolerance {tol}"
-    assert abs(pdk.loss - cpu.loss) <= tol * abs(cpu.loss), (pdk.loss, cpu.loss, tol)
-    assert len(pdk.grads) == len(cpu.grads)
+    via_f32 = (name, policy) in FLOAT32_DISTANCE_REFERENCE
+    if via_f32:
+        assert abs(pdk.loss - ref.loss) <= abs(cpu.loss - ref.loss) + tol * abs(ref.loss), \
+            (pdk.loss, cpu.loss, ref.loss, tol)
+    else:
+        assert abs(pdk.loss - cpu.loss) <= tol * abs(cpu.loss), (pdk.loss, cpu.loss, tol)
+    assert len(pdk.grads) == len(cpu.grads) == len(ref.grads)
     floor = MIXED_FLOOR * max(np.linalg.norm(g) for g in cpu.grads)
-    for i, (a, b) in enumerate(zip(pdk.grads, cpu.grads)):
+    for i, (a, b, r) in enumerate(zip(pdk.grads, cpu.grads, ref.grads)):
         assert np.isfinite(a).all(), ("gradient", i, a.shape)
         t = tol
         if name == "mobilenet_v2":   # see MIXED_TOL: only the classifier's gradients
             if i < len(pdk.grads) - 2:
                 continue
             t = MIXED_HEAD_TOL[policy]
+        if via_f32:
+            err, allowed = np.linalg.norm(a - r), (np.linalg.norm(b - r)
+                                                   + t * np.linalg.norm(r) + floor)
+            assert err <= allowed, ("gradient vs float32", i, a.shape, err, allowed, t)
+            continue
         err, ref_norm = np.linalg.norm(a - b), np.linalg.norm(b)
         assert err <= t * ref_norm + floor, ("gradient", i, a.shape, err, ref_norm, t)
 
