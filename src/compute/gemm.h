@@ -17,7 +17,8 @@
 //   libgomp's default wait policy;
 // - float64: OpenBLAS's cblas_dgemm;
 // - bfloat16: oneDNN's bf16 matmul per block (native AVX512_BF16 dot
-//   products, float32 sums, one rounding);
+//   products, float32 sums, one rounding); on CPUs without AVX512_BF16,
+//   float32 copies through the float32 path (NativeBf16 below says why);
 // - every other type (and dimensions beyond int) uses Eigen's (Core) GEMM.
 // float16 has no fast GEMM here: callers widen it to float32 first
 // (kGemmWidens). OpenBLAS is told to use one thread (UseSingleThreadedOpenBlas),
@@ -120,11 +121,47 @@ void GemmEigen(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T*
   else C.noalias() = A.transpose() * B.transpose();
 }
 
+// Whether the CPU has native bfloat16 dot products (AVX512_BF16). Only then
+// does oneDNN's bf16 matmul sum in float32 (VDPBF16PS); on a CPU without them
+// (an AVX2 AMD EPYC, measured) PDK's bfloat16 products came out summed in
+// bfloat16 (k = 512 terms of 1 + 2^-7 gave 512, not 516), so GemmBlock widens
+// bfloat16 to float32 there instead.
+inline bool NativeBf16() {
+  static const bool yes = __builtin_cpu_supports("avx512bf16");
+  return yes;
+}
+
+template <class T>
+void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T* a, int64_t lda,
+               const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate = false);
+
+// bfloat16 C (+)= op(A) op(B) through float32 copies: products summed in
+// float32 by the float32 GEMM, rounded to bfloat16 once.
+inline void GemmBlockBf16Widened(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k,
+                                 const Eigen::bfloat16* a, int64_t lda, const Eigen::bfloat16* b,
+                                 int64_t ldb, Eigen::bfloat16* c, int64_t ldc, bool accumulate) {
+  auto widen = [](const Eigen::bfloat16* src, int64_t r, int64_t n, int64_t ld) {
+    std::vector<float> out(static_cast<size_t>(r * n));
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] = static_cast<float>(src[i * ld + j]);
+    return out;
+  };
+  const int64_t ac = ta ? rows : k, bc = tb ? k : cols;
+  const std::vector<float> fa = widen(a, ta ? k : rows, ac, lda);
+  const std::vector<float> fb = widen(b, tb ? cols : k, bc, ldb);
+  std::vector<float> fc = accumulate ? widen(c, rows, cols, ldc)
+                                     : std::vector<float>(static_cast<size_t>(rows * cols));
+  GemmBlock<float>(ta, tb, rows, cols, k, fa.data(), ac, fb.data(), bc, fc.data(), cols,
+                   accumulate);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) c[i * ldc + j] = Eigen::bfloat16(fc[i * cols + j]);
+}
+
 // C[rows,cols] = op(A) * op(B), or C += op(A) * op(B) with `accumulate`, on the
 // calling thread. k must be > 0 (callers handle the empty sum).
 template <class T>
 void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T* a, int64_t lda,
-               const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate = false) {
+               const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
   if constexpr (std::is_same_v<T, float>) {
     if (!accumulate && 2.0 * double(rows) * double(cols) * double(k) >= kDnnlFlops &&
         DenseGemm(ta, tb, rows, cols, k, lda, ldb, ldc) &&
@@ -147,6 +184,8 @@ void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T*
     }
   }
   if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
+    if (!NativeBf16())
+      return GemmBlockBf16Widened(ta, tb, rows, cols, k, a, lda, b, ldb, c, ldc, accumulate);
     if (!accumulate && GemmBlockDnnl(DnnlGemmType::kBfloat16, ta, tb, rows, cols, k, a, lda, b,
                                      ldb, c, ldc))
       return;
