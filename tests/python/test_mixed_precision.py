@@ -388,7 +388,10 @@ def test_pooling_and_grads(padding, dt, rng):
 # 2 epochs x 3 steps (Adam, lr 1e-3; weights move by ~6e-3): float16 losses
 # within 3e-5 relative, weights within 7e-5; bfloat16 losses 2.2e-4, weights
 # 5.4e-4. The tolerances leave a 3-5x margin.
-MODEL_RTOL = {"mixed_float16": 1e-4, "mixed_bfloat16": 1e-3}
+# mixed_bfloat16 losses: on an AVX2-only CPU (no oneDNN in TF's CPU kernels)
+# TF's own bfloat16 LayerNormalization step lands 1.5e-3 (relative) from the
+# float32 step and PDK's 1.2e-3, so the two may differ by up to ~2.7e-3.
+MODEL_RTOL = {"mixed_float16": 1e-4, "mixed_bfloat16": 3e-3}
 MODEL_ATOL = {"mixed_float16": 3e-4, "mixed_bfloat16": 2e-3}
 STEPS, BATCH = 3, 16
 
