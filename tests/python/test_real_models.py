@@ -426,7 +426,11 @@ MIXED_KEY_OPS = {
 #   PDK - CPU 9.9e-4 / 1.3e-2.
 # - transformer: its Dropout masks drawn in 16 bits differ from float32's (the
 #   16-bit step is 74-78 % from the float32 one), so no float32 reference; a
-#   fixed tolerance, measured PDK - CPU 1.4e-2 (float16) / 5.3e-3 (bfloat16).
+#   fixed tolerance, measured PDK - CPU 1.4e-2 (float16) / 5.3e-3 (bfloat16)
+#   on AVX-512 with TF's oneDNN; on an AVX2-only EPYC, where TF's CPU runs
+#   bfloat16 MatMul / BatchMatMulV2 on Eigen and sums in bfloat16 (PDK sums in
+#   float32: compute/gemm.h), 6e-2 (bfloat16; largest gradient: the
+#   embedding's, 4.0e-2), hence 8e-2 there.
 # - mobilenet_v2: with batch 2, batch-statistics BatchNormalization and ReLU6
 #   kinks the step is so badly conditioned (TF's float32 step is 1.1e-4 from
 #   float64, see above; 2^13 / 2^16 larger unit round-off) that the 16-bit
@@ -441,13 +445,14 @@ MIXED_KEY_OPS = {
 #   TF's one by one in the conformance sweep.
 MIXED_TOL = {
     ("bilstm_gru", "mixed_float16"): 1e-3, ("bilstm_gru", "mixed_bfloat16"): 1e-2,
-    ("transformer", "mixed_float16"): 5e-2, ("transformer", "mixed_bfloat16"): 2e-2,
+    ("transformer", "mixed_float16"): 5e-2, ("transformer", "mixed_bfloat16"): 8e-2,
     ("mobilenet_v2", "mixed_float16"): 4e-2, ("mobilenet_v2", "mixed_bfloat16"): 1e-2,
 }
 MIXED_HEAD_TOL = {"mixed_float16": 0.1, "mixed_bfloat16": 1e-2}  # mobilenet_v2's classifier
 # FLOOR in 16 bits: a gradient zero by construction (MultiHeadAttention's key
-# bias) is 16-bit round-off, measured 3.4e-6 x the largest gradient norm.
-MIXED_FLOOR = 1e-5
+# bias) is 16-bit round-off, measured 3.4e-6 x the largest gradient norm on
+# AVX-512, 2e-5 on an AVX2-only CPU (TF's bfloat16 sums in bfloat16 there).
+MIXED_FLOOR = 5e-5
 FLOAT32_REFERENCE = ("bilstm_gru",)
 # (name, policy) whose 16-bit TF CPU step may be a poor reference, compared
 # through the float32 step instead: PDK's loss and classifier gradients must be
