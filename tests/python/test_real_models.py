@@ -32,9 +32,9 @@ masks from Keras's stateless random ops, bit-identical on both devices), the
 loss, GradientTape gradients, a Keras 3 optimizer's apply_gradients (SGD(0.1)
 for the image models, so a weight moves by 0.1 x its gradient; Adam(1e-3) for
 the text models, whose Embedding gradients are IndexedSlices) -- then
-``model.predict`` on fresh inputs (the CPU reference compiled with
-``jit_compile=False``: TensorFlow's CPU kernels, not XLA's CPU backend, are the
-reference).
+``model.predict`` on fresh inputs (compiled with Keras's defaults on PDK; the
+CPU reference with tensorflow_pdk.testing.keras_compile_args: TensorFlow's CPU
+kernels, not XLA's CPU backend, are the reference).
 
 Tolerances (norm-wise relative, |x_pdk - x_cpu| <= tol |x_cpu|): the loss, each
 gradient (plus FLOOR x the largest gradient norm, for gradients zero by
@@ -80,7 +80,7 @@ import pytest
 import tensorflow as tf
 
 from tensorflow_pdk import placement
-from tensorflow_pdk.testing import launches
+from tensorflow_pdk.testing import keras_compile_args, launches
 
 SEED = 1234
 IMG, CLASSES, BATCH = 64, 5, 2
@@ -273,7 +273,7 @@ def _run(name, device, init_weights=None, dtype="float32", pred_weights=None):
             gnorm = {id(v): np.linalg.norm(g) for v, g in zip(model.trainable_variables,
                                                               run.grads)}
             run.grad_norm_of_weight = [gnorm.get(id(v)) for v in model.weights]
-            model.compile(jit_compile=False)
+            model.compile(**keras_compile_args(device))
             if device == "/CPU:0" and dtype == "float32":
                 run.pred = model.predict(x_pred, batch_size=len(x_pred), verbose=0)
     finally:
