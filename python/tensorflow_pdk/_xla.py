@@ -174,8 +174,11 @@ def install() -> bool:
     if not getattr(original, "_pdk_wrapped", False):
 
         def call_function(self, name, tensor_inputs, num_outputs):
-            twin = _twin(self, name) if _runs_on_pdk(self) else None
-            if twin is None:
+            # Every eager function call passes here (Keras's step, each step):
+            # the cached per-name answer first, the placement check only for
+            # functions that ask for XLA.
+            twin = _twin(self, name)
+            if twin is None or not _runs_on_pdk(self):
                 return original(self, name, tensor_inputs, num_outputs)
             _notice(name.decode())
             return original(self, twin, tensor_inputs, num_outputs)
