@@ -1,4 +1,6 @@
 """Bad input gives InvalidArgumentError naming the operands' shapes, never a crash."""
+import re
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -96,6 +98,14 @@ TF_WORDING = {
                      "Need k >= 0, got -1", "TopKV2"),
     "TopKV2 k > n": (lambda: tf.raw_ops.TopKV2(input=tf.ones([3, 4]), k=5),
                      "input must have at least k columns. Had 4, needed 5", "TopKV2"),
+    "Conv2D filter depth 0": (lambda: tf.raw_ops.Conv2D(input=tf.ones([1, 5, 5, 0]),
+                                                        filter=tf.ones([3, 3, 0, 4]),
+                                                        strides=[1, 1, 1, 1], padding="VALID"),
+                              "filter depth must be stricly positive, got 0", "Conv2D"),
+    "Conv3D filter depth 0": (lambda: tf.raw_ops.Conv3D(input=tf.ones([1, 5, 5, 5, 0]),
+                                                        filter=tf.ones([3, 3, 3, 0, 4]),
+                                                        strides=[1, 1, 1, 1, 1], padding="VALID"),
+                              "filter_depth must be non-zero", "Conv3D"),
     "Transpose perm rank": (lambda: tf.raw_ops.Transpose(x=tf.ones([2, 2]),
                                                          perm=C([[0, 1], [1, 0]])),
                             "perm must be rank 1, got shape [2,2]", "Transpose"),
@@ -226,21 +236,21 @@ def _outcome(device, fn):
             return e
 
 
-POOL_CASES = {}
+VALIDATION_CASES = {}
 for _k in (3, 4, 5, 7):
     for _s in (1, 3):
         for _pad in ("VALID", "SAME"):
-            POOL_CASES[f"AvgPool k{_k} s{_s} {_pad}"] = (
+            VALIDATION_CASES[f"AvgPool k{_k} s{_s} {_pad}"] = (
                 lambda k=_k, s=_s, pad=_pad: tf.raw_ops.AvgPool(
                     value=tf.reshape(tf.range(9.0), [1, 3, 3, 1]), ksize=[1, k, k, 1],
                     strides=[1, s, s, 1], padding=pad), "AvgPool")
-            POOL_CASES[f"MaxPool k{_k} s{_s} {_pad}"] = (
+            VALIDATION_CASES[f"MaxPool k{_k} s{_s} {_pad}"] = (
                 lambda k=_k, s=_s, pad=_pad: tf.raw_ops.MaxPool(
                     input=tf.reshape(tf.range(9.0), [1, 3, 3, 1]), ksize=[1, k, k, 1],
                     strides=[1, s, s, 1], padding=pad), "MaxPool")
 for _pads in ([0, 0, 2, 2, 2, 2, 0, 0], [0, 0, 0, 1, 0, 2, 0, 0], [0, 0, 1, 1, 1, 1, 0, 0],
               [0, 0, 0, 2, 0, 0, 0, 0], [0, 0, 0, 0, 2, 0, 0, 0]):
-    POOL_CASES[f"MaxPool EXPLICIT {_pads}"] = (
+    VALIDATION_CASES[f"MaxPool EXPLICIT {_pads}"] = (
         lambda p=_pads: tf.raw_ops.MaxPool(
             input=tf.reshape(tf.range(9.0), [1, 3, 3, 1]), ksize=[1, 2, 2, 1],
             strides=[1, 2, 2, 1], padding="EXPLICIT", explicit_paddings=p), "MaxPool")
@@ -249,27 +259,60 @@ for _pads in ([0, 0, 2, 2, 2, 2, 0, 0], [0, 0, 0, 1, 0, 2, 0, 0], [0, 0, 1, 1, 1
 # stays Unimplemented on PDK.)
 for _ksize, _strides in (([2, 1, 1, 1], [1, 1, 1, 1]), ([1, 1, 1, 2], [1, 1, 1, 2]),
                          ([1, 2, 2, 1], [2, 1, 1, 1])):
-    POOL_CASES[f"AvgPool non-spatial {_ksize} {_strides}"] = (
+    VALIDATION_CASES[f"AvgPool non-spatial {_ksize} {_strides}"] = (
         lambda k=_ksize, s=_strides: tf.raw_ops.AvgPool(
             value=tf.ones([2, 3, 3, 2]), ksize=k, strides=s, padding="VALID"), "AvgPool")
-    POOL_CASES[f"AvgPoolGrad non-spatial {_ksize} {_strides}"] = (
+    VALIDATION_CASES[f"AvgPoolGrad non-spatial {_ksize} {_strides}"] = (
         lambda k=_ksize, s=_strides: tf.raw_ops.AvgPoolGrad(
             orig_input_shape=tf.constant([2, 3, 3, 2]), grad=tf.ones([2, 3, 3, 2]), ksize=k,
             strides=s, padding="VALID"), "AvgPoolGrad")
-POOL_CASES["MaxPool batch window"] = (
+VALIDATION_CASES["MaxPool batch window"] = (
     lambda: tf.raw_ops.MaxPool(input=tf.ones([2, 3, 3, 2]), ksize=[2, 1, 1, 1],
                                strides=[1, 1, 1, 1], padding="VALID"), "MaxPool")
 for _k in (3, 4, 5):
-    POOL_CASES[f"AvgPoolGrad k{_k} VALID"] = (
+    VALIDATION_CASES[f"AvgPoolGrad k{_k} VALID"] = (
         lambda k=_k: tf.raw_ops.AvgPoolGrad(
             orig_input_shape=tf.constant([1, 3, 3, 1]),
             grad=tf.ones([1, max(4 - k, 0), max(4 - k, 0), 1]), ksize=[1, k, k, 1],
             strides=[1, 1, 1, 1], padding="VALID"), "AvgPoolGrad")
 
+# Depth-only max pooling (TensorFlow's DepthwiseMaxPool): computed, or
+# Unimplemented for the windows TensorFlow's CPU kernel rejects.
+_DEPTH_X = lambda: tf.reshape(tf.range(48.0) * (-1.0) ** tf.range(48.0), [2, 2, 2, 6])  # noqa: E731
+for _ksize, _strides in (([1, 1, 1, 2], [1, 1, 1, 2]), ([1, 1, 1, 3], [1, 2, 2, 3]),
+                         ([1, 1, 1, 6], [1, 1, 1, 6]), ([1, 1, 1, 4], [1, 1, 1, 4]),
+                         ([1, 1, 1, 3], [1, 1, 1, 2]), ([1, 2, 1, 3], [1, 1, 1, 3])):
+    VALIDATION_CASES[f"MaxPool depth {_ksize} {_strides}"] = (
+        lambda k=_ksize, s=_strides: tf.raw_ops.MaxPool(input=_DEPTH_X(), ksize=k, strides=s,
+                                                        padding="VALID"), "MaxPool")
+    VALIDATION_CASES[f"MaxPoolV2 depth {_ksize} {_strides}"] = (
+        lambda k=_ksize, s=_strides: tf.raw_ops.MaxPoolV2(input=_DEPTH_X(), ksize=k, strides=s,
+                                                          padding="SAME"), "MaxPoolV2")
+VALIDATION_CASES["MaxPoolGrad depth"] = (
+    lambda: tf.raw_ops.MaxPoolGrad(orig_input=_DEPTH_X(), orig_output=tf.ones([2, 2, 2, 3]),
+                                   grad=tf.ones([2, 2, 2, 3]), ksize=[1, 1, 1, 2],
+                                   strides=[1, 1, 1, 2], padding="VALID"), "MaxPoolGrad")
+# A filter with in_depth 0: InvalidArgument from the CPU's convolutions.
+VALIDATION_CASES["Conv2DBackpropInput filter depth 0"] = (
+    lambda: tf.raw_ops.Conv2DBackpropInput(input_sizes=[1, 5, 5, 0], filter=tf.ones([3, 3, 0, 4]),
+                                           out_backprop=tf.ones([1, 3, 3, 4]),
+                                           strides=[1, 1, 1, 1], padding="VALID"),
+    "Conv2DBackpropInput")
+VALIDATION_CASES["Conv2DBackpropFilter filter depth 0"] = (
+    lambda: tf.raw_ops.Conv2DBackpropFilter(input=tf.ones([1, 5, 5, 0]), filter_sizes=[3, 3, 0, 4],
+                                            out_backprop=tf.ones([1, 3, 3, 4]),
+                                            strides=[1, 1, 1, 1], padding="VALID"),
+    "Conv2DBackpropFilter")
+VALIDATION_CASES["Conv3DBackpropInputV2 filter depth 0"] = (
+    lambda: tf.raw_ops.Conv3DBackpropInputV2(
+        input_sizes=[1, 5, 5, 5, 0], filter=tf.ones([3, 3, 3, 0, 4]),
+        out_backprop=tf.ones([1, 3, 3, 3, 4]), strides=[1, 1, 1, 1, 1], padding="VALID"),
+    "Conv3DBackpropInputV2")
 
-@pytest.mark.parametrize("name", list(POOL_CASES))
-def test_pooling_window_validation_matches_cpu(name):
-    fn, op = POOL_CASES[name]
+
+@pytest.mark.parametrize("name", list(VALIDATION_CASES))
+def test_validation_matches_cpu(name):
+    fn, op = VALIDATION_CASES[name]
     cpu = _outcome("/CPU:0", fn)
     with launches() as n:
         pdk = _outcome("/PDK:0", fn)
@@ -279,9 +322,24 @@ def test_pooling_window_validation_matches_cpu(name):
         # Raised by PDK's kernel: at construction (the window attributes; no
         # launch) or when it ran, then in TensorFlow's words first.
         assert "device:PDK:0" in str(pdk), pdk
-        if n.get(op, 0):
-            assert _message(pdk).startswith(_message(cpu)), (_message(pdk), _message(cpu))
+        if n.get(op, 0):  # (less the CPU kernel's class label, "Conv2DCustomBackpropInput: ")
+            wording = re.sub(r"^\w+: ", "", _message(cpu))
+            assert _message(pdk).startswith(wording), (_message(pdk), _message(cpu))
     else:
         assert n.get(op, 0) == 1, n
         assert not isinstance(pdk, Exception), f"the CPU computes, PDK raises {pdk}"
         np.testing.assert_allclose(pdk, cpu, rtol=1e-6)
+
+
+def test_avg_pool_grad_rejects_grad_not_of_the_pooled_shape():
+    """TensorFlow 2.21's CPU AvgPoolGrad reads a grad of any shape whose windows
+    stay inside orig_input (here [1,3,3,1] for a [1,5,5,1] input pooled to
+    [1,2,2,1]); TensorFlow's later CPU kernel (avgpooling_op.cc, "Expected grad
+    shape to be") rejects it, as PDK does."""
+    fn = lambda: tf.raw_ops.AvgPoolGrad(orig_input_shape=[1, 5, 5, 1], grad=tf.ones([1, 3, 3, 1]),  # noqa
+                                        ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+    with launches() as n:
+        pdk = _outcome("/PDK:0", fn)
+    assert isinstance(pdk, tf.errors.InvalidArgumentError), pdk
+    assert _message(pdk).startswith("Expected grad shape to be [1,2,2,1], but got [1,3,3,1]"), pdk
+    assert n.get("AvgPoolGrad", 0) == 1, n

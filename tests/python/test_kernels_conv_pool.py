@@ -915,6 +915,19 @@ def test_pool_float64(op, rng):
     assert_matches_cpu(lambda a, g: _pool_grads(fn, a, g), x, dy, ops=names, **F64)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("depth_window", [2, 3, 12])
+def test_max_pool_depth_window(depth_window, dtype, rng):
+    """Depth-only max pooling (ksize [1,1,1,K]): the maximum of each K
+    consecutive channels, as TensorFlow's CPU kernel (DepthwiseMaxPool)."""
+    x = rng.standard_normal((2, 5, 3, 12)).astype(np.float32)
+    x[0, 0, 0, :4] = 1.0  # ties
+    k = [1, 1, 1, depth_window]
+    fn = lambda a: tf.nn.max_pool(tf.cast(a, dtype), k, k, "VALID")  # noqa: E731
+    y = assert_matches_cpu(fn, x, ops=["MaxPool"], rtol=0, atol=0)[0]
+    assert y.shape == (2, 5, 3, 12 // depth_window)
+
+
 def test_pool_rejects_batch_window():
     """Unimplemented, as TensorFlow's CPU kernel (tests/python/test_errors.py)."""
     x = np.ones((2, 8, 8, 3), np.float32)

@@ -19,12 +19,18 @@
 //     each grad value spread equally over its window's in-bounds positions.
 //   T in {float32, float64, float16, bfloat16} (16-bit floats in Eigen's own
 //   arithmetic, as TF's CPU kernels: max is exact; the AvgPool sums round per add).
-//   ksize/strides are NHWC 4-vectors whose batch and
-//   channel entries must be 1 (no depthwise pooling: Unimplemented, as
-//   TensorFlow's CPU kernels answer for the batch dimension and for AvgPool;
-//   TensorFlow's MaxPool computes a depth-only window); data_format "NHWC" only
+//   ksize/strides are NHWC 4-vectors whose batch entries must be 1
+//   (Unimplemented, as TensorFlow's CPU kernels); channel entries 1, except
+//   MaxPool / MaxPoolV2's depth-only window below (AvgPool and the gradients:
+//   Unimplemented with TensorFlow's wording); data_format "NHWC" only
 //   (others: Unimplemented naming it). OH, OW and the leading padding: TF's
 //   GetWindowedOutputSizeVerbose (window.h).
+//   Depth-only MaxPool (TensorFlow's DepthwiseMaxPool, tensorflow/core/kernels/
+//   maxpooling_op.cc and PoolParameters in pooling_ops_common.cc): ksize
+//   [1,1,1,K], strides [1,*,*,K] -> [N,H,W,C/K], y[..., j] the maximum of
+//   x[..., j*K .. j*K+K); padding and the spatial strides are ignored, as there.
+//   Unimplemented (TF's wording): K with a spatial window, K not dividing C, a
+//   depth stride other than K.
 //
 // Errors (InvalidArgument): rank != 4, a grad / orig_output whose shape is not
 // the pooled shape of orig_input, bad ksize/strides/paddings, an explicit
@@ -75,7 +81,28 @@ struct PoolGeom {
 struct PoolWindow {
   Window2D win;
   int64_t ksize[2] = {1, 1};
+  int64_t depth_window = 1, depth_stride = 1;  // > 1: depth-only MaxPool
 };
+
+// Recognises a depth-only max-pooling window (ksize [1,1,1,K], K > 1) and
+// stores it in `pw`; false for any other window (the spatial parsers report
+// what is wrong with it). `forward`: MaxPool / MaxPoolV2; the gradients answer
+// Unimplemented, as TensorFlow's MaxPoolingGradOp.
+pdk::StatusOr<bool> DepthWindow(const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                                bool forward, PoolWindow* pw) {
+  if (k.size() != 4 || s.size() != 4 || k[0] != 1 || s[0] != 1 || k[3] == 1) return false;
+  if (!forward)
+    return pdk::Unimplemented("MaxPoolingGrad is not yet supported on the depth dimension. (ksize ",
+                              ListString(k), ", strides ", ListString(s), ")");
+  if (k[1] != 1 || k[2] != 1)
+    return pdk::Unimplemented(
+        "MaxPooling supports exactly one of pooling across depth or pooling across "
+        "width/height. (ksize ",
+        ListString(k), ")");
+  pw->depth_window = k[3];
+  pw->depth_stride = s[3];
+  return true;
+}
 
 pdk::StatusOr<PoolGeom> MakePoolGeom(const char* op, const PoolWindow& pw, const pdk::Shape& in,
                                      const char* name) {
@@ -112,17 +139,23 @@ pdk::Status CheckPooledShape(const char* op, const char* name, const pdk::Shape&
                              const PoolGeom& g, const pdk::Shape& in) {
   const pdk::Shape want{g.n, g.oh, g.ow, g.c};
   if (s != want)
-    return pdk::InvalidArgument(op, ": ", name, ".shape ", s, " != ", want,
-                                ", the pooled shape of orig_input ", in);
+    return pdk::InvalidArgument("Expected ", name, " shape to be ", want, ", but got ", s, " (",
+                                op, ": the pooled shape of orig_input ", in, ")");
   return pdk::Status::OK();
 }
 
 // Reads ksize and strides from host inputs (MaxPoolV2, MaxPoolGradV2).
-pdk::Status WindowFromInputs(pdk::Context& ctx, int ksize_index, PoolWindow* pw) {
+pdk::Status WindowFromInputs(pdk::Context& ctx, int ksize_index, bool forward, PoolWindow* pw) {
   const char* names[2] = {"ksize", "strides"};
+  std::vector<int64_t> vs[2];
   for (int i = 0; i < 2; ++i) {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(ksize_index + i));
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> v, pdk::ReadIntVector(ctx.op(), names[i], t));
+    PDK_ASSIGN_OR_RETURN(vs[i], pdk::ReadIntVector(ctx.op(), names[i], t));
+  }
+  PDK_ASSIGN_OR_RETURN(bool depth, DepthWindow(vs[0], vs[1], forward, pw));
+  if (depth) return pdk::Status::OK();
+  for (int i = 0; i < 2; ++i) {
+    const std::vector<int64_t>& v = vs[i];
     if (v.size() != 4)
       return pdk::InvalidArgument(ctx.op(), ": ", names[i], " must have 4 elements, got ",
                                   ListString(v));
@@ -136,9 +169,9 @@ pdk::Status WindowFromInputs(pdk::Context& ctx, int ksize_index, PoolWindow* pw)
   return pdk::Status::OK();
 }
 
-// A window or stride over the batch or channel dimension: TensorFlow's CPU
-// kernels answer Unimplemented (its MaxPool computes a window over channels
-// alone; PDK does not yet), so PDK does too, TensorFlow's wording first.
+// A window or stride over the batch or channel dimension (other than a
+// depth-only MaxPool window, DepthWindow): Unimplemented, TensorFlow's wording
+// first where its CPU kernels answer the same.
 pdk::Status CheckSpatialOnly(const pdk::Attrs& a, bool avg) {
   for (const char* name : {"ksize", "strides"}) {
     std::vector<int64_t> v;
@@ -151,8 +184,8 @@ pdk::Status CheckSpatialOnly(const pdk::Attrs& a, bool avg) {
       return pdk::Unimplemented("Non-spatial pooling is not yet supported. Volunteers? :) (",
                                 name, " ", ListString(v), ")");
     if (v[3] != 1)
-      return pdk::Unimplemented("PDK does not implement max pooling over the depth dimension ",
-                                "yet (", name, " ", ListString(v), ")");
+      return pdk::Unimplemented("PDK's MaxPool takes a channel stride only with a depth-only ",
+                                "window ksize [1,1,1,K] (", name, " ", ListString(v), ")");
   }
   return pdk::Status::OK();
 }
@@ -161,7 +194,12 @@ pdk::Status CheckSpatialOnly(const pdk::Attrs& a, bool avg) {
 template <bool kV2>
 class PoolBase {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
+  pdk::Status Init(const pdk::Attrs& a) { return InitWindow(a, /*forward=*/false); }
+
+ protected:
+  // `forward`: MaxPool(V2), which also takes a depth-only window.
+  pdk::Status InitWindow(const pdk::Attrs& a, bool forward) {
+    forward_ = forward;
     if constexpr (kV2) {
       PDK_RETURN_IF_ERROR(ParseDataFormatNHWC(a));
       std::string padding;
@@ -175,19 +213,24 @@ class PoolBase {
       }
       return pdk::Status::OK();
     } else {
+      std::vector<int64_t> k, s;
+      PDK_RETURN_IF_ERROR(a.Get("ksize", &k));
+      PDK_RETURN_IF_ERROR(a.Get("strides", &s));
+      PDK_ASSIGN_OR_RETURN(bool depth, DepthWindow(k, s, forward, &pw_));
+      if (depth) return ParseDataFormatNHWC(a);
       PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/false));
       PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
       return ParseWindow(a, /*allow_explicit=*/true, &pw_.win);
     }
   }
 
- protected:
   pdk::StatusOr<PoolWindow> Window(pdk::Context& ctx, int ksize_index) const {
     PoolWindow pw = pw_;
-    if constexpr (kV2) PDK_RETURN_IF_ERROR(WindowFromInputs(ctx, ksize_index, &pw));
+    if constexpr (kV2) PDK_RETURN_IF_ERROR(WindowFromInputs(ctx, ksize_index, forward_, &pw));
     return pw;
   }
   PoolWindow pw_;
+  bool forward_ = false;
 };
 
 template <class T>
@@ -240,12 +283,44 @@ void PoolForward(const pdk::Context& ctx, const PoolGeom& g, const T* x, T* y, I
   });
 }
 
+// Depth-only MaxPool: y[p, j] = max of x[p, j*K .. j*K+K) over every pixel p.
+template <class T>
+pdk::Status DepthMaxPool(pdk::Context& ctx, const pdk::Tensor& input, const PoolWindow& pw) {
+  const pdk::Shape is = input.shape();
+  PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "input", is, 4));
+  const int64_t K = pw.depth_window, C = is[3];
+  if (C % K != 0)
+    return pdk::Unimplemented(
+        "Depthwise max pooling requires the depth window to evenly divide the input depth. (",
+        ctx.op(), ": depth ", C, ", depth window ", K, ")");
+  if (pw.depth_stride != K)
+    return pdk::Unimplemented(
+        "Depthwise max pooling requires the depth window to equal the depth stride. (", ctx.op(),
+        ": depth window ", K, ", depth stride ", pw.depth_stride, ")");
+  PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{is[0], is[1], is[2], C / K}));
+  const int64_t groups = out.num_elements();
+  if (groups == 0) return pdk::Status::OK();
+  const T* x = input.data<T>();
+  T* y = out.data<T>();
+  ParallelRows(ctx, groups, double(K), [&](int64_t first, int64_t last) {
+    for (int64_t j = first; j < last; ++j) {
+      const T* g = x + j * K;
+      T acc = std::numeric_limits<T>::lowest();
+      for (int64_t i = 0; i < K; ++i) acc = acc < g[i] ? g[i] : acc;
+      y[j] = acc;
+    }
+  });
+  return pdk::Status::OK();
+}
+
 template <class T, bool kV2>
 class MaxPoolOp : public PoolBase<kV2> {
  public:
+  pdk::Status Init(const pdk::Attrs& a) { return this->InitWindow(a, /*forward=*/true); }
   pdk::Status Compute(pdk::Context& ctx) const {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(PoolWindow pw, this->Window(ctx, 1));
+    if (pw.depth_window > 1) return DepthMaxPool<T>(ctx, input, pw);
     const pdk::Shape is = input.shape();
     PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw, is, "input"));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.c}));

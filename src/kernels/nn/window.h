@@ -233,12 +233,27 @@ struct ConvGeom {
 //   f not a multiple of G (or f < G): "output depth must be evenly divisible
 //     by number of groups: f vs G"
 // Errors name both operands and their shapes.
+// A convolution whose filter has in_depth 0: InvalidArgument, in the wording of
+// TensorFlow's CPU kernel for that op (conv_ops.cc, conv_grad_input_ops.cc,
+// conv_ops_3d.cc), where the CPU rejects it; depthwise convolutions accept it.
+inline pdk::Status CheckFilterDepth(const char* op, const pdk::Shape& filter, int64_t in_depth,
+                                    const char* filter_name) {
+  if (in_depth != 0) return pdk::Status::OK();
+  const std::string name = op;
+  const char* tf_wording = name.find("Backprop") != std::string::npos
+                               ? "filter depth must be strictly greated than zero"
+                           : name == "Conv3D" ? "filter_depth must be non-zero"
+                                              : "filter depth must be stricly positive, got 0";
+  return pdk::InvalidArgument(tf_wording, " (", op, ": ", filter_name, ".shape ", filter, ")");
+}
+
 inline pdk::StatusOr<ConvGeom> MakeConvGeom(const char* op, const Window2D& win,
                                             const pdk::Shape& in, const char* in_name,
                                             const pdk::Shape& filter, const char* filter_name,
                                             bool depthwise) {
   PDK_RETURN_IF_ERROR(pdk::CheckRank(op, in_name, in, 4));
   PDK_RETURN_IF_ERROR(pdk::CheckRank(op, filter_name, filter, 4));
+  if (!depthwise) PDK_RETURN_IF_ERROR(CheckFilterDepth(op, filter, filter[2], filter_name));
   int64_t groups = 1;
   if (in[3] != filter[2]) {
     if (depthwise)
@@ -310,6 +325,7 @@ pdk::StatusOr<ConvGeomND<D>> MakeConvGeomND(const char* op, const Window<D>& win
                                             const pdk::Shape& filter, const char* filter_name) {
   PDK_RETURN_IF_ERROR(pdk::CheckRank(op, in_name, in, D + 2));
   PDK_RETURN_IF_ERROR(pdk::CheckRank(op, filter_name, filter, D + 2));
+  PDK_RETURN_IF_ERROR(CheckFilterDepth(op, filter, filter[D], filter_name));
   if (in[D + 1] != filter[D])
     return pdk::InvalidArgument(op,
                                 ": input depth must equal filter in_depth (grouped "
