@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -138,9 +139,40 @@ pdk::AllocatorStats PdkDevice::Stats() const {
   return s;
 }
 
+namespace {
+
+// TensorFlow's reserve for "system memory" on a PluggableDevice
+// (MinSystemMemory, tensorflow/core/common_runtime/pluggable_device/
+// pluggable_device_factory.cc): 255 MiB below 2 GiB of available memory, else
+// max(300 MiB, 6 % of it, computed in float). TensorFlow sizes the device's
+// BFC allocator as available - MinSystemMemory(available).
+int64_t TfMinSystemMemory(int64_t available) {
+  if (available < (int64_t(1) << 31)) return int64_t(255) << 20;
+  return std::max<int64_t>(int64_t(300) << 20,
+                           static_cast<int64_t>(static_cast<float>(available) * 0.06f));
+}
+
+}  // namespace
+
+int64_t AvailableForTfLimit(int64_t limit) {
+  // The smallest `available` whose TensorFlow limit reaches `limit`: the
+  // three branches of TfMinSystemMemory, then a few steps for float rounding.
+  int64_t a = limit + (int64_t(255) << 20);
+  if (a >= (int64_t(1) << 31)) {
+    a = limit + (int64_t(300) << 20);
+    if (a - TfMinSystemMemory(a) < limit) a = static_cast<int64_t>(double(limit) / 0.94);
+  }
+  for (int i = 0; i < 64 && a - TfMinSystemMemory(a) < limit; ++i) a += 1024;
+  return a;
+}
+
+// Reports the limit so that TensorFlow's BFC allocator gets exactly
+// PDK_MEMORY_LIMIT_MB (TensorFlow would otherwise hold back its system-memory
+// reserve from the device's memory: 256 MB would leave 1 MB). `total` is the
+// limit itself (what per_process_gpu_memory_fraction multiplies).
 bool PdkDevice::MemoryUsage(int64_t* free, int64_t* total) const {
   *total = limit_;
-  *free = limit_ - in_use_.load();
+  *free = AvailableForTfLimit(limit_ - in_use_.load());
   return true;
 }
 

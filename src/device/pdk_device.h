@@ -29,6 +29,9 @@ const DeviceConfig& Config();
 
 // Physical memory of the host, in bytes.
 int64_t PhysicalMemoryBytes();
+// The free memory to report to TensorFlow so that the limit it derives for
+// the device's allocator (available less its system-memory reserve) is `limit`.
+int64_t AvailableForTfLimit(int64_t limit);
 
 class PdkDevice final : public pdk::Device {
  public:

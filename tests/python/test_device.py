@@ -75,7 +75,13 @@ def test_no_leak_over_1000_ops():
 def test_allocation_over_the_limit_is_resource_exhausted_and_device_survives():
     r = run_python("""
         import numpy as np, tensorflow as tf
+        from tensorflow.python.client import device_lib
+        print("LIMIT", [d.memory_limit for d in device_lib.list_local_devices()
+                        if d.device_type == "PDK"])
         with tf.device("/PDK:0"):
+            big = tf.raw_ops.Fill(dims=[50, 1024, 1024], value=1.0)  # 200 MiB fits
+            print("FITS", float(big[49, 1023, 1023]))
+            del big
             try:   # a kernel's output: 384 MiB > the 256 MiB limit
                 tf.raw_ops.Fill(dims=[96, 1024, 1024], value=1.0)
                 print("no error")
@@ -91,6 +97,10 @@ def test_allocation_over_the_limit_is_resource_exhausted_and_device_survives():
     """, PDK_MEMORY_LIMIT_MB=256)
     assert r.returncode == 0, r.stderr
     out = r.stdout.strip().splitlines()
+    # The limit is what PDK_MEMORY_LIMIT_MB says: TensorFlow's own reserve for
+    # system memory (255 MiB here) is not taken out of it.
+    assert f"LIMIT [{256 << 20}]" in out, out
+    assert "FITS 1.0" in out, out
     assert "RESOURCE_EXHAUSTED True" in out
     assert "COPY_FAILED" in out
     assert out[-1].endswith("6.0") and "PDK:0" in out[-1]
