@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "device/pdk_device.h"
 #include "graph/optimizer.h"
@@ -71,10 +72,32 @@ std::string RunningTensorFlowVersion() {
   return v;
 }
 
-std::string MajorMinor(const std::string& v) {
-  const size_t a = v.find('.');
-  const size_t b = a == std::string::npos ? a : v.find('.', a + 1);
-  return v.substr(0, b);
+// (major, minor) of "2.19.1", "2.22.0-dev20251120"; {0, 0} if unreadable.
+std::pair<int, int> MajorMinor(const std::string& v) {
+  int major = 0, minor = 0;
+  if (std::sscanf(v.c_str(), "%d.%d", &major, &minor) != 2) return {0, 0};
+  return {major, minor};
+}
+
+// The TensorFlow versions one PDK wheel serves: every release from 2.16 (the
+// first with Keras 3 and the C API functions PDK imports, checked by
+// tests/python/test_tf_versions.py) on. Releases newer than the one PDK was
+// built against (tf-nightly) run with a one-line notice.
+constexpr std::pair<int, int> kOldestTensorFlow{2, 16};
+
+// Why the running TensorFlow cannot host PDK ("" if it can).
+std::string VersionProblem(const std::string& running) {
+  const auto v = MajorMinor(running);
+  if (v.first == 0) return "";  // unknown: try
+  if (v < kOldestTensorFlow)
+    return "TensorFlow " + running + " is older than 2.16, the oldest TensorFlow PDK supports; "
+           "the PDK device is disabled (pip install 'tensorflow>=2.16').";
+  if (v > MajorMinor(PDK_TF_VERSION))
+    std::fprintf(stderr,
+                 "PDK: TensorFlow %s is newer than the newest version PDK was tested with (%s); "
+                 "PDK runs, report problems.\n",
+                 running.c_str(), PDK_TF_VERSION);
+  return "";
 }
 
 // A platform with no devices, registered when the library is initialized a
@@ -131,11 +154,8 @@ PDK_EXPORT void SE_InitPlugin(SE_PlatformRegistrationParams* params, TF_Status* 
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   if (g_se_init_calls.fetch_add(1) == 0 && ClaimProcessWide()) {
-    const std::string running = RunningTensorFlowVersion();
-    if (!running.empty() && MajorMinor(running) != MajorMinor(PDK_TF_VERSION)) {
-      g_disabled_reason = "PDK was built against TensorFlow " PDK_TF_VERSION
-                          " but TensorFlow " + running +
-                          " is running; rebuild PDK for it. The PDK device is disabled.";
+    g_disabled_reason = VersionProblem(RunningTensorFlowVersion());
+    if (!g_disabled_reason.empty()) {
       std::fprintf(stderr, "PDK: %s\n", g_disabled_reason.c_str());
     } else if (pdk_plugin::Config().device_count == 0) {
       g_disabled_reason = "PDK_DEVICE_COUNT=0: PDK registers no devices and no kernels.";

@@ -1,0 +1,230 @@
+"""One PDK wheel, every TensorFlow from 2.16 on: the compatibility matrix.
+
+For each TensorFlow release in VERSIONS, installs that TensorFlow and the given
+PDK wheel (the same file for all, ``--no-deps``) into a venv of its own under
+``$PDK_TF_VENVS`` (default ``build/tf-venvs``; pip's cache is shared, and a
+venv is reused while its TensorFlow spec is unchanged), then measures:
+
+- **symbols**: the plugin's undefined ``TF_*``/``SE_*``/``TP_*`` symbols
+  (``nm -D --undefined-only``) that no shared library of that TensorFlow
+  exports (``nm -D --defined-only``); PDK resolves nothing else from
+  TensorFlow at run time but ``TF_Version`` (dlsym), so any symbol listed is a
+  load failure;
+- **loads / devices / kernels**: ``tensorflow_pdk.disabled_reason()``, the PDK
+  devices TensorFlow lists, the (op, dtype) kernels PDK registered;
+- **optimizer**: PDK's Grappler rewrites fired in the digits job
+  (``graph_rewrite_counts``: MatMul+BiasAdd+Relu fusion, the Adam update);
+- **variables**: a ``tf.Variable`` created under ``/PDK:0`` lives there and its
+  ``assign_add`` runs there;
+- **digits**: the main job (``tensorflow_pdk.examples.digits``, 10 epochs):
+  test accuracy and the training-step compute ops placed on the CPU (must be 0);
+- **conformance**: the conformance sweep's fast subset
+  (tests/python/test_conformance.py) run in that venv.
+
+Usage::
+
+    python scripts/tf_versions.py --wheel build/dist/tensorflow_pdk-*.whl \\
+        [--versions 2.16,nightly | all] [--no-conformance] [--json out.json] \\
+        [--markdown README.md]
+
+``--markdown`` rewrites the table between the ``<!-- tf-versions -->`` markers
+of that file. tests/python/test_tf_versions.py runs it (oldest and nightly in
+CI; ``PDK_TF_VERSIONS=all`` for the full matrix).
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# Release -> pip requirement. "nightly" is pinned to the tf-nightly build
+# current when the matrix was last run (override: PDK_TF_NIGHTLY=<pip spec>).
+VERSIONS = {
+    "2.16": "tensorflow-cpu==2.16.2",
+    "2.17": "tensorflow-cpu==2.17.1",
+    "2.18": "tensorflow-cpu==2.18.1",
+    "2.19": "tensorflow-cpu==2.19.1",
+    "2.20": "tensorflow-cpu==2.20.0",
+    "2.21": "tensorflow-cpu==2.21.0",
+    "2.21 (tensorflow)": "tensorflow==2.21.0",
+    "nightly": os.environ.get("PDK_TF_NIGHTLY", "tf-nightly==2.23.0.dev20261026"),
+}
+CI_VERSIONS = ["2.16", "nightly"]  # 2.21 is the suite's own venv
+EXTRA_PACKAGES = ["scikit-learn", "pytest"]
+
+# Runs inside a version's venv; prints one JSON line.
+PROBE = r"""
+import json, os
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf, tensorflow_pdk
+out = {"tensorflow": tf.__version__, "disabled_reason": tensorflow_pdk.disabled_reason(),
+       "devices": len(tf.config.list_logical_devices("PDK")),
+       "kernels": len(tensorflow_pdk.registered_kernels())}
+if out["devices"]:
+    with tf.device("/PDK:0"):
+        v = tf.Variable(tf.ones([4]))
+        tensorflow_pdk.reset_launch_counts()
+        v.assign_add(tf.ones([4]))
+    out["variable_device"] = v.device
+    out["variables"] = ("PDK:0" in v.device and float(v.numpy().sum()) == 8.0
+                        and tensorflow_pdk.launch_counts().get("AssignAddVariableOp", 0) == 1)
+    from tensorflow_pdk.examples import digits
+    tensorflow_pdk.reset_graph_rewrite_counts()
+    r = digits.train("/PDK:0", epochs=10, batch_size=32, seed=0, verbose=0)
+    out["rewrites"] = tensorflow_pdk.graph_rewrite_counts()
+    out["digits_accuracy"] = r.test_accuracy
+    out["digits_cpu_ops"] = sum(r.cpu_compute_ops.values())
+    out["digits_pdk_launches"] = sum(r.pdk_launches.values())
+print("PROBE " + json.dumps(out))
+"""
+
+
+def log(msg: str) -> None:
+    print(f"[tf_versions] {msg}", file=sys.stderr, flush=True)
+
+
+def venv_for(name: str, spec: str, root: pathlib.Path) -> pathlib.Path:
+    """The venv of one TensorFlow release (created or reused); returns its python."""
+    venv = root / re.sub(r"[^A-Za-z0-9.]+", "_", name)
+    py = venv / "bin" / "python"
+    stamp = venv / ".pdk-tf-spec"
+    want = " ".join([spec] + EXTRA_PACKAGES)
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    if not stamp.exists() or stamp.read_text() != want:
+        log(f"{name}: installing {want}")
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", *want.split()], check=True)
+        stamp.write_text(want)
+    return py
+
+
+def install_wheel(py: pathlib.Path, wheel: str) -> None:
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+                    wheel], check=True)
+
+
+def _nm(path: str, flag: str) -> set:
+    r = subprocess.run(["nm", "-D", flag, path], capture_output=True, text=True)
+    return {line.split()[-1] for line in r.stdout.splitlines() if line.strip()}
+
+
+def missing_symbols(py: pathlib.Path) -> list:
+    """The plugin's TF_/SE_/TP_ imports that this TensorFlow does not export."""
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    plugin = os.path.join(site, "tensorflow-plugins", "libtensorflow_pdk_plugin.so")
+    wanted = {s.split("@")[0] for s in _nm(plugin, "--undefined-only")
+              if re.match(r"(TF|SE|TP)_", s)}
+    exported = set()
+    for lib in glob.glob(os.path.join(site, "tensorflow", "**", "*.so*"), recursive=True):
+        exported |= _nm(lib, "--defined-only")
+    return sorted(wanted - exported)
+
+
+def run_conformance(py: pathlib.Path) -> dict:
+    r = subprocess.run([str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "test_conformance.py"], cwd=ROOT / "tests" / "python",
+                       capture_output=True, text=True,
+                       env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    counts = {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|error|errors|skipped)",
+                                               r.stdout.splitlines()[-1] if r.stdout else "")}
+    return {"passed": counts.get("passed", 0),
+            "failed": counts.get("failed", 0) + counts.get("error", 0) + counts.get("errors", 0),
+            "tail": r.stdout.splitlines()[-15:] if r.returncode else []}
+
+
+def check(name: str, spec: str, wheel: str, root: pathlib.Path, conformance: bool) -> dict:
+    t0 = time.time()
+    py = venv_for(name, spec, root)
+    install_wheel(py, wheel)
+    res = {"name": name, "spec": spec, "missing_symbols": missing_symbols(py)}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PDK_") and k != "TF_PLUGGABLE_DEVICE_LIBRARY_PATH"}
+    r = subprocess.run([str(py), "-c", PROBE], capture_output=True, text=True, env=env,
+                       cwd=root)
+    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("PROBE ")), None)
+    if line is None:
+        res["probe_error"] = (r.stderr or r.stdout)[-3000:]
+    else:
+        res.update(json.loads(line[len("PROBE "):]))
+    if conformance and res.get("devices"):
+        res["conformance"] = run_conformance(py)
+    res["seconds"] = round(time.time() - t0, 1)
+    res["ok"] = ok(res, conformance)
+    return res
+
+
+def ok(r: dict, conformance: bool) -> bool:
+    return (not r["missing_symbols"] and "probe_error" not in r and r.get("devices") == 1
+            and r.get("disabled_reason") == "" and r.get("variables") is True
+            and r.get("digits_accuracy", 0) > 0.9 and r.get("digits_cpu_ops") == 0
+            and bool(r.get("rewrites"))
+            and (not conformance or (r["conformance"]["failed"] == 0
+                                     and r["conformance"]["passed"] > 0)))
+
+
+def markdown(results: list) -> str:
+    rows = ["| TensorFlow | loads | PDK devices | kernels | graph optimizer | variables on PDK "
+            "| digits job (accuracy, CPU ops) | conformance fast subset |",
+            "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        yes = lambda b: "yes" if b else "**no**"  # noqa: E731
+        conf = r.get("conformance")
+        rows.append("| {} (`{}`) | {} | {} | {} | {} | {} | {} | {} |".format(
+            r.get("tensorflow", r["name"]), r["spec"],
+            yes(not r["missing_symbols"] and "probe_error" not in r and not r.get("disabled_reason")),
+            r.get("devices", 0), r.get("kernels", "—"),
+            "yes ({} rewrites)".format(sum(r["rewrites"].values())) if r.get("rewrites") else "**no**",
+            yes(r.get("variables")),
+            "{:.4f}, {}".format(r["digits_accuracy"], r["digits_cpu_ops"])
+            if "digits_accuracy" in r else "—",
+            "{} passed, {} failed".format(conf["passed"], conf["failed"]) if conf else "not run"))
+    return "\n".join(rows)
+
+
+def write_markdown(path: str, table: str) -> None:
+    text = pathlib.Path(path).read_text()
+    new, n = re.subn(r"(<!-- tf-versions -->\n).*?(\n<!-- /tf-versions -->)",
+                     lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
+    if n != 1:
+        raise SystemExit(f"{path}: no <!-- tf-versions --> ... <!-- /tf-versions --> markers")
+    pathlib.Path(path).write_text(new)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--wheel", required=True, help="the PDK wheel file to install everywhere")
+    p.add_argument("--versions", default="all",
+                   help="comma-separated keys of VERSIONS, 'ci' or 'all' (default)")
+    p.add_argument("--no-conformance", action="store_true")
+    p.add_argument("--json")
+    p.add_argument("--markdown")
+    args = p.parse_args(argv)
+    names = (list(VERSIONS) if args.versions == "all" else CI_VERSIONS if args.versions == "ci"
+             else [v.strip() for v in args.versions.split(",")])
+    root = pathlib.Path(os.environ.get("PDK_TF_VENVS", ROOT / "build" / "tf-venvs"))
+    root.mkdir(parents=True, exist_ok=True)
+    results = []
+    for name in names:
+        log(f"{name}: {VERSIONS[name]}")
+        results.append(check(name, VERSIONS[name], args.wheel, root, not args.no_conformance))
+        log(f"{name}: {'ok' if results[-1]['ok'] else 'FAILED'} ({results[-1]['seconds']} s)")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(results, indent=1))
+    if args.markdown:
+        write_markdown(args.markdown, markdown(results))
+    print(markdown(results))
+    return 0 if all(r["ok"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
