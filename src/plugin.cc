@@ -19,6 +19,7 @@
 #include <string>
 #include <utility>
 
+#include "compute/thread_pool.h"
 #include "device/pdk_device.h"
 #include "graph/optimizer.h"
 #include "graph/strict_placement.h"
@@ -227,6 +228,16 @@ size_t CopyOut(const std::string& s, char* buf, size_t cap) {
 PDK_EXPORT const char* PDK_Version() { return PDK_VERSION; }
 PDK_EXPORT const char* PDK_BuiltForTensorFlow() { return PDK_TF_VERSION; }
 PDK_EXPORT const char* PDK_DisabledReason() { return g_disabled_reason.c_str(); }
+
+// The settings in force, "name<TAB>value" per line: device_count,
+// memory_limit_bytes (per device), num_threads (per device pool).
+PDK_EXPORT size_t PDK_ConfigText(char* buf, size_t cap) {
+  const auto& c = pdk_plugin::Config();
+  const std::string out = "device_count\t" + std::to_string(c.device_count) +
+                          "\nmemory_limit_bytes\t" + std::to_string(c.memory_limit) +
+                          "\nnum_threads\t" + std::to_string(pdk_compute::NumThreads()) + "\n";
+  return CopyOut(out, buf, cap);
+}
 
 // One line per registered kernel: "op<TAB>attr=dtype,attr=dtype<TAB>host_arg,host_arg".
 PDK_EXPORT size_t PDK_RegisteredKernels(char* buf, size_t cap) {

@@ -107,6 +107,33 @@ class Platform {
   virtual bool force_memory_growth() const { return true; }
 };
 
+// TensorFlow allocates the SP_* / TP_* structs it hands to the plugin and sets
+// their `struct_size` to the size its release knows before the call (0 is
+// read as PDK's). PDK writes the fields up to `ours`, the *_STRUCT_SIZE of the
+// headers it was built with. A TensorFlow whose struct is shorter is older than
+// PDK's headers: FailedPrecondition (TensorFlow reports it and goes on without
+// the device) instead of a write past its end. Fields a newer TensorFlow
+// appended stay as TensorFlow initialised them (zero: absent). All struct
+// writes of the kit and PDK's optimizer registration go through these two.
+template <class S>
+Status CheckStructSize(const S* s, size_t ours, const char* name) {
+  const size_t theirs = s->struct_size;
+  if (theirs != 0 && theirs < ours)
+    return FailedPrecondition("this TensorFlow's ", name, " has ", theirs,
+                              " bytes, PDK's C API headers ", ours,
+                              ": PDK was built against a newer TensorFlow than the one running");
+  return Status::OK();
+}
+
+// CheckStructSize, then clears the struct up to `ours` and claims that size.
+template <class S>
+Status PrepareStruct(S* s, size_t ours, const char* name) {
+  PDK_RETURN_IF_ERROR(CheckStructSize(s, ours, name));
+  std::memset(static_cast<void*>(s), 0, ours);
+  s->struct_size = ours;
+  return Status::OK();
+}
+
 namespace se_internal {
 
 inline Device* Dev(const SP_Device* d) { return static_cast<Device*>(d->device_handle); }
@@ -283,8 +310,7 @@ inline void InitPlatform(Platform* platform, SE_PlatformRegistrationParams* para
     if (params == nullptr || params->platform == nullptr || params->platform_fns == nullptr)
       return InvalidArgument("SE_InitPlugin: null registration parameters");
     SP_Platform* p = params->platform;
-    std::memset(p, 0, sizeof(*p));
-    p->struct_size = SP_PLATFORM_STRUCT_SIZE;
+    PDK_RETURN_IF_ERROR(PrepareStruct(p, SP_PLATFORM_STRUCT_SIZE, "SP_Platform"));
     p->ext = platform;
     p->name = platform->name();
     p->type = platform->type();
@@ -294,8 +320,7 @@ inline void InitPlatform(Platform* platform, SE_PlatformRegistrationParams* para
     params->destroy_platform = [](SP_Platform*) {};
 
     SP_PlatformFns* f = params->platform_fns;
-    std::memset(f, 0, sizeof(*f));
-    f->struct_size = SP_PLATFORM_FNS_STRUCT_SIZE;
+    PDK_RETURN_IF_ERROR(PrepareStruct(f, SP_PLATFORM_FNS_STRUCT_SIZE, "SP_PlatformFns"));
     f->get_device_count = [](const SP_Platform* p, int* count, TF_Status* st) {
       Run(st, "get_device_count", [&]() -> Status {
         PDK_ASSIGN_OR_RETURN(*count, Plat(p)->DeviceCount());
@@ -306,8 +331,7 @@ inline void InitPlatform(Platform* platform, SE_PlatformRegistrationParams* para
       Run(st, "create_device", [&]() -> Status {
         PDK_ASSIGN_OR_RETURN(auto dev, Plat(p)->CreateDevice(dp->ordinal));
         SP_Device* d = dp->device;
-        d->struct_size = SP_DEVICE_STRUCT_SIZE;
-        d->ext = nullptr;
+        PDK_RETURN_IF_ERROR(PrepareStruct(d, SP_DEVICE_STRUCT_SIZE, "SP_Device"));
         d->ordinal = dp->ordinal;
         d->hardware_name = dev->hardware_name();
         d->device_vendor = dev->vendor();
@@ -322,28 +346,32 @@ inline void InitPlatform(Platform* platform, SE_PlatformRegistrationParams* para
     };
     f->create_device_fns = [](const SP_Platform*, SE_CreateDeviceFnsParams* dp, TF_Status* st) {
       SP_DeviceFns* fns = dp->device_fns;
-      std::memset(fns, 0, sizeof(*fns));
-      fns->struct_size = SP_DEVICE_FNS_STRUCT_SIZE;
-      fns->get_numa_node = [](const SP_Device* d) { return Dev(d)->numa_node(); };
-      fns->get_memory_bandwidth = [](const SP_Device* d) { return Dev(d)->memory_bandwidth(); };
-      fns->get_gflops = [](const SP_Device* d) { return Dev(d)->gflops(); };
-      TF_SetStatus(st, TF_OK, "");
+      Run(st, "create_device_fns", [&]() -> Status {
+        PDK_RETURN_IF_ERROR(PrepareStruct(fns, SP_DEVICE_FNS_STRUCT_SIZE, "SP_DeviceFns"));
+        fns->get_numa_node = [](const SP_Device* d) { return Dev(d)->numa_node(); };
+        fns->get_memory_bandwidth = [](const SP_Device* d) { return Dev(d)->memory_bandwidth(); };
+        fns->get_gflops = [](const SP_Device* d) { return Dev(d)->gflops(); };
+        return Status::OK();
+      });
     };
     f->destroy_device_fns = [](const SP_Platform*, SP_DeviceFns*) {};
     f->create_stream_executor = [](const SP_Platform*, SE_CreateStreamExecutorParams* sp,
                                    TF_Status* st) {
       SP_StreamExecutor* se = sp->stream_executor;
-      std::memset(se, 0, sizeof(*se));
-      se->struct_size = SP_STREAMEXECUTOR_STRUCT_SIZE;
-      FillStreamExecutor(se);
-      TF_SetStatus(st, TF_OK, "");
+      Run(st, "create_stream_executor", [&]() -> Status {
+        PDK_RETURN_IF_ERROR(
+            PrepareStruct(se, SP_STREAMEXECUTOR_STRUCT_SIZE, "SP_StreamExecutor"));
+        FillStreamExecutor(se);
+        return Status::OK();
+      });
     };
     f->destroy_stream_executor = [](const SP_Platform*, SP_StreamExecutor*) {};
     f->create_timer_fns = [](const SP_Platform*, SP_TimerFns* t, TF_Status* st) {
-      std::memset(t, 0, sizeof(*t));
-      t->struct_size = SP_TIMER_FNS_STRUCT_SIZE;
-      t->nanoseconds = [](SP_Timer timer) -> uint64_t { return Tmr(timer)->Nanoseconds(); };
-      TF_SetStatus(st, TF_OK, "");
+      Run(st, "create_timer_fns", [&]() -> Status {
+        PDK_RETURN_IF_ERROR(PrepareStruct(t, SP_TIMER_FNS_STRUCT_SIZE, "SP_TimerFns"));
+        t->nanoseconds = [](SP_Timer timer) -> uint64_t { return Tmr(timer)->Nanoseconds(); };
+        return Status::OK();
+      });
     };
     f->destroy_timer_fns = [](const SP_Platform*, SP_TimerFns*) {};
     params->destroy_platform_fns = [](SP_PlatformFns*) {};

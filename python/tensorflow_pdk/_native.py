@@ -38,7 +38,8 @@ def lib() -> ctypes.CDLL:
         l = ctypes.CDLL(str(path))
         for name in ("PDK_Version", "PDK_BuiltForTensorFlow", "PDK_DisabledReason"):
             getattr(l, name).restype = ctypes.c_char_p
-        for name in ("PDK_RegisteredKernels", "PDK_LaunchCounts", "PDK_GraphRewriteCounts"):
+        for name in ("PDK_RegisteredKernels", "PDK_LaunchCounts", "PDK_GraphRewriteCounts",
+                     "PDK_ConfigText"):
             f = getattr(l, name)
             f.restype = ctypes.c_size_t
             f.argtypes = [ctypes.c_char_p, ctypes.c_size_t]

@@ -1,6 +1,7 @@
 #include "graph/optimizer.h"
 
 #include "graph/graph_def.h"
+#include "pdk/device.h"
 
 #include <dlfcn.h>
 
@@ -219,14 +220,22 @@ void OptimizeFunc(void*, const TF_Buffer* graph_buf, const TF_GrapplerItem* item
 void InitGraph(TP_OptimizerRegistrationParams* params, const char* device_type,
                std::function<bool(const std::string& op)> kernel_available, TF_Status* status) {
   *g_kernel_available = std::move(kernel_available);
-  params->struct_size = TP_OPTIMIZER_REGISTRATION_PARAMS_STRUCT_SIZE;
+  // TensorFlow's structs must be as long as PDK's headers say
+  // (pdk::CheckStructSize); it set the params' pointers and the configs'
+  // defaults, which stay.
+  pdk::Status st = pdk::CheckStructSize(params, TP_OPTIMIZER_REGISTRATION_PARAMS_STRUCT_SIZE,
+                                        "TP_OptimizerRegistrationParams");
+  if (st.ok())
+    st = pdk::CheckStructSize(params->optimizer_configs, TP_OPTIMIZER_CONFIGS_STRUCT_SIZE,
+                              "TP_OptimizerConfigs");
+  if (st.ok()) st = pdk::PrepareStruct(params->optimizer, TP_OPTIMIZER_STRUCT_SIZE, "TP_Optimizer");
+  if (!st.ok()) return st.ToTF(status);
   params->device_type = device_type;
   // Every TensorFlow pass stays at its default: see docs/architecture.md,
   // "Graph optimizer" (TensorFlow's remapper fuses nodes placed on PDK only
   // into _FusedBatchNormEx, which SplitFusedBatchNormEx undoes, and an Off
   // here would switch a pass off for every device in the process).
   params->optimizer_configs->struct_size = TP_OPTIMIZER_CONFIGS_STRUCT_SIZE;
-  params->optimizer->struct_size = TP_OPTIMIZER_STRUCT_SIZE;
   params->optimizer->create_func = nullptr;
   params->optimizer->optimize_func = &OptimizeFunc;
   params->optimizer->destroy_func = nullptr;

@@ -4,6 +4,8 @@
 // PDK_DEVICE_COUNT=2, set below before the runtime first reads its config.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -56,6 +58,28 @@ struct Runtime {
   void Check() { ASSERT_EQ(TF_GetCode(status.get()), TF_OK) << TF_Message(status.get()); }
   bool Ok() const { return TF_GetCode(status.get()) == TF_OK; }
 };
+
+// A TensorFlow older than PDK's C API headers hands shorter structs: the kit
+// answers FailedPrecondition and writes nothing (pdk::PrepareStruct).
+TEST(Platform, StructShorterThanPdkHeadersIsRejectedUnwritten) {
+  Runtime rt;
+  SP_StreamExecutor se{};
+  se.struct_size = SP_STREAMEXECUTOR_STRUCT_SIZE - sizeof(void*);
+  SE_CreateStreamExecutorParams sp{SE_CREATE_STREAM_EXECUTOR_PARAMS_STRUCT_SIZE};
+  sp.stream_executor = &se;
+  rt.fns.create_stream_executor(&rt.sp_platform, &sp, rt.status.get());
+  EXPECT_EQ(TF_GetCode(rt.status.get()), TF_FAILED_PRECONDITION);
+  EXPECT_NE(std::string(TF_Message(rt.status.get())).find("SP_StreamExecutor"), std::string::npos);
+  EXPECT_EQ(se.allocate, nullptr);
+  EXPECT_EQ(se.struct_size, SP_STREAMEXECUTOR_STRUCT_SIZE - sizeof(void*));
+  // A longer one (a newer TensorFlow) is filled up to PDK's size.
+  SP_TimerFns t{};
+  t.struct_size = SP_TIMER_FNS_STRUCT_SIZE + 16;
+  rt.fns.create_timer_fns(&rt.sp_platform, &t, rt.status.get());
+  EXPECT_EQ(TF_GetCode(rt.status.get()), TF_OK);
+  EXPECT_NE(t.nanoseconds, nullptr);
+  EXPECT_EQ(t.struct_size, SP_TIMER_FNS_STRUCT_SIZE);
+}
 
 TEST(Platform, RegistrationFieldsAndDeviceCount) {
   Runtime rt;
