@@ -16,6 +16,9 @@ venv is reused while its TensorFlow spec is unchanged), then measures:
   (``graph_rewrite_counts``: MatMul+BiasAdd+Relu fusion, the Adam update);
 - **variables**: a ``tf.Variable`` created under ``/PDK:0`` has its resource
   there and ``assign_add`` updates it;
+- **legacy ResourceApply\* kernels**: registered where TensorFlow exports the
+  variable functions of kernels_experimental.h (pdk/variables.h), and then
+  compared with the CPU (ResourceApplyGradientDescent, Momentum, Adam);
 - **digits**: the main job (``tensorflow_pdk.examples.digits``, 10 epochs):
   test accuracy and the training-step compute ops placed on the CPU (must be 0);
 - **conformance**: the conformance sweep's fast subset
@@ -74,6 +77,31 @@ if out["devices"]:
         v.assign_add(tf.ones([4]) * v)  # TensorFlow's resource kernels, on PDK's device
     out["variable_device"] = v.handle.device
     out["variables"] = "PDK:0" in v.handle.device and float(v.numpy().sum()) == 8.0
+    # The legacy in-place training ops: registered where TensorFlow exports
+    # kernels_experimental.h's variable functions (2.16-2.18); PDK vs CPU.
+    import numpy as np
+    out["legacy_apply_kernels"] = sorted({k.op for k in tensorflow_pdk.registered_kernels()
+                                          if k.op.startswith("ResourceApply")})
+    if out["legacy_apply_kernels"]:
+        rng = np.random.default_rng(0)
+        w0, g = rng.standard_normal((2, 64)).astype(np.float32)
+        def apply(dev):
+            with tf.device(dev):
+                v, a, b = (tf.Variable(x) for x in (w0, np.abs(w0) * 0.1, np.abs(w0) * 0.2))
+                tf.raw_ops.ResourceApplyGradientDescent(var=v.handle, alpha=0.1, delta=g)
+                tf.raw_ops.ResourceApplyMomentum(var=v.handle, accum=a.handle, lr=0.1, grad=g,
+                                                 momentum=0.9, use_nesterov=True)
+                tf.raw_ops.ResourceApplyAdam(var=v.handle, m=a.handle, v=b.handle,
+                                             beta1_power=0.9, beta2_power=0.999, lr=0.01,
+                                             beta1=0.9, beta2=0.999, epsilon=1e-7, grad=g)
+                return [x.numpy() for x in (v, a, b)]
+        want = apply("/CPU:0")
+        tensorflow_pdk.reset_launch_counts()
+        got = apply("/PDK:0")
+        out["legacy_apply_launches"] = sum(n for op, n in tensorflow_pdk.launch_counts().items()
+                                           if op.startswith("ResourceApply"))
+        out["legacy_apply_max_error"] = max(float(np.max(np.abs(x - y)))
+                                            for x, y in zip(got, want))
     from tensorflow_pdk.examples import digits
     tensorflow_pdk.reset_graph_rewrite_counts()
     r = digits.train("/PDK:0", epochs=10, batch_size=32, seed=0, verbose=0)
@@ -115,16 +143,26 @@ def _nm(path: str, flag: str) -> set:
     return {line.split()[-1] for line in r.stdout.splitlines() if line.strip()}
 
 
-def missing_symbols(py: pathlib.Path) -> list:
-    """The plugin's TF_/SE_/TP_ imports that this TensorFlow does not export."""
+# kernels_experimental.h functions PDK resolves at run time (pdk/variables.h).
+VARIABLE_API = {"TF_MaybeLockVariableInputMutexesInOrder", "TF_GetInputTensorFromVariable",
+                "TF_ReleaseVariableInputLockHolder"}
+
+
+def tf_exports(py: pathlib.Path) -> tuple:
+    """(the PDK plugin's path, every dynamic symbol this TensorFlow's libraries export)."""
     site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
     plugin = os.path.join(site, "tensorflow-plugins", "libtensorflow_pdk_plugin.so")
-    wanted = {s.split("@")[0] for s in _nm(plugin, "--undefined-only")
-              if re.match(r"(TF|SE|TP)_", s)}
     exported = set()
     for lib in glob.glob(os.path.join(site, "tensorflow", "**", "*.so*"), recursive=True):
         exported |= _nm(lib, "--defined-only")
+    return plugin, exported
+
+
+def missing_symbols(plugin: str, exported: set) -> list:
+    """The plugin's TF_/SE_/TP_ imports that this TensorFlow does not export."""
+    wanted = {s.split("@")[0] for s in _nm(plugin, "--undefined-only")
+              if re.match(r"(TF|SE|TP)_", s)}
     return sorted(wanted - exported)
 
 
@@ -144,7 +182,9 @@ def check(name: str, spec: str, wheel: str, root: pathlib.Path, conformance: boo
     t0 = time.time()
     py = venv_for(name, spec, root)
     install_wheel(py, wheel)
-    res = {"name": name, "spec": spec, "missing_symbols": missing_symbols(py)}
+    plugin, exported = tf_exports(py)
+    res = {"name": name, "spec": spec, "missing_symbols": missing_symbols(plugin, exported),
+           "variable_api": VARIABLE_API <= exported}
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("PDK_") and k != "TF_PLUGGABLE_DEVICE_LIBRARY_PATH"}
     r = subprocess.run([str(py), "-c", PROBE], capture_output=True, text=True, env=env,
@@ -166,23 +206,29 @@ def ok(r: dict, conformance: bool) -> bool:
             and r.get("disabled_reason") == "" and r.get("variables") is True
             and r.get("digits_accuracy", 0) > 0.9 and r.get("digits_cpu_ops") == 0
             and bool(r.get("rewrites"))
+            and bool(r.get("legacy_apply_kernels")) == r["variable_api"]
+            and (not r["variable_api"] or (r.get("legacy_apply_launches") == 3
+                                           and r.get("legacy_apply_max_error", 1) < 1e-5))
             and (not conformance or (r["conformance"]["failed"] == 0
                                      and r["conformance"]["passed"] > 0)))
 
 
 def markdown(results: list) -> str:
     rows = ["| TensorFlow | loads | PDK devices | kernels | graph optimizer | variables on PDK "
-            "| digits job (accuracy, CPU ops) | conformance fast subset |",
-            "|---|---|---|---|---|---|---|---|"]
+            "| legacy ResourceApply* kernels | digits job (accuracy, CPU ops) "
+            "| conformance fast subset |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         yes = lambda b: "yes" if b else "**no**"  # noqa: E731
         conf = r.get("conformance")
-        rows.append("| {} (`{}`) | {} | {} | {} | {} | {} | {} | {} |".format(
+        legacy = ("yes (max \\|PDK − CPU\\| {:.1e})".format(r["legacy_apply_max_error"])
+                  if r.get("legacy_apply_kernels") else "no (not exported)")
+        rows.append("| {} (`{}`) | {} | {} | {} | {} | {} | {} | {} | {} |".format(
             r.get("tensorflow", r["name"]), r["spec"],
             yes(not r["missing_symbols"] and "probe_error" not in r and not r.get("disabled_reason")),
             r.get("devices", 0), r.get("kernels", "—"),
             "yes ({} rewrites)".format(sum(r["rewrites"].values())) if r.get("rewrites") else "**no**",
-            yes(r.get("variables")),
+            yes(r.get("variables")), legacy,
             "{:.4f}, {}".format(r["digits_accuracy"], r["digits_cpu_ops"])
             if "digits_accuracy" in r else "—",
             "{} passed, {} failed".format(conf["passed"], conf["failed"]) if conf else "not run"))
