@@ -25,6 +25,7 @@
 #include "graph/strict_placement.h"
 #include "pdk/device.h"
 #include "pdk/kernel.h"
+#include "profiler/profiler.h"
 #include "tensorflow/c/kernels.h"
 
 #ifndef PDK_VERSION
@@ -224,6 +225,14 @@ size_t CopyOut(const std::string& s, char* buf, size_t cap) {
   return s.size();
 }
 }  // namespace
+
+// The pluggable profiler (src/profiler/): TensorFlow looks this up next to
+// SE_InitPlugin when it loads the library.
+PDK_EXPORT void TF_InitProfiler(TF_ProfilerRegistrationParams* params, TF_Status* status) {
+  static std::string device_type;
+  device_type = g_is_duplicate ? g_duplicate_name : std::string(pdk_plugin::kDeviceType);
+  pdk_profiler::InitProfiler(params, device_type.c_str(), status);
+}
 
 PDK_EXPORT const char* PDK_Version() { return PDK_VERSION; }
 PDK_EXPORT const char* PDK_BuiltForTensorFlow() { return PDK_TF_VERSION; }

@@ -28,6 +28,7 @@
 #define PDK_KERNEL_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -250,6 +251,37 @@ class LaunchStats {
   std::map<std::string, std::unique_ptr<std::atomic<uint64_t>>> counters_;
 };
 
+// ------------------------------------------------------------ kernel traces
+
+// One kernel launch, as reported to a trace sink: the op type, the node's
+// name, the device ordinal (TF_GetDeviceId), start and end in ns of
+// TraceClockNs, and whether Compute succeeded.
+struct KernelTrace {
+  const char* op;
+  const char* node;
+  int device;
+  int64_t begin_ns, end_ns;
+  bool ok;
+};
+using KernelTraceSink = void (*)(const KernelTrace&);
+
+// The sink every launch reports to while set (a profiler session, e.g. PDK's
+// pluggable profiler in src/profiler/); null, the default, costs one atomic
+// load per launch. Called on the thread that ran the kernel.
+inline std::atomic<KernelTraceSink>& KernelTraceSinkSlot() {
+  static std::atomic<KernelTraceSink> sink{nullptr};
+  return sink;
+}
+
+// Wall-clock ns since the Unix epoch: the clock of TensorFlow's own host
+// trace events (tsl::profiler::GetCurrentTimeNanos), so the device's events
+// line up with TensorFlow's in one profile.
+inline int64_t TraceClockNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 namespace internal {
 
 // Reads field 2 (`op`) of a serialized tensorflow.NodeDef
@@ -309,6 +341,7 @@ template <class K>
 struct Instance {
   K kernel;
   std::string op;
+  std::string node;  // the node's name, for kernel traces
   std::atomic<uint64_t>* launches = nullptr;
 };
 
@@ -324,6 +357,8 @@ void* CreateTrampoline(TF_OpKernelConstruction* c) {
   Status st = GuardedCall("kernel construction", [&]() -> Status {
     auto owned = std::make_unique<Instance<K>>();
     owned->op = OpTypeOf(c);
+    const TF_StringView name = TF_OpKernelConstruction_GetName(c);
+    owned->node.assign(name.data, name.len);
     owned->launches = LaunchStats::Global().CounterFor(owned->op);
     if constexpr (HasInit<K>::value) {
       Status init = owned->kernel.Init(Attrs(c));
@@ -346,10 +381,15 @@ void ComputeTrampoline(void* p, TF_OpKernelContext* c) {
   auto* inst = static_cast<Instance<K>*>(p);
   if (inst == nullptr) return Fail(c, Internal("kernel was not constructed"));
   inst->launches->fetch_add(1, std::memory_order_relaxed);
+  const KernelTraceSink sink = KernelTraceSinkSlot().load(std::memory_order_acquire);
+  const int64_t begin_ns = sink ? TraceClockNs() : 0;
   Status st = GuardedCall(inst->op.c_str(), [&] {
     Context ctx(c, inst->op);
     return inst->kernel.Compute(ctx);
   });
+  if (sink)
+    sink(KernelTrace{inst->op.c_str(), inst->node.c_str(), TF_GetDeviceId(c), begin_ns,
+                     TraceClockNs(), st.ok()});
   if (!st.ok()) Fail(c, st);
 }
 

@@ -186,9 +186,10 @@ inline StatusOr<Shape> BroadcastShapes(const char* op, const char* a, const Shap
     } else if (da == 1) {
       out[i] = db;
     } else {
-      return InvalidArgument(op, ": ", a, ".shape ", as, " and ", b, ".shape ", bs,
-                             " are not broadcast-compatible (dimension ", i, ": ", da, " vs ", db,
-                             ")");
+      // TensorFlow's wording first (BCast, "Incompatible shapes: [2,5] vs. [5,2]").
+      return InvalidArgument("Incompatible shapes: ", as, " vs. ", bs, " (", op, ": ", a,
+                             ".shape and ", b, ".shape are not broadcast-compatible in dimension ",
+                             i, ": ", da, " vs ", db, ")");
     }
   }
   return Shape(std::move(out));

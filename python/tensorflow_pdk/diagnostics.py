@@ -170,6 +170,8 @@ def report(self_test: bool = True) -> Dict:
         "graph rewrites (PDK_GRAPH_REWRITES)": "off" if env.get("PDK_GRAPH_REWRITES", "").lower()
         in ("0", "false") else "on" + (f", except {env['PDK_GRAPH_DISABLE']}"
                                        if env.get("PDK_GRAPH_DISABLE") else ""),
+        "pluggable profiler (TF_InitProfiler)": "on: PDK's kernels appear in TensorFlow "
+                                                 "profiles as /device:CUSTOM:PDK:<n>",
         "jit_compile=True on PDK runs with PDK kernels (tensorflow_pdk._xla)":
             "on" if _xla_hook_installed() else "off (the hook did not install; see stderr)",
     }

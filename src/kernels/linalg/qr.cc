@@ -98,7 +98,9 @@ class QrOp {
   pdk::Status Compute(pdk::Context& ctx) const {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
     const pdk::Shape in = x.shape();
-    PDK_RETURN_IF_ERROR(pdk::CheckRankAtLeast(ctx.op(), "input", in, 2));
+    if (in.rank() < 2)  // TensorFlow's wording (LinearAlgebraOp) first
+      return pdk::InvalidArgument("Input tensor 0 must have rank >= 2, got ", in.rank(), " (",
+                                  ctx.op(), ": input shape ", in, ")");
     const int64_t m = in.dim(-2), n = in.dim(-1), p = std::min(m, n);
     const int64_t qcols = full_ ? m : p, rrows = full_ ? m : p;
     std::vector<int64_t> qd = in.dims(), rd = in.dims();

@@ -262,8 +262,8 @@ struct NonnegativeExponent {
       const T* p = y.data<T>();
       for (int64_t i = 0, n = y.num_elements(); i < n; ++i)
         if (p[i] < 0)
-          return pdk::InvalidArgument(op, ": integers to negative integer powers are not allowed (y[",
-                                      i, "] == ", p[i], ")");
+          return pdk::InvalidArgument("Integers to negative integer powers are not allowed (", op,
+                                      ": y[", i, "] == ", p[i], ")");
     }
     return pdk::Status::OK();
   }

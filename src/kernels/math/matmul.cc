@@ -83,14 +83,21 @@ class MatMulOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor a, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor b, ctx.input(1));
     const pdk::Shape as = a.shape(), bs = b.shape();
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "a", as, 2));
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "b", bs, 2));
+    // TensorFlow's wording first (its CPU MatMul runs through BatchMatMul's
+    // checks, matmul_op_impl.h), then which operand and dimension.
+    if (as.rank() != bs.rank())
+      return pdk::InvalidArgument("In[0] and In[1] has different ndims: ", as, " vs. ", bs, " (",
+                                  ctx.op(), ": a and b must be rank 2)");
+    if (as.rank() != 2)
+      return pdk::InvalidArgument("In[0] and In[1] ndims must be == 2: ", as.rank(), " (",
+                                  ctx.op(), ": a ", as, ", b ", bs, ")");
     const int ka_dim = transpose_a_ ? 0 : 1, kb_dim = transpose_b_ ? 1 : 0;
     if (as[ka_dim] != bs[kb_dim]) {
-      return pdk::InvalidArgument(ctx.op(), ": matrix size-incompatible: a ", as,
-                                  " (transpose_a=", transpose_a_ ? "true" : "false", ") x b ", bs,
-                                  " (transpose_b=", transpose_b_ ? "true" : "false", "): a.shape[", ka_dim, "] (",
-                                  as[ka_dim], ") != b.shape[", kb_dim, "] (", bs[kb_dim], ")");
+      return pdk::InvalidArgument("Matrix size-incompatible: In[0]: ", as, ", In[1]: ", bs, " (",
+                                  ctx.op(), ": transpose_a=", transpose_a_ ? "true" : "false",
+                                  ", transpose_b=", transpose_b_ ? "true" : "false", ", a.shape[",
+                                  ka_dim, "] (", as[ka_dim], ") != b.shape[", kb_dim, "] (",
+                                  bs[kb_dim], "))");
     }
     const int64_t m = as[1 - ka_dim], k = as[ka_dim], n = bs[1 - kb_dim];
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{m, n}));
@@ -121,10 +128,10 @@ class BatchMatMulV2Op {
     const int xr = xs.rank(), yr = ys.rank();
     const int kx_dim = adj_x_ ? xr - 2 : xr - 1, ky_dim = adj_y_ ? yr - 1 : yr - 2;
     if (xs[kx_dim] != ys[ky_dim]) {
-      return pdk::InvalidArgument(ctx.op(), ": matrix size-incompatible: x ", xs,
-                                  " (adj_x=", adj_x_ ? "true" : "false", ") x y ", ys, " (adj_y=", adj_y_ ? "true" : "false",
-                                  "): x.shape[", kx_dim, "] (", xs[kx_dim], ") != y.shape[",
-                                  ky_dim, "] (", ys[ky_dim], ")");
+      return pdk::InvalidArgument("Matrix size-incompatible: In[0]: ", xs, ", In[1]: ", ys, " (",
+                                  ctx.op(), ": adj_x=", adj_x_ ? "true" : "false", ", adj_y=",
+                                  adj_y_ ? "true" : "false", ", x.shape[", kx_dim, "] (",
+                                  xs[kx_dim], ") != y.shape[", ky_dim, "] (", ys[ky_dim], "))");
     }
     const int64_t m = adj_x_ ? xs[xr - 1] : xs[xr - 2], k = xs[kx_dim];
     const int64_t n = adj_y_ ? ys[yr - 2] : ys[yr - 1];

@@ -194,14 +194,16 @@ class ReductionOp {
     std::vector<bool> reduced(rank, false);
     for (int64_t a : axes) {
       if (a < -rank || a >= rank) {
-        return pdk::InvalidArgument(op, ": invalid reduction dimension: reduction_indices has ",
-                                    a, ", expected in [", -rank, ", ", rank,
-                                    ") for input of shape ", shape);
+        return pdk::InvalidArgument("Invalid reduction dimension (", a, " for input with ", rank,
+                                    " dimension(s) (", op, ": reduction_indices must be in [",
+                                    -rank, ", ", rank, ") for input of shape ", shape, ")");
       }
       const int64_t axis = a < 0 ? a + rank : a;
       if (reduced[axis]) {
-        return pdk::InvalidArgument(op, ": reduction_indices names dimension ", axis,
-                                    " more than once (input shape ", shape, ")");
+        return pdk::InvalidArgument("Invalid reduction arguments: Axes contains duplicate "
+                                    "dimension: ", axis, " (", op, ": reduction_indices names "
+                                    "dimension ", axis, " more than once, input shape ", shape,
+                                    ")");
       }
       reduced[axis] = true;
     }

@@ -1,0 +1,88 @@
+"""PDK's pluggable profiler (src/profiler/profiler.cc): TensorFlow's own
+profiler, started and stopped as a user does, writes PDK's kernels into the
+profile as a device plane. The .xplane.pb is read back with TensorFlow's own
+XSpace message (tensorflow.tsl.profiler.protobuf.xplane_pb2)."""
+import json
+
+from child_process import run_python
+
+SESSION = """
+    import glob, json, os, tempfile, time, keras
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    logdir = tempfile.mkdtemp()
+    x = np.random.default_rng(0).standard_normal((256, 32)).astype("float32")
+    y = np.random.default_rng(1).integers(0, 4, 256)
+    model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(64, activation="relu"),
+                              keras.layers.Dense(4)])
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, batch_size=64, epochs=1, verbose=0)          # traced before the session
+    with tf.device("/PDK:0"):
+        tf.linalg.matmul(tf.ones([8, 8]), tf.ones([8, 8]))      # before: not recorded
+    t0 = time.time_ns()
+    tf.profiler.experimental.start(logdir)
+    model.fit(x, y, batch_size=64, epochs=2, verbose=0)
+    with tf.device("/PDK:0"):
+        z = tf.nn.softmax(tf.linalg.matmul(tf.ones([64, 64]), tf.ones([64, 64])))
+    if len(tf.config.list_logical_devices("PDK")) > 1:
+        with tf.device("/PDK:1"):
+            tf.reduce_sum(tf.ones([16]))
+    tf.profiler.experimental.stop()
+    t1 = time.time_ns()
+    files = glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))
+    space = xplane_pb2.XSpace.FromString(open(files[0], "rb").read())
+    out = {"planes": [p.name for p in space.planes], "warnings": list(space.warnings),
+           "t0": t0, "t1": t1, "events": []}
+    for p in space.planes:
+        if not p.name.startswith("/device:CUSTOM:PDK"):
+            continue
+        stat_names = {k: v.name for k, v in p.stat_metadata.items()}
+        for line in p.lines:
+            for e in line.events:
+                md = p.event_metadata[e.metadata_id]
+                stats = {stat_names[s.metadata_id]: s.str_value or s.int64_value for s in e.stats}
+                out["events"].append({
+                    "plane": p.name, "line": line.id, "node": md.name, "op": md.display_name,
+                    "begin_ns": line.timestamp_ns + e.offset_ps // 1000,
+                    "duration_ns": e.duration_ps // 1000, "tf_op": stats.get("tf_op")})
+    print("REPORT " + json.dumps(out))
+"""
+
+
+def _report(env=None):
+    r = run_python(SESSION, env_extra=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("REPORT "))
+    return json.loads(line[len("REPORT "):])
+
+
+def test_profile_has_pdk_plane_with_kernels_in_the_session():
+    rep = _report()
+    assert "/device:CUSTOM:PDK:0" in rep["planes"], rep["planes"]
+    events = rep["events"]
+    ops = {e["op"] for e in events}
+    # The training step's fused kernels and the eager ops after it.
+    assert {"_PdkFusedMatMul", "MatMul", "Softmax"} <= ops, sorted(ops)
+    for e in events:
+        assert e["tf_op"] == f"{e['node']}:{e['op']}", e
+        # Inside the session's wall-clock window; durations sane.
+        assert rep["t0"] <= e["begin_ns"] <= rep["t1"], e
+        assert 0 <= e["duration_ns"] <= rep["t1"] - rep["t0"], e
+    # Kernels launched by one thread run one after another: no overlap.
+    by_line = {}
+    for e in events:
+        by_line.setdefault((e["plane"], e["line"]), []).append(e)
+    for evs in by_line.values():
+        evs.sort(key=lambda e: e["begin_ns"])
+        for a, b in zip(evs, evs[1:]):
+            assert a["begin_ns"] + a["duration_ns"] <= b["begin_ns"], (a, b)
+    # The MatMul launched before the session is not in it: one eager 64x64 MatMul.
+    assert sum(1 for e in events if e["op"] == "MatMul") == 1, [
+        e for e in events if e["op"] == "MatMul"]
+    assert rep["warnings"] == []
+
+
+def test_second_device_gets_its_own_plane():
+    rep = _report({"PDK_DEVICE_COUNT": "2"})
+    assert {"/device:CUSTOM:PDK:0", "/device:CUSTOM:PDK:1"} <= set(rep["planes"])
+    on1 = {e["op"] for e in rep["events"] if e["plane"] == "/device:CUSTOM:PDK:1"}
+    assert on1 == {"Sum"}, on1  # the one reduction placed there
