@@ -64,8 +64,9 @@ def test_profile_has_pdk_plane_with_kernels_in_the_session():
     assert {"_PdkFusedMatMul", "MatMul", "Softmax"} <= ops, sorted(ops)
     for e in events:
         assert e["tf_op"] == f"{e['node']}:{e['op']}", e
-        # Inside the session's wall-clock window; durations sane.
-        assert rep["t0"] <= e["begin_ns"] <= rep["t1"], e
+        # Inside the session's window (TensorFlow stores times relative to the
+        # session's start, NormalizeTimestamps); durations sane.
+        assert 0 <= e["begin_ns"] <= rep["t1"] - rep["t0"], e
         assert 0 <= e["duration_ns"] <= rep["t1"] - rep["t0"], e
     # Kernels launched by one thread run one after another: no overlap.
     by_line = {}
@@ -75,9 +76,10 @@ def test_profile_has_pdk_plane_with_kernels_in_the_session():
         evs.sort(key=lambda e: e["begin_ns"])
         for a, b in zip(evs, evs[1:]):
             assert a["begin_ns"] + a["duration_ns"] <= b["begin_ns"], (a, b)
-    # The MatMul launched before the session is not in it: one eager 64x64 MatMul.
-    assert sum(1 for e in events if e["op"] == "MatMul") == 1, [
-        e for e in events if e["op"] == "MatMul"]
+    # The eager MatMul launched before the session is not in it: one eager
+    # MatMul (an eager op's node is named by its op; the step's are in graphs).
+    assert sum(1 for e in events if e["node"] == "MatMul") == 1, [
+        e for e in events if e["node"] == "MatMul"]
     assert rep["warnings"] == []
 
 
@@ -85,4 +87,4 @@ def test_second_device_gets_its_own_plane():
     rep = _report({"PDK_DEVICE_COUNT": "2"})
     assert {"/device:CUSTOM:PDK:0", "/device:CUSTOM:PDK:1"} <= set(rep["planes"])
     on1 = {e["op"] for e in rep["events"] if e["plane"] == "/device:CUSTOM:PDK:1"}
-    assert on1 == {"Sum"}, on1  # the one reduction placed there
+    assert on1 == {"Fill", "Sum"}, on1  # tf.reduce_sum(tf.ones([16])) placed there
