@@ -346,9 +346,9 @@ EXEMPT: Dict[str, str] = {
            "variables (a sweep case has no resource input)"
        for op in ("ResourceScatterAdd", "ResourceScatterSub", "ResourceScatterUpdate",
                   "ResourceScatterMin", "ResourceScatterMax")},
-    **{op: "tests/python/test_tf_versions.py (scripts/tf_versions.py's probe): registered only "
-           "on TensorFlow 2.16-2.18, compared with the CPU on variables there (a sweep case has "
-           "no resource input)"
+    **{op: "tests/python/test_tf_versions.py: registered only on TensorFlow 2.16-2.18, "
+           "compared with the CPU on variables there by scripts/tf_versions.py's probe (a sweep "
+           "case has no resource input)"
        for op in ("ResourceApplyGradientDescent", "ResourceApplyMomentum", "ResourceApplyAdam")},
 }
 
