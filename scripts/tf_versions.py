@@ -78,7 +78,7 @@ if out["devices"]:
     out["variable_device"] = v.handle.device
     out["variables"] = "PDK:0" in v.handle.device and float(v.numpy().sum()) == 8.0
     # The legacy in-place training ops: registered where TensorFlow exports
-    # kernels_experimental.h's variable functions (2.16-2.18); PDK vs CPU.
+    # kernels_experimental.h's variable functions (2.16-2.18, tf-nightly); PDK vs CPU.
     import numpy as np
     out["legacy_apply_kernels"] = sorted({k.op for k in tensorflow_pdk.registered_kernels()
                                           if k.op.startswith("ResourceApply")})
@@ -139,8 +139,10 @@ def install_wheel(py: pathlib.Path, wheel: str) -> None:
 
 
 def _nm(path: str, flag: str) -> set:
+    # Names without their symbol version (tf-nightly exports TF_X@@tensorflow;
+    # an unversioned reference binds to the default version).
     r = subprocess.run(["nm", "-D", flag, path], capture_output=True, text=True)
-    return {line.split()[-1] for line in r.stdout.splitlines() if line.strip()}
+    return {line.split()[-1].split("@")[0] for line in r.stdout.splitlines() if line.strip()}
 
 
 # kernels_experimental.h functions PDK resolves at run time (pdk/variables.h).
@@ -161,8 +163,7 @@ def tf_exports(py: pathlib.Path) -> tuple:
 
 def missing_symbols(plugin: str, exported: set) -> list:
     """The plugin's TF_/SE_/TP_ imports that this TensorFlow does not export."""
-    wanted = {s.split("@")[0] for s in _nm(plugin, "--undefined-only")
-              if re.match(r"(TF|SE|TP)_", s)}
+    wanted = {s for s in _nm(plugin, "--undefined-only") if re.match(r"(TF|SE|TP)_", s)}
     return sorted(wanted - exported)
 
 

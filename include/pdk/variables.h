@@ -1,8 +1,8 @@
 // In-place access to resource variables from a kernel, for the legacy training
 // ops (ResourceApplyGradientDescent, ...), through tensorflow/c/
 // kernels_experimental.h. Those functions are exported by TensorFlow 2.16 to
-// 2.18 only (absent from 2.19, 2.20, 2.21 and tf-nightly's wheels; tensorflow
-// issue 126374), so the kit resolves them at run time (dlsym) and a plugin
+// 2.18 and again by tf-nightly (2.23.0.dev20261026), but not by 2.19, 2.20 and
+// 2.21 (tensorflow issue 126374), so the kit resolves them at run time (dlsym) and a plugin
 // registers the kernels that need them only where `VariableApi::Get()` is
 // non-null — one wheel, degrading per missing symbol instead of failing to load.
 //
@@ -80,7 +80,7 @@ class LockedVariables {
     api_ = VariableApi::Get();
     if (api_ == nullptr)
       return Unimplemented(ctx.op(), ": this TensorFlow does not export the variable functions "
-                                     "of kernels_experimental.h (2.16-2.18 do)");
+                                     "of kernels_experimental.h (2.16-2.18 and tf-nightly do)");
     const std::vector<int> ids(inputs);
     TFStatusPtr s = NewTFStatus();
     api_->lock(ctx.raw(), use_locking, /*sparse=*/false, ids.data(), ids.size(),

@@ -17,7 +17,10 @@
 namespace pdk_plugin {
 namespace {
 
-constexpr size_t kAlignment = 64;  // bytes; matches EIGEN_MAX_ALIGN_BYTES in TF's flags
+// Bytes. TensorFlow's BFC allocator requires its sub-allocator's regions to be
+// aligned to kMinAllocationSize, 256 bytes (tf-nightly checks it and aborts the
+// process otherwise; bfc_allocator.cc); that also covers Eigen's 64.
+constexpr size_t kAlignment = 256;
 
 std::string CpuInfoField(const char* key, const char* fallback) {
   std::ifstream f("/proc/cpuinfo");

@@ -112,7 +112,7 @@ TEST(Memory, AlignedAllocationAccountingAndLimit) {
   SP_DeviceMemoryBase a{SP_DEVICE_MEMORY_BASE_STRUCT_SIZE};
   rt.se.allocate(&rt.device, 1000, 0, &a);
   ASSERT_NE(a.opaque, nullptr);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.opaque) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.opaque) % 256, 0u);  // BFC's kMinAllocationSize
   SP_AllocatorStats st{SP_ALLOCATORSTATS_STRUCT_SIZE};
   ASSERT_TRUE(rt.se.get_allocator_stats(&rt.device, &st));
   EXPECT_EQ(st.bytes_in_use, 1000);

@@ -48,7 +48,7 @@ def test_the_same_wheel_runs_on(name, tmp_path):
     assert r["disabled_reason"] == "" and r["devices"] == 1, r
     # Every kernel of this suite's TensorFlow (2.21) registers on every release;
     # where TensorFlow exports kernels_experimental.h's variable functions
-    # (2.16-2.18), the legacy ResourceApply* kernels (4 dtypes each) too, and
+    # (2.16-2.18, tf-nightly), the legacy ResourceApply* kernels (4 dtypes each) too, and
     # they match the CPU.
     legacy = r["legacy_apply_kernels"]
     assert bool(legacy) == r["variable_api"], r

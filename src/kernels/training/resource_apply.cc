@@ -23,7 +23,7 @@
 // float16, bfloat16}; 16-bit types computed in float32 per element.
 //
 // Registered only on TensorFlow releases that export kernels_experimental.h's
-// variable functions (2.16-2.18, pdk::VariableApi); elsewhere TensorFlow's
+// variable functions (2.16-2.18 and tf-nightly, pdk::VariableApi); elsewhere TensorFlow's
 // placer reports that PDK has no kernel, as before.
 //
 // Errors (InvalidArgument, TensorFlow's wording first): a coefficient that is
@@ -169,7 +169,7 @@ class ResourceApplyAdamOp : public LockingAttrs {
 }  // namespace
 
 PDK_REGISTER_KERNELS(TrainingResourceApply, r) {
-  if (pdk::VariableApi::Get() == nullptr) return;  // TensorFlow 2.19 on: see the header
+  if (pdk::VariableApi::Get() == nullptr) return;  // 2.19-2.21: see the header
   pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
     using T = typename decltype(t)::type;
     r.Add(pdk::KernelDef<ResourceApplyGradientDescentOp<T>>("ResourceApplyGradientDescent")
