@@ -238,8 +238,8 @@ def markdown(results: list) -> str:
 
 def write_markdown(path: str, table: str) -> None:
     text = pathlib.Path(path).read_text()
-    new, n = re.subn(r"(<!-- tf-versions -->\n).*?(\n<!-- /tf-versions -->)",
-                     lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
+    new, n = re.subn(r"(<!-- tf-versions -->\n)(?:.*?\n)?(<!-- /tf-versions -->)",
+                     lambda m: m.group(1) + table + "\n" + m.group(2), text, flags=re.S)
     if n != 1:
         raise SystemExit(f"{path}: no <!-- tf-versions --> ... <!-- /tf-versions --> markers")
     pathlib.Path(path).write_text(new)
