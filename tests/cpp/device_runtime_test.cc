@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -122,7 +123,16 @@ TEST(Memory, AlignedAllocationAccountingAndLimit) {
   int64_t free = 0, total = 0;
   ASSERT_TRUE(rt.se.device_memory_usage(&rt.device, &free, &total));
   EXPECT_EQ(total, int64_t(64) << 20);
-  EXPECT_EQ(free, total - 1000);
+  // Free memory is reported so that TensorFlow's limit (free less its 255 MiB
+  // system reserve below 2 GiB, MinSystemMemory) is what is left of the limit.
+  EXPECT_EQ(free, total - 1000 + (int64_t(255) << 20));
+  // Above 5 GB TensorFlow reserves 6 % (in float): the limit it derives is
+  // 8 GiB to within float rounding, never less.
+  const int64_t a = pdk_plugin::AvailableForTfLimit(int64_t(8) << 30);
+  const int64_t tf_limit =
+      a - std::max<int64_t>(int64_t(300) << 20, static_cast<int64_t>(static_cast<float>(a) * 0.06f));
+  EXPECT_GE(tf_limit, int64_t(8) << 30);
+  EXPECT_LT(tf_limit, (int64_t(8) << 30) + 1024);
 
   // Over the limit: a null allocation, not a crash; the device keeps working.
   SP_DeviceMemoryBase big{SP_DEVICE_MEMORY_BASE_STRUCT_SIZE};
