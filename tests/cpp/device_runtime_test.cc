@@ -128,9 +128,10 @@ TEST(Memory, AlignedAllocationAccountingAndLimit) {
   EXPECT_EQ(free, total - 1000 + (int64_t(255) << 20));
   // Above 5 GB TensorFlow reserves 6 % (in float): the limit it derives is
   // 8 GiB to within float rounding, never less.
-  const int64_t a = pdk_plugin::AvailableForTfLimit(int64_t(8) << 30);
+  const int64_t avail = pdk_plugin::AvailableForTfLimit(int64_t(8) << 30);
   const int64_t tf_limit =
-      a - std::max<int64_t>(int64_t(300) << 20, static_cast<int64_t>(static_cast<float>(a) * 0.06f));
+      avail - std::max<int64_t>(int64_t(300) << 20,
+                                static_cast<int64_t>(static_cast<float>(avail) * 0.06f));
   EXPECT_GE(tf_limit, int64_t(8) << 30);
   EXPECT_LT(tf_limit, (int64_t(8) << 30) + 1024);
 
