@@ -134,7 +134,9 @@ class TransposeOp {
     std::vector<bool> seen(rank, false);
     std::vector<int64_t> out_dims(rank);
     for (int i = 0; i < rank; ++i) {
-      const int64_t p = pv[i];
+      // As TensorFlow's CPU kernel (transpose_op.cc): a negative entry counts
+      // from the end (perm [-1,-3,-2] of a rank-3 input is [2,0,1]).
+      const int64_t p = pv[i] < 0 && pv[i] >= -rank ? pv[i] + rank : pv[i];
       if (p < 0 || p >= rank)
         return pdk::InvalidArgument(p, " is out of range [0 .. ", rank, ") (", ctx.op(), ": perm[",
                                     i, "], perm ", pdk::Shape(pv), ")");
