@@ -3,7 +3,8 @@ tensorflow/python/kernel_tests/nn_ops/conv_ops_test.py) with PDK as the default
 device and with PDK disabled, and records every test's outcome.
 
     .venv/bin/python scripts/tf_kernel_tests.py FILE_OR_DIR... [--mode pdk|cpu|both]
-        [--json OUT] [--no-lift] [--test-timeout S] [--file-timeout S]
+        [--json OUT] [--select REGEX] [--skip REGEX] [--max-tests N] [--no-lift]
+        [--test-timeout S] [--file-timeout S]
 
 A directory stands for every ``*_test.py`` below it. Modes:
 
@@ -25,7 +26,7 @@ leaves a started test without an end: that test is recorded ``crash`` (signal
 and the last fatal stderr line), and the file is run again without the tests
 already recorded. A test running longer than ``--test-timeout`` is killed,
 recorded ``timeout``, and the rest run the same way; after ``--file-timeout``
-the file stops.
+(which also bounds importing the file) the file stops.
 
 CPU pinning lifted: with no GPU, TensorFlow's ``test_util`` pins tests to the
 CPU: ``test_util.device(use_gpu=...)``, ``use_gpu()``, ``force_cpu()``,
@@ -55,6 +56,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 PASSING = ("pass", "xfail")
 LIFT_VERSION = 1  # bump when the lift or the child changes (it keys the result cache)
@@ -102,7 +104,9 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def _child(path: str, progress: str, exclude_file: str, lift: bool) -> None:
+def _child(path: str, progress: str, lift: bool, exclude_file: str | None = None,
+           max_tests: int | None = None, include_file: str | None = None,
+           select: str | None = None, skip: str | None = None) -> None:
     sys.path.insert(0, os.path.dirname(path))
     sys.argv = [path]
     import runpy
@@ -123,7 +127,10 @@ def _child(path: str, progress: str, exclude_file: str, lift: bool) -> None:
 
     if lift:
         _lift_cpu_pinning()
-    exclude = set(pathlib.Path(exclude_file).read_text().splitlines()) if exclude_file else set()
+    def ids(f):
+        return set(pathlib.Path(f).read_text().splitlines()) if f else set()
+
+    exclude, include = ids(exclude_file), ids(include_file)
     prefix = test_id_prefix(path)
     out = open(progress, "a", buffering=1)
 
@@ -190,28 +197,32 @@ def _child(path: str, progress: str, exclude_file: str, lift: bool) -> None:
     class Runner(unittest.TextTestRunner):
         resultclass = Result
 
-    def without_excluded(suite):
-        kept = unittest.TestSuite()
+    def flat(suite):
         for t in suite:
-            if isinstance(t, unittest.TestSuite):
-                kept.addTest(without_excluded(t))
-            elif tid(t) not in exclude:
-                kept.addTest(t)
-        return kept
+            yield from flat(t) if isinstance(t, unittest.TestSuite) else (t,)
+
+    def selected(suite):
+        tests = list(flat(suite))
+        keep = {tid(t) for t in tests if (not select or re.search(select, tid(t)))
+                and not (skip and re.search(skip, tid(t)))}
+        if max_tests is not None:  # a fixed sample: the smallest CRC32s
+            keep = set(sorted(keep, key=lambda i: zlib.crc32(i.encode()))[:max_tests])
+        keep = (keep | include) - exclude
+        return unittest.TestSuite(t for t in tests if tid(t) in keep)
 
     class Loader(absltest.TestLoader):
         def loadTestsFromModule(self, module, *args, **kwargs):
-            return without_excluded(super().loadTestsFromModule(module, *args, **kwargs))
+            return selected(super().loadTestsFromModule(module, *args, **kwargs))
 
-    absl_main = googletest.absltest_main
+    absl_main = absltest.main
     called = []
 
-    def main(*args, **kwargs):
+    def main(*args, **kwargs):  # tf.test.main and absltest.main end here
         called.append(1)
         kwargs.update(testRunner=Runner, testLoader=Loader())
         return absl_main(*args, **kwargs)
 
-    googletest.absltest_main = main
+    googletest.absltest_main = absltest.main = main
     try:
         namespace = runpy.run_path(path, run_name="__main__")
     except SystemExit:
@@ -272,8 +283,12 @@ def _read_progress(progress: pathlib.Path, tests: dict) -> str | None:
 
 
 def run_file(path: str, mode: str, lift: bool = True, test_timeout: float = 600,
-             file_timeout: float = 3600, log=print) -> dict:
-    """Runs one test file in ``mode`` ("pdk" or "cpu"); returns
+             file_timeout: float = 3600, max_tests: int | None = None, include=(),
+             select: str | None = None, skip: str | None = None, log=print) -> dict:
+    """Runs one test file in ``mode`` ("pdk" or "cpu"): its tests whose id
+    matches ``select`` and not ``skip`` (regular expressions), with
+    ``max_tests`` a fixed sample of them (the ids with the smallest CRC32), and
+    the ids in ``include``; returns
     ``{"tests": {id: {"outcome", "message", "seconds", "launches"}}, "launches",
     "seconds", "runs"}``."""
     path = os.path.abspath(path)
@@ -287,23 +302,27 @@ def run_file(path: str, mode: str, lift: bool = True, test_timeout: float = 600,
             runs += 1
             progress, exclude = tmp / f"progress{runs}.jsonl", tmp / f"exclude{runs}.txt"
             exclude.write_text("\n".join(tests))
+            (tmp / "include.txt").write_text("\n".join(include))
             cmd = [sys.executable, os.path.abspath(__file__), "--child", path,
-                   "--progress", str(progress), "--exclude", str(exclude)]
-            if not lift:
-                cmd.append("--no-lift")
+                   "--progress", str(progress), "--exclude", str(exclude),
+                   "--include", str(tmp / "include.txt")]
+            cmd += ["--no-lift"] if not lift else []
+            cmd += ["--max-tests", str(max_tests)] if max_tests is not None else []
+            cmd += ["--select", select] if select else []
+            cmd += ["--skip", skip] if skip else []
             with open(tmp / "stderr.txt", "w+") as err:
                 proc = subprocess.Popen(cmd, env=env, stdout=err, stderr=subprocess.STDOUT,
                                         start_new_session=True)
                 hung = None
-                last_change, last_size = time.time(), -1
+                last_change, last_size = None, 0  # the clock starts at the first test
                 while proc.poll() is None:
                     time.sleep(0.5)
                     size = progress.stat().st_size if progress.exists() else 0
-                    if size != last_size:
-                        last_change, last_size = time.time(), size
                     now = time.time()
-                    if now - last_change > test_timeout:
-                        hung = f"timeout: no test ended within {test_timeout:.0f} s"
+                    if size != last_size:
+                        last_change, last_size = now, size
+                    if last_change and now - last_change > test_timeout:
+                        hung = f"timeout: the test ran past {test_timeout:.0f} s"
                     elif now - t_file > file_timeout:
                         hung = f"timeout: the file ran past {file_timeout:.0f} s"
                     if hung:
@@ -361,10 +380,12 @@ def file_digest(path: str) -> str:
 
 def cached_run_file(path: str, mode: str, cache_dir: pathlib.Path, **kwargs) -> dict:
     """``run_file`` with its result kept in ``cache_dir``, keyed on the TensorFlow
-    version, the file (and helpers) digest, the mode and ``LIFT_VERSION``."""
+    version, the file's (and helpers') digest, the mode, the selection and
+    ``LIFT_VERSION``."""
+    sample = [kwargs.get(k) for k in ("lift", "max_tests", "select", "skip")]
     key = hashlib.sha256(json.dumps(
-        [tf_version(), file_digest(path), mode, kwargs.get("lift", True), LIFT_VERSION,
-         sys.version_info[:2]]).encode()).hexdigest()[:20]
+        [tf_version(), file_digest(path), mode, LIFT_VERSION, sys.version_info[:2], sample,
+         sorted(kwargs.get("include", ()))]).encode()).hexdigest()[:20]
     f = cache_dir / f"{pathlib.Path(path).stem}-{mode}-{key}.json"
     if f.exists():
         return json.loads(f.read_text())
@@ -399,14 +420,19 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", choices=("pdk", "cpu", "both"), default="both")
     ap.add_argument("--json", help="write every outcome to this file")
     ap.add_argument("--no-lift", action="store_true", help="keep test_util's implicit CPU pins")
+    ap.add_argument("--select", help="run only the tests whose id matches this regex")
+    ap.add_argument("--skip", help="do not run the tests whose id matches this regex")
+    ap.add_argument("--max-tests", type=int, help="run a fixed sample of N tests per file")
     ap.add_argument("--test-timeout", type=float, default=600)
     ap.add_argument("--file-timeout", type=float, default=3600)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--progress", help=argparse.SUPPRESS)
     ap.add_argument("--exclude", help=argparse.SUPPRESS)
+    ap.add_argument("--include", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
-        _child(a.files[0], a.progress, a.exclude, not a.no_lift)
+        _child(a.files[0], a.progress, not a.no_lift, a.exclude, a.max_tests, a.include,
+               a.select, a.skip)
         return 0
 
     modes = ("cpu", "pdk") if a.mode == "both" else (a.mode,)
@@ -418,7 +444,8 @@ def main(argv=None) -> int:
         out["files"][f] = {}
         for mode in modes:
             r = run_file(f, mode, lift=not a.no_lift, test_timeout=a.test_timeout,
-                         file_timeout=a.file_timeout, log=lambda s: print(s, flush=True))
+                         file_timeout=a.file_timeout, max_tests=a.max_tests, select=a.select,
+                         skip=a.skip, log=lambda s: print(s, flush=True))
             out["files"][f][mode] = r
             t = r["tests"]
             print(f"{test_id_prefix(f)[:-2]} [{mode}] {len(t)} tests: {count(t, PASSING)} pass, "
