@@ -59,7 +59,6 @@ import time
 import zlib
 
 PASSING = ("pass", "xfail")
-LIFT_VERSION = 1  # bump when the lift or the child changes (it keys the result cache)
 
 
 # ----------------------------------------------------------------------------
@@ -127,6 +126,7 @@ def _child(path: str, progress: str, lift: bool, exclude_file: str | None = None
 
     if lift:
         _lift_cpu_pinning()
+
     def ids(f):
         return set(pathlib.Path(f).read_text().splitlines()) if f else set()
 
@@ -145,6 +145,8 @@ def _child(path: str, progress: str, lift: bool, exclude_file: str | None = None
         return f"{prefix}{type(test).__name__}.{name}"
 
     class Result(unittest.TextTestResult):
+        _rec = None  # the running test's record
+
         def startTest(self, test):
             self._rec = {"id": tid(test), "outcome": "pass", "message": ""}
             write({"started": self._rec["id"]})
@@ -380,12 +382,12 @@ def file_digest(path: str) -> str:
 
 def cached_run_file(path: str, mode: str, cache_dir: pathlib.Path, **kwargs) -> dict:
     """``run_file`` with its result kept in ``cache_dir``, keyed on the TensorFlow
-    version, the file's (and helpers') digest, the mode, the selection and
-    ``LIFT_VERSION``."""
+    version, the test file's (and helpers') digest, the mode, the selection and
+    this script's digest."""
     sample = [kwargs.get(k) for k in ("lift", "max_tests", "select", "skip")]
     key = hashlib.sha256(json.dumps(
-        [tf_version(), file_digest(path), mode, LIFT_VERSION, sys.version_info[:2], sample,
-         sorted(kwargs.get("include", ()))]).encode()).hexdigest()[:20]
+        [tf_version(), file_digest(path), file_digest(__file__), sys.version_info[:2], mode,
+         sample, sorted(kwargs.get("include", ()))]).encode()).hexdigest()[:20]
     f = cache_dir / f"{pathlib.Path(path).stem}-{mode}-{key}.json"
     if f.exists():
         return json.loads(f.read_text())

@@ -14,11 +14,11 @@ default device, test_util's implicit CPU pins lifted in both. Asserts, per file:
 
 Modes: by default (fast), ``FAST_TESTS_PER_FILE`` tests of each file, a fixed
 sample (the ids with the smallest CRC32 among those ``FAST_SKIP`` does not
-name, plus every listed test of the file), so every file runs in a few
+name, plus every listed test of the file), so the module runs in a few
 minutes; ``PDK_TF_TESTS=full`` runs every test of every file (about an hour
 on 2 cores). The reference results are cached in ``build/tf_kernel_tests/``,
 keyed on the TensorFlow version, the file's (and its helpers') digest, the
-selection and the harness version; the PDK run is never cached.
+selection and the harness's own digest; the PDK run is never cached.
 
 ``test_harness_attributes_crashes_hangs_and_lifts_pins`` checks the harness
 itself on a small test file it writes: test_util's pins lifted, an explicit
