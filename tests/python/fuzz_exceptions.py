@@ -1,0 +1,189 @@
+"""Fuzz cases whose verdict breaks the rules of fuzz_runner.verdict, each
+with the reason: case id pattern -> (the verdicts it allows, reason).
+
+Patterns are case ids (fuzz_cases.py: ``Op[type constraints]/input:mutation``)
+where ``*`` matches anything (``[`` and ``]`` are literal). A reason starts
+with its kind:
+
+- "PDK bug, open": PDK is wrong; the entry keeps the suite green while the
+  kernel is fixed, and must go with the fix: test_fuzz fails on an open
+  bug whose cases all meet the rules again.
+- "TF CPU bug": TensorFlow's CPU kernel is wrong (or reads memory it must
+  not); what PDK does is right.
+- "CPU limitation": TensorFlow's CPU kernel does not implement the call,
+  PDK does; nothing to compare with.
+- "Unspecified": the call has no single right answer (two things wrong with
+  it and each device reports another first, NaN orders, C++ undefined
+  behaviour).
+
+PDK's own ops (``_Pdk*``) are not listed: test_fuzz accepts them raising
+where their reference (the unfused TensorFlow ops, which broadcast and
+validate differently) computes or raises another class; PDK's graph
+optimizer only creates them from the valid patterns.
+"""
+
+CRASH = ("pdk_crash",)
+COMPUTES = ("pdk_computes_where_cpu_raises",)
+RAISES = ("pdk_raises_where_cpu_computes",)
+CLASS = ("class_mismatch",)
+VALUE = ("value_mismatch",)
+
+EXCEPTIONS = {
+    # ---- PDK bugs, open: crashes and wrong values first
+    "Conv2D[*]/input:dim3=0": (CRASH, (
+        "PDK bug, open: Conv2D with an input of depth 0 and a filter of in-depth 2 "
+        "(tf.raw_ops.Conv2D(input=tf.ones([1, 5, 5, 0]), filter=tf.ones([3, 3, 2, 3]), "
+        "strides=[1, 1, 1, 1], padding='SAME')): PDK dies of SIGFPE (an integer division by "
+        "the group count 0 / 2 = 0), every dtype; the CPU returns a [1, 5, 5, 3] tensor")),
+    "_PdkFusedConv2D[*]/input:dim3=0": (CRASH, (
+        "PDK bug, open: the same SIGFPE as Conv2D's with input depth 0 (the fused op shares "
+        "its convolution)")),
+    "StridedSlice[*Index=int64]/strides:[*]=max": (VALUE, (
+        "PDK bug, open: StridedSlice of a [5, 6] tensor, begin [1, 0], end [4, 6], one stride "
+        "9223372036854775807 (int64): PDK returns 0 elements along that axis, the CPU 1 "
+        "(the element at begin); PDK's size arithmetic overflows")),
+    "Range[Tidx=int32]/start:[0]=min": (CLASS, (
+        "PDK bug, open: Range(start=-2147483648, limit=10, delta=1) in int32: PDK computes the "
+        "size in int32 (-2147483638) and raises InvalidArgument 'Dimension -2147483638 must be "
+        ">= 0'; the CPU computes 2147483658 in int64 and raises ResourceExhausted (OOM)")),
+    "StridedSlice[*]/end:rank+1": (COMPUTES, (
+        "PDK bug, open: StridedSlice with end of shape [1, 2] instead of [2]: the CPU raises "
+        "InvalidArgument 'Expected begin, end, and strides to be 1D equal size tensors', "
+        "PDK computes (no rank check)")),
+    "StridedSlice[*]/strides:rank+1": (COMPUTES, "PDK bug, open: as StridedSlice end:rank+1"),
+    "StridedSliceGrad[*]/end:rank+1": (COMPUTES, "PDK bug, open: as StridedSlice end:rank+1"),
+    "StridedSliceGrad[*]/strides:rank+1": (COMPUTES, "PDK bug, open: as StridedSlice end:rank+1"),
+    "Where[*]/condition:scalar": (COMPUTES, (
+        "PDK bug, open: Where of a scalar condition: the CPU raises InvalidArgument "
+        "'WhereOp : Unhandled input dimensions: 0', PDK computes")),
+    "FusedBatchNorm*[*]/mean:*": (COMPUTES, (
+        "PDK bug, open: FusedBatchNorm/V2/V3 in inference (is_training=False) with mean of "
+        "rank 0 or > 1 (shape [] or [1, 3] for 3 channels): the CPU raises InvalidArgument "
+        "'estimated_mean must be 1-dimensional', PDK computes")),
+    "FusedBatchNorm*[*]/variance:*": (COMPUTES, (
+        "PDK bug, open: as mean, for variance ('estimated_variance must be 1-dimensional')")),
+    "Conv2D[*]/filter:dim*=0": (COMPUTES, (
+        "PDK bug, open: Conv2D with a filter with a 0 dimension (e.g. [0, 3, 2, 3]): the CPU "
+        "raises InvalidArgument 'filter must not have zero elements', PDK computes")),
+    "Conv3D[*]/filter:dim*=0": (COMPUTES, "PDK bug, open: as Conv2D filter:dim=0, for Conv3D"),
+    "_PdkFusedConv2D[*]/filter:dim*=0": (COMPUTES, "PDK bug, open: as Conv2D filter:dim=0"),
+    "Transpose[*]/perm:[*]=-1": (RAISES, (
+        "PDK bug, open: Transpose of a [3, 4] tensor with perm [-1, 0]: the CPU reads -1 as the "
+        "last axis and transposes, PDK raises InvalidArgument '-1 is out of range [0 .. 2)'")),
+    "ReverseV2[*]/tensor:scalar": (RAISES, (
+        "PDK bug, open: ReverseV2 of a scalar with axis [1]: the CPU returns the scalar, PDK "
+        "raises InvalidArgument 'axis[0] = 1 is out of range [0, 0)'")),
+    "ConcatV2[*]/axis:rank+1": (RAISES, (
+        "PDK bug, open: ConcatV2 with axis [1] (a 1-element vector, not a scalar): the CPU "
+        "accepts it, PDK raises InvalidArgument 'axis must be a scalar'")),
+    "SplitV[*]/axis:rank+1": (RAISES, "PDK bug, open: as ConcatV2 axis:rank+1, for SplitV"),
+    "Fill[*]/dims:scalar": (RAISES, (
+        "PDK bug, open: Fill with dims a scalar 3 (TensorFlow's legacy vector): the CPU "
+        "fills [3], PDK raises InvalidArgument 'dims must be a vector'")),
+    "Fill[*]/value:rank+1": (RAISES, (
+        "PDK bug, open: Fill with value of shape [1] (a legacy scalar): the CPU accepts it, "
+        "PDK raises InvalidArgument 'value must be a scalar'")),
+    "MatrixDiagPartV3[*]/padding_value:rank+*": (RAISES, (
+        "PDK bug, open: MatrixDiagPartV3 with padding_value of shape [1] or [1, 1, 1, 1, 1] "
+        "(one element): the CPU accepts it, PDK raises 'padding_value must be a scalar'")),
+    "AvgPool[*]/attr strides:[3]=*": (RAISES, (
+        "PDK bug, open: AvgPool with ksize [1, 2, 2, 1] and a depth stride of -1, 0 or "
+        "2147483647: the CPU pools (the depth window is 1), PDK raises Unimplemented "
+        "'Non-spatial pooling is not yet supported'")),
+    "MaxPool[*]/attr strides:[3]=*": (RAISES, (
+        "PDK bug, open: as AvgPool attr strides:[3], for MaxPool (PDK: Unimplemented 'max "
+        "pooling over the depth dimension')")),
+    "MaxPoolV2[*]/strides:[3]=*": (RAISES, (
+        "PDK bug, open: as AvgPool attr strides:[3], for MaxPoolV2's strides input (PDK: "
+        "InvalidArgument 'batch and channel entries must be 1')")),
+    "Empty[*]/shape:*": (CLASS, (
+        "PDK bug, open (the kit's pdk::CheckAllocatable): an output whose element count fits "
+        "int64 but whose byte count does not (Empty shape [2147483647, 2147483647], float32): "
+        "the CPU raises ResourceExhausted (OOM), PDK InvalidArgument 'Encountered overflow when "
+        "multiplying 4611686014132420609 elements with 4 bytes each'")),
+    "Fill[*]/dims:*": (CLASS, "PDK bug, open (the kit): as Empty shape, for Fill"),
+    "Stateless*[*]/shape:*": (CLASS, "PDK bug, open (the kit): as Empty shape, for the op"),
+    "StridedSliceGrad[*]/shape:*": (CLASS, "PDK bug, open (the kit): as Empty shape"),
+    "Range[Tidx=int64]/limit:[0]=max": (CLASS, (
+        "PDK bug, open (the kit): as Empty shape: Range(0, 9223372036854775807, 1) in int64")),
+
+    # ---- TensorFlow CPU bugs (PDK is right)
+    "AvgPoolGrad[*]/grad:dim*": (RAISES, (
+        "TF CPU bug: AvgPoolGrad does not check grad's shape against the pooled "
+        "orig_input_shape and computes (grad [2, 2, 2, 2] for orig_input [1, 4, 4, 2] writes "
+        "past its output and corrupts the heap: a later malloc aborts); PDK raises "
+        "InvalidArgument 'grad.shape ... != the pooled shape of orig_input'")),
+    "AvgPoolGrad[*]/orig_input_shape:*": (RAISES + CLASS, (
+        "TF CPU bug: as AvgPoolGrad grad:dim (no check of grad against orig_input_shape); "
+        "with a huge orig_input_shape the CPU runs out of memory first (ResourceExhausted)")),
+    "AvgPoolGrad[*]/attr ksize:[*]=*": (RAISES, (
+        "TF CPU bug: AvgPoolGrad accepts a spatial ksize of 0 or -1 and computes; AvgPool "
+        "itself rejects it ('Sliding window ksize must be positive'), as PDK does")),
+    "DepthwiseConv2dNativeBackprop*[*]/attr dilations:*": (RAISES + VALUE, (
+        "TF CPU bug: the CPU's depthwise backprops ignore `dilations` (see "
+        "tests/python/test_kernels_conv_pool.py): they compute with invalid dilations and "
+        "without valid ones; PDK validates and applies them")),
+    "DepthwiseConv2dNative[*]/attr dilations:len*": (RAISES, (
+        "TF CPU bug: DepthwiseConv2dNative does not check that dilations has 4 entries "
+        "([1, 1, 1, 1, 1] and [1, 1, 1] compute); PDK raises 'dilations must have 4 elements'")),
+    "Conv3D[*]/attr strides:[*]=huge": (VALUE, (
+        "TF CPU bug: Conv3D with a stride of 2147483647 (float64 [1, 3, 4, 5, 2] input, "
+        "SAME): the CPU's values are wrong (off by up to 3.7 from a NumPy reference, PDK within "
+        "1e-15): its index arithmetic overflows")),
+    "Transpose[*Tperm=int64]/perm:[*]=m*": (RAISES, (
+        "TF CPU bug: the CPU reads int64 perm entries as int32 (9223372036854775807 -> -1, "
+        "-9223372036854775808 -> 0) and transposes; PDK raises '... is out of range'")),
+    "TopKV2[*Tk=int64]/k:[0]=min": (RAISES, (
+        "TF CPU bug: the CPU reads an int64 k as int32 (-9223372036854775808 -> 0) and returns "
+        "k=0; PDK raises 'Need k >= 0'")),
+    "Stateless*V2[*]/counter:len-1": (RAISES, (
+        "TF CPU bug: a Philox counter of length 1 (Philox needs 2): the CPU reads past it, its "
+        "results differ from run to run; PDK raises 'counter must be a vector of length at "
+        "least 2 for Philox'")),
+    "Einsum[*]/inputs:[*]dim*=0": (RAISES, (
+        "TF CPU bug: Einsum 'ij,jk->ik' of [3, 0] and [4, 5]: the CPU computes although label "
+        "j has size 0 in one input and 4 in the other; PDK raises InvalidArgument")),
+    "FusedBatchNorm*[*]/x:dim*=0": (VALUE, (
+        "TF CPU bug: training batch norm over zero elements: the CPU leaves reserve_space_1 "
+        "(the batch mean) uninitialized (values such as 2.6e20), PDK writes 0")),
+
+    # ---- CPU limitations
+    "Conv2DBackpropInput[*]/attr dilations:[*]=huge": (COMPUTES, (
+        "CPU limitation: 'Current CPU implementations do not yet support dilation rates larger "
+        "than 1'; PDK computes")),
+    "DepthwiseConv2dNative[*]/attr dilations:[*]=huge": (COMPUTES, (
+        "CPU limitation: 'Current kernel implementation does not support dilations'")),
+    "DepthwiseConv2dNative[*]/attr strides:[*]=huge": (COMPUTES, (
+        "CPU limitation: 'Current implementation only supports equal length strides in the "
+        "row and column dimensions'")),
+
+    # ---- Unspecified
+    "Conv*[*]/attr strides:*": (CLASS, (
+        "Unspecified: a batch or depth stride other than 1: the CPU reports Unimplemented "
+        "('does not yet support strides in the batch and depth dimensions'), PDK, which checks "
+        "the value first, InvalidArgument")),
+    "Conv*[*]/attr dilations:*": (CLASS, "Unspecified: as Conv attr strides, for dilations"),
+    "DepthwiseConv2dNative[*]/attr dilations:*": (CLASS, (
+        "Unspecified: invalid dilations: the CPU reports Unimplemented (no dilations at all), "
+        "PDK InvalidArgument")),
+    "MaxPool*[*]/*ksize:*": (CLASS, (
+        "Unspecified: a batch or depth window other than 1, or a window <= 0: each device "
+        "reports another of the two problems first (Unimplemented / InvalidArgument)")),
+    "MaxPool*[*]/*strides:*": (CLASS, "Unspecified: as MaxPool ksize, for strides"),
+    "MirrorPad*[*]/input:rank+5": (CLASS, (
+        "Unspecified: a rank-7 input with paddings for rank 2: the CPU reports its rank limit "
+        "(Unimplemented 'inputs rank not in [0,5]'), PDK the paddings mismatch")),
+    "BroadcastTo[*]/shape:*": (CLASS, (
+        "Unspecified: a huge target shape the input cannot be broadcast to: the CPU runs out "
+        "of memory allocating it first, PDK reports the broadcast error first")),
+    "Conv*[*]/*:specials": (VALUE, (
+        "Unspecified: NaN/inf in a convolution's operands: where 0 x inf (from zero padding) "
+        "makes NaN depends on whether the padding is multiplied (the CPU pads explicitly, PDK "
+        "skips the padded taps)")),
+    "DepthwiseConv2dNative*[*]/*:specials": (VALUE, "Unspecified: as Conv specials"),
+    "_PdkFusedConv2D[*]/*:specials": (VALUE, "Unspecified: as Conv specials"),
+    "TopKV2[*]/input:specials": (VALUE, "Unspecified: TopKV2 of NaNs (NaN has no order)"),
+    "Cast[*DstT=*int*]/x:specials": (VALUE, (
+        "Unspecified: casting NaN or inf to an integer is undefined behaviour in C++ (the CPU "
+        "gives INT_MIN, PDK another value)")),
+}
