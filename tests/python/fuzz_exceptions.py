@@ -30,14 +30,15 @@ VALUE = ("value_mismatch",)
 
 EXCEPTIONS = {
     # ---- PDK bugs, open: crashes and wrong values first
-    "Conv2D[*]/input:dim3=0": (CRASH, (
+    "Conv2D[*]/input:dim3=0": (RAISES, (
         "PDK bug, open: Conv2D with an input of depth 0 and a filter of in-depth 2 "
         "(tf.raw_ops.Conv2D(input=tf.ones([1, 5, 5, 0]), filter=tf.ones([3, 3, 2, 3]), "
-        "strides=[1, 1, 1, 1], padding='SAME')): PDK dies of SIGFPE (an integer division by "
-        "the group count 0 / 2 = 0), every dtype; the CPU returns a [1, 5, 5, 3] tensor")),
-    "_PdkFusedConv2D[*]/input:dim3=0": (CRASH, (
-        "PDK bug, open: the same SIGFPE as Conv2D's with input depth 0 (the fused op shares "
-        "its convolution)")),
+        "strides=[1, 1, 1, 1], padding='SAME')): PDK raises InvalidArgument (it died of "
+        "SIGFPE, the group count 0 / 2 = 0, before), every dtype; the CPU returns a "
+        "[1, 5, 5, 3] tensor of zeros")),
+    "_PdkFusedConv2D[*]/input:dim3=0": (RAISES, (
+        "PDK bug, open: as Conv2D's with input depth 0 (the fused op shares its "
+        "convolution)")),
     "StridedSlice[*Index=int64]/strides:[*]=max": (VALUE, (
         "PDK bug, open: StridedSlice of a [5, 6] tensor, begin [1, 0], end [4, 6], one stride "
         "9223372036854775807 (int64): PDK returns 0 elements along that axis, the CPU 1 "

@@ -260,6 +260,12 @@ inline pdk::StatusOr<ConvGeom> MakeConvGeom(const char* op, const Window2D& win,
       return pdk::InvalidArgument(op, ": input and filter must have the same depth: ", in_name,
                                   ".shape ", in, " has depth ", in[3], " but ", filter_name,
                                   ".shape ", filter, " has in_depth ", filter[2]);
+    // Input depth 0 with a filter of in_depth > 0: TensorFlow's CPU returns
+    // zeros; PDK refuses it (the group count would be 0).
+    if (in[3] == 0)
+      return pdk::InvalidArgument(op, ": input depth 0 with a filter of in_depth ", filter[2],
+                                  " is not supported on PDK (", in_name, ".shape ", in, ", ",
+                                  filter_name, ".shape ", filter, ")");
     if (filter[2] == 0 || in[3] % filter[2] != 0)
       return pdk::InvalidArgument(op, ": input depth must be evenly divisible by filter depth: ",
                                   in[3], " vs ", filter[2], " (", in_name, ".shape ", in,
