@@ -22,6 +22,12 @@ Also measured, in the same process:
   TensorFlow's allocator is not counted on either side.
 
 Run:  python bench/bench_pdk.py [--repeats 20] [--cases tiny_add,matmul1024,...] [--markdown FILE]
+                                [--background-load N]
+
+`--background-load N` keeps N other processes busy (each a pure-Python loop
+that keeps one core busy) for the whole run: the speed of both devices on a
+machine whose cores are shared, e.g. `--background-load 1 --cases
+digits,mlp,cnn,transformer` on the 2-core development VM.
 
 `--markdown FILE` writes the results table; if FILE already holds the markers
 `<!-- bench:begin -->` / `<!-- bench:end -->` (docs/benchmarks.md does), only the text
@@ -33,6 +39,7 @@ import argparse
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
@@ -332,11 +339,17 @@ def measure(fns, per_call, repeats, warmup=3, keys=DEVICES):
 
 def peak_memory(fns):
     """Per device: (peak bytes during one more call of its fn, the part of it
-    allocated by that call: peak minus the bytes in use when it started)."""
+    allocated by that call: peak minus the bytes in use when it started), or
+    None where the device's allocator keeps no statistics (TensorFlow's CPU
+    allocator without oneDNN, the default on CPUs without AVX-512)."""
     out = {}
     for d in DEVICES:
         name = d.lstrip("/")
-        tf.config.experimental.reset_memory_stats(name)
+        try:
+            tf.config.experimental.reset_memory_stats(name)
+        except ValueError:  # the CPU allocator keeps no statistics (oneDNN off)
+            out[d] = None
+            continue
         before = tf.config.experimental.get_memory_info(name)["current"]
         fns[d]()
         peak = tf.config.experimental.get_memory_info(name)["peak"]
@@ -388,14 +401,31 @@ def parse_args(description, cases, argv=None):
     p.add_argument("--cases", default=",".join(cases),
                    help="comma-separated subset of: " + ", ".join(cases))
     p.add_argument("--markdown", help="also write the results table to this file")
+    p.add_argument("--background-load", type=int, default=0, metavar="N",
+                   help="keep N busy processes (one core each) running during the measurement")
     args = p.parse_args(argv)
     if not tf.config.list_physical_devices("PDK"):
         sys.exit("no PDK device registered")
     return args
 
 
+def start_background_load(n):
+    """Starts n processes that each keep one core busy until killed."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
 def main(argv=None):
     args = parse_args(__doc__, CASES, argv)
+    load = start_background_load(args.background_load)
+    try:
+        run(args)
+    finally:
+        for proc in load:
+            proc.kill()
+            proc.wait()
+
+
+def run(args):
     peak = measured_peak_gflops()
     print(f"measured float32 peak (NumPy/OpenBLAS sgemm 2048^3, {os.cpu_count()} threads): "
           f"{peak:.0f} GFLOP/s", flush=True)
@@ -412,8 +442,9 @@ def main(argv=None):
         if key in TRAIN_CASES:
             m = peak_memory(fns)
             mib = lambda b: f"{b / 2**20:.2f}"  # noqa: E731
-            mem = (f"{mib(m['/CPU:0'][0])} / {mib(m['/PDK:0'][0])} MiB "
-                   f"(step: {mib(m['/CPU:0'][1])} / {mib(m['/PDK:0'][1])})")
+            peak_of = lambda d, i: mib(m[d][i]) if m[d] else "n/a"  # noqa: E731
+            mem = (f"{peak_of('/CPU:0', 0)} / {peak_of('/PDK:0', 0)} MiB "
+                   f"(step: {peak_of('/CPU:0', 1)} / {peak_of('/PDK:0', 1)})")
         rows.append((name, fmt(med["/CPU:0"]), fmt(med["/PDK:0"]), f"{ratio:.2f}", rate, mem))
         print(f"{name:<48s} CPU {rows[-1][1]:>10s}  PDK {rows[-1][2]:>10s}  PDK/CPU {ratio:.2f}"
               f"  {('GFLOP/s CPU/PDK (of peak) ' + rate) if rate else ''}"
@@ -428,7 +459,9 @@ def main(argv=None):
         header = (f"Machine: {platform.machine()}, {os.cpu_count()} logical CPUs, measured "
                   f"float32 peak {peak:.0f} GFLOP/s (NumPy/OpenBLAS sgemm 2048^3); "
                   f"TensorFlow {tf.__version__}; PDK {tensorflow_pdk.version()}; "
-                  f"{args.repeats} interleaved rounds (ResNet50: {max(3, args.repeats // 4)}).\n\n")
+                  f"{args.repeats} interleaved rounds (ResNet50: {max(3, args.repeats // 4)})"
+                  + (f"; {args.background_load} busy background process(es)"
+                     if args.background_load else "") + ".\n\n")
         write_markdown(args.markdown, header + "\n".join(lines) + "\n")
 
 

@@ -241,13 +241,66 @@ ThreadState& State() {
   return state;
 }
 
+// The part of a convolution one shard computes: a primitive for `s` (a
+// batch slice, or a band of output rows of one image) reading `a` + a_off and
+// writing `out` + out_off (backward weights: reading b + out_off).
+struct Slice {
+  DnnlConvShape s;
+  int64_t a_off, out_off;
+};
+
+// Forward pass, image `img`, output rows [o0, o1): the input rows that band
+// reads, with its own top and bottom padding; false if it reads no input row
+// (a band entirely in explicit padding).
+bool RowBand(const DnnlConvShape& s, int64_t img, int64_t o0, int64_t o1, Slice* out) {
+  const int64_t first = o0 * s.sh - s.pt;                          // first row read, < 0: padding
+  const int64_t last = (o1 - 1) * s.sh - s.pt + (s.kh - 1) * s.dh;  // last row read
+  const int64_t i0 = std::max<int64_t>(0, first), i1 = std::min<int64_t>(s.h, last + 1);
+  if (i1 <= i0) return false;
+  out->s = s;
+  out->s.n = 1, out->s.h = i1 - i0, out->s.oh = o1 - o0, out->s.pt = i0 - first;
+  out->a_off = (img * s.h + i0) * s.w * s.c;
+  out->out_off = (img * s.oh + o0) * s.ow * s.f;
+  return true;
+}
+
 }  // namespace
 
 pdk::Status DnnlConv2D(const Eigen::ThreadPoolDevice& dev, DnnlConvKind kind,
                        const DnnlConvShape& s, const float* a, const float* b, float* out) {
   const bool bw = kind == DnnlConvKind::kBackwardWeights;
   const int threads = std::max(1, dev.numThreads());
-  if (s.n < threads) {  // too few images to split: one primitive with an OpenMP team
+  const int64_t target = threads * kShardsPerThread;
+  // Per-image element counts of a (x or dy) and out (y or dx).
+  const int64_t x_img = s.h * s.w * s.c, y_img = s.oh * s.ow * s.f;
+  const int64_t a_img = kind == DnnlConvKind::kBackwardData ? y_img : x_img;
+  const int64_t out_img = kind == DnnlConvKind::kBackwardData ? x_img : y_img;
+  const int64_t wsize = s.kh * s.kw * (s.c / s.groups) * s.f;
+
+  // Shards: slices of the batch; in the forward pass with fewer images than
+  // threads (inference on one image), bands of output rows of each image.
+  std::vector<Slice> slices;
+  if (s.n >= threads || threads == 1) {
+    const int64_t shards = std::min<int64_t>(target, s.n);
+    for (int64_t i = 0; i < shards; ++i) {
+      const int64_t n0 = s.n * i / shards, n1 = s.n * (i + 1) / shards;
+      Slice sl{s, n0 * a_img, n0 * out_img};
+      sl.s.n = n1 - n0;
+      slices.push_back(sl);
+    }
+  } else if (kind == DnnlConvKind::kForward && s.oh > 1) {
+    const int64_t bands = std::min<int64_t>(s.oh, (target + s.n - 1) / s.n);
+    Slice sl;
+    for (int64_t img = 0; img < s.n; ++img)
+      for (int64_t i = 0; i < bands; ++i) {
+        if (!RowBand(s, img, s.oh * i / bands, s.oh * (i + 1) / bands, &sl)) {
+          slices.clear();
+          break;
+        }
+        slices.push_back(sl);
+      }
+  }
+  if (slices.empty()) {  // one primitive on the calling thread with an OpenMP team
     ThreadState& self = State();
     omp_set_num_threads(threads);
     pdk::StatusOr<Entry*> e = self.Get(Key{kind, s, threads});
@@ -255,22 +308,13 @@ pdk::Status DnnlConv2D(const Eigen::ThreadPoolDevice& dev, DnnlConvKind kind,
     omp_set_num_threads(1);
     return r;
   }
-  const int64_t shards = std::min<int64_t>(threads, s.n);
-  auto key = [&](int64_t i) {
-    DnnlConvShape slice = s;
-    slice.n = s.n * (i + 1) / shards - s.n * i / shards;
-    return Key{kind, slice, 1};
-  };
-  // Per-image element counts of a (x or dy) and out (y or dx).
-  const int64_t x_img = s.h * s.w * s.c, y_img = s.oh * s.ow * s.f;
-  const int64_t a_img = kind == DnnlConvKind::kBackwardData ? y_img : x_img;
-  const int64_t out_img = kind == DnnlConvKind::kBackwardData ? x_img : y_img;
-  const int64_t wsize = s.kh * s.kw * (s.c / s.groups) * s.f;
+  const int64_t shards = static_cast<int64_t>(slices.size());
+  auto key = [&](int64_t i) { return Key{kind, slices[i].s, 1}; };
 
-  // Shard 0 runs here. When its primitive wants a blocked filter, the filter
-  // is reordered once (forward / backward data: before the shards; backward
-  // weights: the blocked partial gradients are summed, then reordered once)
-  // for every shard whose primitive chose the same blocking.
+  // When shard 0's primitive wants a blocked filter, the filter is reordered
+  // once (forward / backward data: before the shards; backward weights: the
+  // blocked partial gradients are summed, then reordered once) for every
+  // shard whose primitive chose the same blocking.
   ThreadState& self = State();
   PDK_ASSIGN_OR_RETURN(Entry* e0, self.Get(key(0)));
   const bool share = shards > 1 && e0->reorder != nullptr;
@@ -281,26 +325,23 @@ pdk::Status DnnlConv2D(const Eigen::ThreadPoolDevice& dev, DnnlConvKind kind,
   std::vector<char> blocked_partial(shards, 0);
   std::vector<pdk::Status> status(shards);
   RunShards(dev, shards, [&](int64_t i) {
-    Entry* e = e0;
-    if (i > 0) {
-      pdk::StatusOr<Entry*> got = State().Get(key(i));
-      if (!got.ok()) {
-        status[i] = got.status();
-        return;
-      }
-      e = *got;
-    }
-    const bool shared = share && e->SameBlocking(*e0);
-    const int64_t n0 = s.n * i / shards;
+    // Any thread may run any shard: each uses the primitive of its own cache.
     ThreadState& st = State();
+    pdk::StatusOr<Entry*> got = st.Get(key(i));
+    if (!got.ok()) {
+      status[i] = got.status();
+      return;
+    }
+    Entry* e = *got;
+    const bool shared = share && e->SameBlocking(*e0);
+    const Slice& sl = slices[i];
     if (bw) {
       float* dst = i == 0 ? out : partials.get() + (i - 1) * pstride;
       float* wblk = !shared ? nullptr : i == 0 ? e0->wbuf.get() : dst;
       blocked_partial[i] = shared;
-      status[i] = st.Exec(e, a + n0 * x_img, b + n0 * y_img, dst, wblk);
+      status[i] = st.Exec(e, a + sl.a_off, b + sl.out_off, dst, wblk);
     } else {
-      status[i] = st.Exec(e, a + n0 * a_img, b, out + n0 * out_img,
-                          shared ? e0->wbuf.get() : nullptr);
+      status[i] = st.Exec(e, a + sl.a_off, b, out + sl.out_off, shared ? e0->wbuf.get() : nullptr);
     }
   });
   for (const auto& st : status) PDK_RETURN_IF_ERROR(st);

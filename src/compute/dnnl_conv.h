@@ -52,14 +52,19 @@ enum class DnnlConvKind {
 };
 
 // Runs one convolution of `kind` on `dev`'s threads (every element of `out`
-// written). With N >= dev.numThreads() the batch is split over that many pool
-// shards, each running a oneDNN primitive for its batch slice with an OpenMP
-// team of one; with fewer images, one primitive runs on the calling thread
-// with an OpenMP team of dev.numThreads() (libgomp threads; the pool idles);
-// kBackwardWeights adds the shards' partial filter gradients. The filter is
-// converted to the primitive's blocked layout once per call (forward, backward
-// data), or the blocked partial gradients are summed and converted once
-// (backward weights).
+// written). The work is split into up to kShardsPerThread * dev.numThreads()
+// shards run by RunShards (gemm.h: claimed dynamically by the calling thread
+// and the pool), each a oneDNN primitive with an OpenMP team of one: slices
+// of the batch; in the forward pass with fewer images than threads (inference
+// on one image), bands of output rows of each image (each band reads its
+// input rows, with its own top and bottom padding). Backward passes with fewer
+// images than threads, and a forward band that would read only padding, run
+// one primitive on the calling thread with an OpenMP team of
+// dev.numThreads() (libgomp threads; the pool idles). kBackwardWeights adds
+// the shards' partial filter gradients in shard order. The filter is
+// converted to the primitive's blocked layout once per call (forward,
+// backward data), or the blocked partial gradients are summed and converted
+// once (backward weights).
 pdk::Status DnnlConv2D(const Eigen::ThreadPoolDevice& dev, DnnlConvKind kind,
                        const DnnlConvShape& s, const float* a, const float* b, float* out);
 

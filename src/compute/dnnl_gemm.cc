@@ -7,7 +7,7 @@
 // 2x the float32 throughput of widening to float32 + sgemm
 // (bench/matmul_backends.cc). A float32 matmul with dense operands runs on
 // brg:avx512_core (AVX-512 FMA), 5-50 % faster per core than OpenBLAS's sgemm
-// on mid-size products (docs/benchmarks.md, "Session 3: float32 GEMM"); with a
+// on mid-size products (docs/benchmarks.md, "float32 GEMM"); with a
 // strided operand (a row block of a transposed A, a column block) oneDNN 2.6
 // falls back to gemm:jit, its own sgemm, which is no faster than OpenBLAS, so
 // float32 calls are refused then (the caller uses OpenBLAS).

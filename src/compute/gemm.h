@@ -3,8 +3,8 @@
 // convolutions (src/kernels/nn/conv2d.cc) share.
 //
 // Backend (measured by bench/matmul_backends.cc and bench/bench_pdk.py, see
-// docs/architecture.md "MatMul backend" and docs/benchmarks.md "Session 3:
-// float32 GEMM"):
+// docs/architecture.md "MatMul backend" and docs/benchmarks.md "float32
+// GEMM"):
 // - float32: oneDNN's matmul primitive (GemmBlockDnnl, dnnl_gemm.cc), which
 //   runs dense operands on its brgemm kernel (brg:avx512_core here), for every
 //   block of >= 2.5 MFLOP (kDnnlFlops) whose operands are dense (DenseGemm:
@@ -26,18 +26,18 @@
 // Otherwise PDK splits the work over that pool (batch items, then row or
 // column blocks) and calls OpenBLAS / oneDNN (OpenMP team of 1) from its
 // threads, one thread per call.
-//
-// Moved out of src/kernels/math/matmul.cc unchanged, plus `accumulate`
-// (beta = 1) in Gemm and the RunShards helper.
 #ifndef PDK_SRC_COMPUTE_GEMM_H_
 #define PDK_SRC_COMPUTE_GEMM_H_
 
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <type_traits>
 #include <vector>
@@ -49,6 +49,13 @@ namespace pdk_compute {
 // Below ~4 MFLOP (a 128x128x128 product, ~40 us on one core) handing work to
 // the pool costs more than it saves.
 constexpr double kParallelFlops = 4.0e6;
+
+// Parallel GEMMs and oneDNN convolutions split into this many shards per
+// pool thread, claimed dynamically (RunShards): when another process takes
+// part of a core, the other threads take over its remaining shards. More
+// shards cost one more packing of B per shard (GEMM) and smaller oneDNN calls
+// (docs/benchmarks.md, "Speed on a shared machine").
+constexpr int64_t kShardsPerThread = 2;
 
 // OpenBLAS parallelizes over its own pthreads by default; PDK parallelizes on
 // the device pool instead and calls OpenBLAS from those threads, one thread per
@@ -87,7 +94,7 @@ bool GemmBlockDnnl(DnnlGemmType type, bool ta, bool tb, int64_t rows, int64_t co
 // dense operands (DenseGemm), go to oneDNN (GemmBlockDnnl); smaller ones to
 // OpenBLAS, as fast or faster there on one core (16^3: 0.13 us against
 // 0.34 us; 100^3: 17.9 us against 20.8 us; from 112^3 on oneDNN leads by
-// 5-15 %, docs/benchmarks.md "Session 3: float32 GEMM").
+// 5-15 %, docs/benchmarks.md "float32 GEMM").
 constexpr double kDnnlFlops = 2.5e6;
 
 // True if op(A), op(B) and C are dense (row strides equal to the stored row
@@ -193,27 +200,58 @@ void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T*
   GemmEigen(ta, tb, rows, cols, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 
-// Runs fn(s) for s in [0, shards): shards 1.. on the device pool, shard 0 on
-// the calling (TensorFlow executor) thread; returns when all are done.
+// Runs fn(s) once for every s in [0, shards) and returns when all are done.
+// The calling (TensorFlow executor) thread and up to numThreads() - 1 workers
+// of the device pool claim shard indices in order from a shared counter
+// (dynamic scheduling): a thread slowed down by another process on its core
+// takes fewer shards instead of holding the others up, and the caller never
+// waits for a worker that has not started (a late worker finds no shard left
+// and touches nothing of the caller's). fn(s) must depend on s only (scratch
+// indexed by s), never on the thread that runs it, so results are the same
+// whichever thread runs which shard.
 template <class Fn>
 void RunShards(const Eigen::ThreadPoolDevice& dev, int64_t shards, Fn&& fn) {
   if (shards <= 0) return;
-  if (shards == 1) return fn(int64_t{0});
-  Eigen::Barrier barrier(static_cast<unsigned>(shards - 1));
-  for (int64_t s = 1; s < shards; ++s) {
-    dev.enqueueNoNotification([&fn, &barrier, s] {
-      fn(s);
-      barrier.Notify();
+  const int64_t helpers = std::min<int64_t>(dev.numThreads(), shards) - 1;
+  if (helpers <= 0) {
+    for (int64_t s = 0; s < shards; ++s) fn(s);
+    return;
+  }
+  struct State {
+    std::atomic<int64_t> next{0}, done{0};
+    std::mutex mu;
+    std::condition_variable cv;
+    bool finished = false;
+  };
+  auto state = std::make_shared<State>();
+  using Body = std::remove_reference_t<Fn>;
+  Body* body = &fn;
+  // Claims and runs shards until none is left; true if it ran the last one.
+  auto work = [shards](State& st, Body* f) {
+    for (int64_t s; (s = st.next.fetch_add(1, std::memory_order_relaxed)) < shards;) {
+      (*f)(s);
+      if (st.done.fetch_add(1, std::memory_order_acq_rel) + 1 == shards) return true;
+    }
+    return false;
+  };
+  for (int64_t h = 0; h < helpers; ++h) {
+    dev.enqueueNoNotification([state, body, work] {
+      if (work(*state, body)) {
+        std::lock_guard<std::mutex> lock(state->mu);
+        state->finished = true;
+        state->cv.notify_one();
+      }
     });
   }
-  fn(int64_t{0});
-  barrier.Wait();
+  if (work(*state, body)) return;
+  std::unique_lock<std::mutex> lock(state->mu);
+  state->cv.wait(lock, [&] { return state->finished; });
 }
 
 // `batch` independent products C_i[m,n] = op(A_i) op(B_i), where A_i starts at
 // a + a_off[i], B_i at b + b_off[i], C_i at c + i*m*n (all dense row-major).
-// Work units are (batch item, block of output rows or columns); contiguous
-// ranges of units go to up to numThreads() workers of the device pool.
+// Work units are (batch item, block of output rows or columns); up to
+// kShardsPerThread * numThreads() shards of contiguous units run on RunShards.
 template <class T>
 void BatchGemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, int64_t n,
                int64_t k, int64_t batch, const T* a, const std::vector<int64_t>& a_off,
@@ -234,11 +272,12 @@ void BatchGemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, 
   const bool split_rows =
       m >= n || (std::is_same_v<T, float> && !ta && m >= 16 * int64_t(threads));
   const int64_t split_len = split_rows ? m : n;
+  const int64_t target = threads * kShardsPerThread;
   int64_t nsplit = 1;
-  if (parallel && batch < threads)
-    nsplit = std::min<int64_t>((threads + batch - 1) / batch, split_len);
+  if (parallel && batch < target)
+    nsplit = std::min<int64_t>((target + batch - 1) / batch, split_len);
   const int64_t units = batch * nsplit;
-  const int64_t shards = parallel ? std::min<int64_t>(threads, units) : 1;
+  const int64_t shards = parallel ? std::min<int64_t>(target, units) : 1;
 
   auto run_unit = [&](int64_t u) {
     const int64_t i = u / nsplit, part = u % nsplit;
