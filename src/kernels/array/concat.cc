@@ -19,9 +19,10 @@ class ConcatV2Op {
   pdk::Status Compute(pdk::Context& ctx) const {
     const int n = ctx.num_inputs() - 1;
     PDK_ASSIGN_OR_RETURN(pdk::Tensor axis_t, ctx.input(n));
-    if (axis_t.rank() != 0)
-      return pdk::InvalidArgument(ctx.op(), ": axis must be a scalar, got a tensor of shape ",
-                                  axis_t.shape());
+    // A scalar, or a vector of one element (TensorFlow's ConcatBaseOp accepts both).
+    if (axis_t.rank() > 1 || (axis_t.rank() == 1 && axis_t.num_elements() != 1))
+      return pdk::InvalidArgument("axis tensor should be a scalar integer, but got shape ",
+                                  axis_t.shape(), " (", ctx.op(), ")");
     PDK_ASSIGN_OR_RETURN(std::vector<int64_t> av, pdk::ReadIntVector(ctx.op(), "axis", axis_t));
 
     std::vector<pdk::Tensor> values;

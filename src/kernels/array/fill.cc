@@ -27,19 +27,21 @@ void FillPattern(const pdk::Context& ctx, const pdk::Tensor& out, const void* va
   o.device(pdk_compute::Device(ctx)) = o.constant(v);
 }
 
-// Fill(dims, value): dims is a host int vector, value a device scalar.
+// Fill(dims, value): dims is a host int vector (or a scalar: one dimension),
+// value a device scalar (or a one-element vector), as TensorFlow's FillOp
+// (constant_op.cc) accepts.
 template <size_t Bytes>
 class FillOp {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor dims_t, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor value, ctx.input(1));
-    if (dims_t.rank() != 1)
-      return pdk::InvalidArgument(ctx.op(), ": dims must be a vector, got a tensor of shape ",
-                                  dims_t.shape());
-    if (value.rank() != 0)
-      return pdk::InvalidArgument(ctx.op(), ": value must be a scalar, got a tensor of shape ",
-                                  value.shape());
+    if (dims_t.rank() > 1)
+      return pdk::InvalidArgument("dims must represent a vector, got shape ", dims_t.shape(),
+                                  " (", ctx.op(), ")");
+    if (value.rank() > 1 || (value.rank() == 1 && value.num_elements() != 1))
+      return pdk::InvalidArgument("value must represent a scalar, got shape ", value.shape(),
+                                  " (", ctx.op(), ")");
     PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dims, pdk::ReadIntVector(ctx.op(), "dims", dims_t));
     for (size_t i = 0; i < dims.size(); ++i)
       if (dims[i] < 0)

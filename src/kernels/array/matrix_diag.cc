@@ -18,7 +18,7 @@
 // int16.
 // Errors (InvalidArgument): input of rank < 2, k not a scalar or a vector of
 // 1 or 2 elements, k[0] > k[1], a diagonal outside (-M, N) (0 is always
-// allowed), padding_value not a scalar, an unknown align.
+// allowed), padding_value not of one element, an unknown align.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -59,9 +59,9 @@ class MatrixDiagPartV3Op {
     if (k_t.rank() > 1 || k_t.num_elements() < 1 || k_t.num_elements() > 2)
       return pdk::InvalidArgument(ctx.op(), ": k must be a scalar or a vector of 1 or 2 "
                                   "elements, got shape ", k_t.shape());
-    if (pad_t.rank() != 0)
-      return pdk::InvalidArgument(ctx.op(), ": padding_value must be a scalar, got shape ",
-                                  pad_t.shape());
+    if (pad_t.num_elements() != 1)  // any shape of one element, as TensorFlow's CPU
+      return pdk::InvalidArgument("Padding must be scalar. (", ctx.op(),
+                                  ": padding_value of shape ", pad_t.shape(), ")");
     PDK_ASSIGN_OR_RETURN(std::vector<int64_t> k, pdk::ReadIntVector(ctx.op(), "k", k_t));
     const int64_t lo = k[0], hi = k.back();
     const int64_t m = in.dim(-2), n = in.dim(-1);

@@ -2,7 +2,7 @@
 //
 // Inputs: start, limit, delta (scalars, or 1-element vectors as TF allows,
 // Tidx; host memory). Output: 1-D Tidx of size
-//   integers: ceil(|limit - start| / |delta|)
+//   integers: ceil(|limit - start| / |delta|)  (in uint64: no overflow)
 //   floats:   ceil(|(limit - start) / delta|)  (computed in Tidx)
 // holding start + T(i) * delta, computed in Tidx as TensorFlow 2.21's CPU
 // kernel does (so float outputs match it bit for bit).
@@ -46,9 +46,16 @@ class RangeOp {
                                   +start, " and limit ", +limit);
     int64_t size = 0;
     if constexpr (std::is_integral_v<T>) {
-      const T span = limit > start ? limit - start : start - limit;
-      const T step = delta > 0 ? delta : -delta;
-      size = static_cast<int64_t>(span / step + (span % step != 0));
+      // In uint64 (modular): limit - start and -delta may not fit T
+      // (Range(-2^31, 10) in int32 has 2^31 + 10 elements).
+      const uint64_t span = limit > start ? uint64_t(limit) - uint64_t(start)
+                                          : uint64_t(start) - uint64_t(limit);
+      const uint64_t step = delta > 0 ? uint64_t(delta) : uint64_t(0) - uint64_t(delta);
+      const uint64_t n = span / step + (span % step != 0);
+      if (n > uint64_t(std::numeric_limits<int64_t>::max()))
+        return pdk::InvalidArgument(ctx.op(), ": requires (limit - start) / delta <= ",
+                                    std::numeric_limits<int64_t>::max(), ", got ", n);
+      size = static_cast<int64_t>(n);
     } else {
       const T s = std::ceil(std::abs((limit - start) / delta));
       if (!(s <= static_cast<T>(std::numeric_limits<int64_t>::max())))
@@ -59,7 +66,10 @@ class RangeOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{size}));
     T* o = out.data<T>();
     if constexpr (std::is_integral_v<T>) {
-      for (int64_t i = 0; i < size; ++i) o[i] = start + static_cast<T>(i) * delta;
+      // start + i * delta in uint64 (modular, no signed overflow); every
+      // element is in [start, limit), so the truncation to T is exact.
+      for (int64_t i = 0; i < size; ++i)
+        o[i] = static_cast<T>(uint64_t(start) + uint64_t(i) * uint64_t(delta));
     } else {
       // The product is rounded to T before the add, as in TF's kernel; the
       // volatile stops the compiler from fusing the two into an FMA

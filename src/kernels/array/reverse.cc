@@ -10,8 +10,9 @@
 // Semantics: tensorflow/core/ops/array_ops.cc (ReverseV2).
 // Dtypes: T float32/64, float16, bfloat16, int32, int64, bool, uint8, int8,
 // int16.
-// Errors (InvalidArgument): axis not 1-D, an axis out of [-rank, rank), an
-// axis listed twice.
+// A scalar tensor is returned as it is, whatever axis holds (as TensorFlow's
+// CPU kernel). Errors (InvalidArgument), for tensors of rank >= 1: axis not
+// 1-D, an axis out of [-rank, rank), an axis listed twice.
 #include <cstring>
 #include <vector>
 
@@ -46,6 +47,9 @@ class ReverseV2Op {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor axis_t, ctx.input(1));
     const pdk::Shape in = x.shape();
     const int rank = in.rank();
+    // A scalar is its own reverse, whatever axis says (TensorFlow's
+    // ReverseV2Op returns it before looking at axis).
+    if (rank == 0) return ctx.set_output(0, x);
     if (axis_t.rank() != 1)
       return pdk::InvalidArgument(ctx.op(), ": axis must be 1-D, got a tensor of shape ",
                                   axis_t.shape());

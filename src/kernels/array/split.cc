@@ -56,8 +56,14 @@ pdk::Status SplitInto(pdk::Context& ctx, pdk::Tensor& value, int axis,
   return pdk::Status::OK();
 }
 
-pdk::StatusOr<int> ReadSplitDim(const char* op, const pdk::Tensor& t, const pdk::Shape& in) {
-  if (t.rank() != 0)
+// Split's split_dim must be a scalar; SplitV's may be any one-element tensor
+// (`any_shape`), as in TensorFlow's split_op.cc and split_v_op.cc.
+pdk::StatusOr<int> ReadSplitDim(const char* op, const pdk::Tensor& t, const pdk::Shape& in,
+                                bool any_shape) {
+  if (any_shape && t.num_elements() != 1)
+    return pdk::InvalidArgument("split_dim_tensor must have exactly one element. (", op,
+                                ": split_dim of shape ", t.shape(), ")");
+  if (!any_shape && t.rank() != 0)
     return pdk::InvalidArgument("split_dim must be a scalar but has rank ", t.rank(), " (", op,
                                 ": split_dim of shape ", t.shape(), ")");
   PDK_ASSIGN_OR_RETURN(std::vector<int64_t> v, pdk::ReadIntVector(op, "split_dim", t));
@@ -77,7 +83,7 @@ class SplitOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor dim_t, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor value, ctx.input(1));
     const pdk::Shape in = value.shape();
-    PDK_ASSIGN_OR_RETURN(int axis, ReadSplitDim(ctx.op(), dim_t, in));
+    PDK_ASSIGN_OR_RETURN(int axis, ReadSplitDim(ctx.op(), dim_t, in, false));
     if (num_split_ <= 0 || in[axis] % num_split_ != 0)
       return pdk::InvalidArgument(
           "Number of ways to split should evenly divide the split dimension, but got "
@@ -99,7 +105,7 @@ class SplitVOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor sizes_t, ctx.input(1));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor dim_t, ctx.input(2));
     const pdk::Shape in = value.shape();
-    PDK_ASSIGN_OR_RETURN(int axis, ReadSplitDim(ctx.op(), dim_t, in));
+    PDK_ASSIGN_OR_RETURN(int axis, ReadSplitDim(ctx.op(), dim_t, in, true));
     if (sizes_t.rank() != 1 || sizes_t.num_elements() != num_split_)
       return pdk::InvalidArgument(
           "size of the split_tensor must be 1-D and have the same elements as outputs got ",

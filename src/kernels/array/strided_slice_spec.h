@@ -8,9 +8,11 @@
 // covers the unmentioned dimensions); begin/end are wrapped (negative counts
 // from the end) and clamped to [0, D] for positive strides, [-1, D-1] for
 // negative ones; a shrunk index must lie in [-D, D).
-// Errors (InvalidArgument, prefixed with the op): a zero stride, mismatched
-// spec lengths, more than one ellipsis, a spec that does not fit the input, a
-// shrunk index out of range.
+// Errors (InvalidArgument): begin, end or strides not 1-D or of different
+// lengths (TensorFlow's wording, "Expected begin, end, and strides to be 1D
+// equal size tensors, ..."); prefixed with the op: a zero stride, more than
+// one ellipsis, a spec that does not fit the input, a shrunk index out of
+// range. Any int64 stride is exact (no overflow at 2^63 - 1 or -2^63).
 #ifndef PDK_SRC_KERNELS_ARRAY_STRIDED_SLICE_SPEC_H_
 #define PDK_SRC_KERNELS_ARRAY_STRIDED_SLICE_SPEC_H_
 
@@ -54,9 +56,11 @@ inline pdk::StatusOr<StridedSliceSpec> ResolveStridedSlice(
   PDK_ASSIGN_OR_RETURN(auto begin, pdk::ReadIntVector(op, "begin", begin_t));
   PDK_ASSIGN_OR_RETURN(auto end, pdk::ReadIntVector(op, "end", end_t));
   PDK_ASSIGN_OR_RETURN(auto strides, pdk::ReadIntVector(op, "strides", strides_t));
-  if (begin.size() != end.size() || begin.size() != strides.size() || begin_t.rank() != 1)
-    return pdk::InvalidArgument(op, ": begin, end and strides must be 1-D of equal length, got ",
-                                begin_t.shape(), ", ", end_t.shape(), ", ", strides_t.shape());
+  if (begin_t.rank() != 1 || end_t.rank() != 1 || strides_t.rank() != 1 ||
+      begin.size() != end.size() || begin.size() != strides.size())
+    return pdk::InvalidArgument("Expected begin, end, and strides to be 1D equal size tensors, "
+                                "but got shapes ", begin_t.shape(), ", ", end_t.shape(), ", and ",
+                                strides_t.shape(), " instead. (", op, ")");
   if ((m.ellipsis & (m.ellipsis - 1)) != 0)
     return pdk::InvalidArgument(op, ": multiple ellipses in slice spec not allowed");
 
@@ -126,8 +130,12 @@ inline pdk::StatusOr<StridedSliceSpec> ResolveStridedSlice(
     const int64_t lo = pos ? 0 : -1, hi = pos ? D : D - 1;
     const int64_t bb = d.begin_masked ? (pos ? 0 : D - 1) : clamp(canon(d.begin), lo, hi);
     const int64_t ee = d.end_masked ? (pos ? D : -1) : clamp(canon(d.end), lo, hi);
-    int64_t len = pos ? (ee - bb + d.stride - 1) / d.stride : (bb - ee - d.stride - 1) / (-d.stride);
-    if (len < 0) len = 0;
+    // ceil(distance / |stride|) in unsigned arithmetic: |stride| may be up to
+    // 2^63 (int64 strides), so neither `distance + stride - 1` nor `-stride`
+    // may be formed in int64.
+    const int64_t dist = pos ? ee - bb : bb - ee;  // |dist| <= D + 1
+    const uint64_t mag = pos ? uint64_t(d.stride) : uint64_t(0) - uint64_t(d.stride);
+    const int64_t len = dist > 0 ? int64_t((uint64_t(dist) - 1) / mag + 1) : 0;
     s.begin[k] = bb;
     s.step[k] = d.stride;
     s.size[k] = len;

@@ -5,7 +5,8 @@
 // the elements are counted first, then the output is allocated and filled.
 // Semantics: tensorflow/core/ops/array_ops.cc (Where).
 // Dtypes: T bool, float32, float64, int32, int64, uint8, int8.
-// Errors: none beyond allocation.
+// Errors: a scalar input, InvalidArgument "WhereOp : Unhandled input
+// dimensions: 0" (TensorFlow's wording; the CPU kernel handles ranks 1 to 8).
 #include <vector>
 
 #include "compute/eigen.h"
@@ -21,6 +22,9 @@ class WhereOp {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
     const pdk::Shape in = x.shape();
     const int rank = in.rank();
+    if (rank == 0)
+      return pdk::InvalidArgument("WhereOp : Unhandled input dimensions: 0 (", ctx.op(),
+                                  ": condition of shape [] is a scalar)");
     const int64_t n = x.num_elements();
     const T* v = x.data<T>();
     int64_t count = 0;

@@ -268,8 +268,16 @@ class FusedBatchNormOp {
     const Layout l = LayoutOf(xs, channels_first_);
     PDK_RETURN_IF_ERROR(CheckChannelVector(op, "scale", scale.shape(), l, format_, "x", xs));
     PDK_RETURN_IF_ERROR(CheckChannelVector(op, "offset", offset.shape(), l, format_, "x", xs));
-    // mean and variance are read only for inference or a running average (TF
-    // passes empty ones when training with exponential_avg_factor == 1).
+    // mean and variance must be 1-D even where they are not read (TensorFlow's
+    // FusedBatchNormOp checks their rank first, with this wording); they are
+    // read only for inference or a running average (TF passes empty ones when
+    // training with exponential_avg_factor == 1).
+    if (mean_in.shape().rank() != 1)
+      return pdk::InvalidArgument("estimated_mean must be 1-dimensional", mean_in.shape(), " (",
+                                  op, ")");
+    if (var_in.shape().rank() != 1)
+      return pdk::InvalidArgument("estimated_variance must be 1-dimensional", var_in.shape(),
+                                  " (", op, ")");
     const bool use_running = !is_training_ || factor_ != U(1);
     if (use_running) {
       PDK_RETURN_IF_ERROR(CheckChannelVector(op, "mean", mean_in.shape(), l, format_, "x", xs));

@@ -159,7 +159,10 @@ pdk::Status WindowFromInputs(pdk::Context& ctx, int ksize_index, bool forward, P
     if (v.size() != 4)
       return pdk::InvalidArgument(ctx.op(), ": ", names[i], " must have 4 elements, got ",
                                   ListString(v));
-    if (v[0] != 1 || v[3] != 1 || v[1] < 1 || v[2] < 1)
+    // The forward op ignores the channel stride of a window of depth 1 (as
+    // CheckSpatialOnly).
+    const bool channel_ok = v[3] == 1 || (i == 1 && forward);
+    if (v[0] != 1 || !channel_ok || v[1] < 1 || v[2] < 1)
       return pdk::InvalidArgument(ctx.op(), ": ", names[i], " ", ListString(v),
                                   ": batch and channel entries must be 1 and spatial ones >= 1");
     int64_t* dst = i == 0 ? pw->ksize : pw->win.stride;
@@ -171,8 +174,11 @@ pdk::Status WindowFromInputs(pdk::Context& ctx, int ksize_index, bool forward, P
 
 // A window or stride over the batch or channel dimension (other than a
 // depth-only MaxPool window, DepthWindow): Unimplemented, TensorFlow's wording
-// first where its CPU kernels answer the same.
-pdk::Status CheckSpatialOnly(const pdk::Attrs& a, bool avg) {
+// first where its CPU kernels answer the same. `forward`: the forward ops,
+// which ignore the channel stride of a window of depth 1 (TensorFlow's
+// PoolParameters keeps the depth then, pooling_ops_common.cc); the gradients
+// refuse it.
+pdk::Status CheckSpatialOnly(const pdk::Attrs& a, bool avg, bool forward) {
   for (const char* name : {"ksize", "strides"}) {
     std::vector<int64_t> v;
     PDK_RETURN_IF_ERROR(a.Get(name, &v));
@@ -180,6 +186,7 @@ pdk::Status CheckSpatialOnly(const pdk::Attrs& a, bool avg) {
     if (v[0] != 1)
       return pdk::Unimplemented("Pooling is not yet supported on the batch dimension. (", name,
                                 " ", ListString(v), ")");
+    if (forward && std::string(name) == "strides") continue;
     if (v[3] != 1 && avg)
       return pdk::Unimplemented("Non-spatial pooling is not yet supported. Volunteers? :) (",
                                 name, " ", ListString(v), ")");
@@ -218,9 +225,9 @@ class PoolBase {
       PDK_RETURN_IF_ERROR(a.Get("strides", &s));
       PDK_ASSIGN_OR_RETURN(bool depth, DepthWindow(k, s, forward, &pw_));
       if (depth) return ParseDataFormatNHWC(a);
-      PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/false));
+      PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/false, forward));
       PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
-      return ParseWindow(a, /*allow_explicit=*/true, &pw_.win);
+      return ParseWindow(a, /*allow_explicit=*/true, &pw_.win, nullptr, forward);
     }
   }
 
@@ -478,9 +485,9 @@ template <class T>
 class AvgPoolOp : public PoolBase<false> {
  public:
   pdk::Status Init(const pdk::Attrs& a) {
-    PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/true));
+    PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/true, /*forward=*/true));
     PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
-    return ParseWindow(a, /*allow_explicit=*/false, &pw_.win);
+    return ParseWindow(a, /*allow_explicit=*/false, &pw_.win, nullptr, /*any_channel_stride=*/true);
   }
   pdk::Status Compute(pdk::Context& ctx) const {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
@@ -509,7 +516,7 @@ template <class T>
 class AvgPoolGradOp : public PoolBase<false> {
  public:
   pdk::Status Init(const pdk::Attrs& a) {
-    PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/true));
+    PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/true, /*forward=*/false));
     PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
     return ParseWindow(a, /*allow_explicit=*/false, &pw_.win);
   }

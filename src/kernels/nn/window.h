@@ -59,10 +59,11 @@ inline std::string FormatName(int spatial, DataFormat f) {
 inline int FirstSpatial(DataFormat f) { return f == DataFormat::kChannelsLast ? 1 : 2; }
 
 // Reads a (D + 2)-vector attribute in `f` order; the batch and channel entries
-// must be 1. Writes the D spatial entries to out[0..D).
+// must be 1 (the channel entry may be anything if `any_channel`). Writes the D
+// spatial entries to out[0..D).
 template <int D>
 pdk::Status ParseSpatial(const pdk::Attrs& a, const char* name, DataFormat f, int64_t out[D],
-                         bool optional) {
+                         bool optional, bool any_channel = false) {
   std::vector<int64_t> v;
   if (optional && !a.Has(name)) return pdk::Status::OK();
   PDK_RETURN_IF_ERROR(a.Get(name, &v));
@@ -71,7 +72,7 @@ pdk::Status ParseSpatial(const pdk::Attrs& a, const char* name, DataFormat f, in
     return pdk::InvalidArgument(name, " must have ", D + 2, " elements (", fmt, "), got ",
                                 ListString(v));
   const int c = f == DataFormat::kChannelsLast ? D + 1 : 1, s0 = FirstSpatial(f);
-  if (v[0] != 1 || v[c] != 1)
+  if (v[0] != 1 || (v[c] != 1 && !any_channel))
     return pdk::InvalidArgument(name, " ", ListString(v), " (", fmt,
                                 "): only the spatial dimensions may differ from 1; "
                                 "batch and channel entries must be 1");
@@ -113,14 +114,16 @@ inline pdk::Status ParseDataFormatNHWC(const pdk::Attrs& a) {
 
 // Decodes data_format, strides, padding, explicit_paddings (if
 // `allow_explicit`) and dilations (if the op has them). `format`: see
-// ParseDataFormat.
+// ParseDataFormat. `any_channel_stride`: the forward pooling ops, which ignore
+// the channel stride of a window of depth 1 (as TensorFlow's PoolParameters).
 template <int D>
 pdk::Status ParseWindow(const pdk::Attrs& a, bool allow_explicit, Window<D>* w,
-                        DataFormat* format = nullptr) {
+                        DataFormat* format = nullptr, bool any_channel_stride = false) {
   DataFormat f = DataFormat::kChannelsLast;
   PDK_RETURN_IF_ERROR(ParseDataFormat(a, D, format));
   if (format) f = *format;
-  PDK_RETURN_IF_ERROR(ParseSpatial<D>(a, "strides", f, w->stride, /*optional=*/false));
+  PDK_RETURN_IF_ERROR(ParseSpatial<D>(a, "strides", f, w->stride, /*optional=*/false,
+                                      any_channel_stride));
   PDK_RETURN_IF_ERROR(ParseSpatial<D>(a, "dilations", f, w->dilation, /*optional=*/true));
   std::string padding;
   PDK_RETURN_IF_ERROR(a.Get("padding", &padding));
@@ -236,6 +239,10 @@ struct ConvGeom {
 // A convolution whose filter has in_depth 0: InvalidArgument, in the wording of
 // TensorFlow's CPU kernel for that op (conv_ops.cc, conv_grad_input_ops.cc,
 // conv_ops_3d.cc), where the CPU rejects it; depthwise convolutions accept it.
+// CheckFilterElements: a forward convolution (Conv2D, Conv3D, the fused
+// Conv2D) with a non-empty output whose filter has another zero dimension, as
+// TensorFlow's forward kernels (they return an empty output before the
+// check; the backprops and depthwise convolutions compute zeros).
 inline pdk::Status CheckFilterDepth(const char* op, const pdk::Shape& filter, int64_t in_depth,
                                     const char* filter_name) {
   if (in_depth != 0) return pdk::Status::OK();
@@ -245,6 +252,16 @@ inline pdk::Status CheckFilterDepth(const char* op, const pdk::Shape& filter, in
                            : name == "Conv3D" ? "filter_depth must be non-zero"
                                               : "filter depth must be stricly positive, got 0";
   return pdk::InvalidArgument(tf_wording, " (", op, ": ", filter_name, ".shape ", filter, ")");
+}
+
+inline pdk::Status CheckFilterElements(const char* op, const pdk::Shape& filter,
+                                       const char* filter_name, int64_t output_elements) {
+  if (filter.num_elements() > 0 || output_elements == 0 ||
+      std::string(op).find("Backprop") != std::string::npos)
+    return pdk::Status::OK();
+  return pdk::InvalidArgument(
+      "filter must not have zero elements (i.e. all dimensions must be non-zero) (", op, ": ",
+      filter_name, ".shape ", filter, ")");
 }
 
 inline pdk::StatusOr<ConvGeom> MakeConvGeom(const char* op, const Window2D& win,
@@ -260,18 +277,15 @@ inline pdk::StatusOr<ConvGeom> MakeConvGeom(const char* op, const Window2D& win,
       return pdk::InvalidArgument(op, ": input and filter must have the same depth: ", in_name,
                                   ".shape ", in, " has depth ", in[3], " but ", filter_name,
                                   ".shape ", filter, " has in_depth ", filter[2]);
-    // Input depth 0 with a filter of in_depth > 0: TensorFlow's CPU returns
-    // zeros; PDK refuses it (the group count would be 0).
-    if (in[3] == 0)
-      return pdk::InvalidArgument(op, ": input depth 0 with a filter of in_depth ", filter[2],
-                                  " is not supported on PDK (", in_name, ".shape ", in, ", ",
-                                  filter_name, ".shape ", filter, ")");
     if (filter[2] == 0 || in[3] % filter[2] != 0)
       return pdk::InvalidArgument(op, ": input depth must be evenly divisible by filter depth: ",
                                   in[3], " vs ", filter[2], " (", in_name, ".shape ", in,
                                   ", ", filter_name, ".shape ", filter,
                                   "; grouped convolution needs depth = groups x in_depth)");
-    groups = in[3] / filter[2];
+    // Input depth 0 with a filter of in_depth > 0 divides evenly: TensorFlow's
+    // CPU returns zeros. PDK computes it as one group of depth 0 (empty
+    // patches, nothing read from the filter).
+    groups = std::max<int64_t>(1, in[3] / filter[2]);
     if (filter[3] % groups != 0 || filter[3] < groups)
       return pdk::InvalidArgument(op, ": output depth must be evenly divisible by number of "
                                   "groups: ", filter[3], " vs ", groups, " (", in_name,
@@ -294,6 +308,9 @@ inline pdk::StatusOr<ConvGeom> MakeConvGeom(const char* op, const Window2D& win,
   g.dw = win.dilation[1];
   PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "rows", g.h, g.kh, win, 0, &g.oh, &g.pt));
   PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "cols", g.w, g.kw, win, 1, &g.ow, &g.pl));
+  if (!depthwise)
+    PDK_RETURN_IF_ERROR(
+        CheckFilterElements(op, filter, filter_name, g.n * g.oh * g.ow * g.out_depth));
   return g;
 }
 
@@ -351,6 +368,7 @@ pdk::StatusOr<ConvGeomND<D>> MakeConvGeomND(const char* op, const Window<D>& win
     PDK_RETURN_IF_ERROR(WindowedOutputSize(op, kDimNames[i + 3 - D], g.in[i], g.k[i], win, i,
                                            &g.out[i], &g.pad[i]));
   }
+  PDK_RETURN_IF_ERROR(CheckFilterElements(op, filter, filter_name, g.n * g.OutPixels() * g.f));
   return g;
 }
 
