@@ -10,12 +10,14 @@
 #ifndef PDK_DEVICE_H_
 #define PDK_DEVICE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "pdk/kernel.h"  // TraceClockNs
 #include "pdk/status.h"
 #include "tensorflow/c/experimental/stream_executor/stream_executor.h"
 
@@ -134,6 +136,25 @@ Status PrepareStruct(S* s, size_t ours, const char* name) {
   return Status::OK();
 }
 
+// One memory operation or host callback TensorFlow handed a device, as
+// reported to the device activity sink (a profiler session).
+struct DeviceActivity {
+  const char* kind;          // "MemcpyH2D", "MemcpyD2H", "MemcpyD2D", "Memset", "HostCallback"
+  int device;                // the device's ordinal
+  uint64_t bytes;            // bytes copied or set; 0 for a host callback
+  int64_t begin_ns, end_ns;  // TraceClockNs (kernel.h)
+  bool ok;
+};
+using DeviceActivitySink = void (*)(const DeviceActivity&);
+
+// The sink every memcpy, memset and host callback of the adapter reports to
+// while set (PDK's pluggable profiler, src/profiler/); null, the default,
+// costs one atomic load per call. Called on the thread that made the call.
+inline std::atomic<DeviceActivitySink>& DeviceActivitySinkSlot() {
+  static std::atomic<DeviceActivitySink> sink{nullptr};
+  return sink;
+}
+
 namespace se_internal {
 
 inline Device* Dev(const SP_Device* d) { return static_cast<Device*>(d->device_handle); }
@@ -145,6 +166,17 @@ inline Timer* Tmr(SP_Timer t) { return reinterpret_cast<Timer*>(t); }
 template <class Fn>
 void Run(TF_Status* out, const char* where, Fn&& fn) {
   Status s = GuardedCall(where, std::forward<Fn>(fn));
+  s.ToTF(out);
+}
+
+// Runs fn (returning Status) as Run does, reporting it to the activity sink.
+template <class Fn>
+void RunTraced(TF_Status* out, const char* where, const SP_Device* d, const char* kind,
+               uint64_t bytes, Fn&& fn) {
+  const DeviceActivitySink sink = DeviceActivitySinkSlot().load(std::memory_order_acquire);
+  const int64_t begin_ns = sink ? TraceClockNs() : 0;
+  Status s = GuardedCall(where, std::forward<Fn>(fn));
+  if (sink) sink(DeviceActivity{kind, d->ordinal, bytes, begin_ns, TraceClockNs(), s.ok()});
   s.ToTF(out);
 }
 
@@ -238,33 +270,33 @@ inline void FillStreamExecutor(SP_StreamExecutor* se) {
   };
   se->memcpy_dtoh = [](const SP_Device* d, SP_Stream s, void* dst, const SP_DeviceMemoryBase* src,
                        uint64_t n, TF_Status* st) {
-    Run(st, "memcpy_dtoh",
+    RunTraced(st, "memcpy_dtoh", d, "MemcpyD2H", n,
         [&] { return Dev(d)->Memcpy(Str(s), dst, src->opaque, n, CopyKind::kDeviceToHost); });
   };
   se->memcpy_htod = [](const SP_Device* d, SP_Stream s, SP_DeviceMemoryBase* dst, const void* src,
                        uint64_t n, TF_Status* st) {
-    Run(st, "memcpy_htod",
+    RunTraced(st, "memcpy_htod", d, "MemcpyH2D", n,
         [&] { return Dev(d)->Memcpy(Str(s), dst->opaque, src, n, CopyKind::kHostToDevice); });
   };
   se->memcpy_dtod = [](const SP_Device* d, SP_Stream s, SP_DeviceMemoryBase* dst,
                        const SP_DeviceMemoryBase* src, uint64_t n, TF_Status* st) {
-    Run(st, "memcpy_dtod", [&] {
+    RunTraced(st, "memcpy_dtod", d, "MemcpyD2D", n, [&] {
       return Dev(d)->Memcpy(Str(s), dst->opaque, src->opaque, n, CopyKind::kDeviceToDevice);
     });
   };
   se->sync_memcpy_dtoh = [](const SP_Device* d, void* dst, const SP_DeviceMemoryBase* src,
                             uint64_t n, TF_Status* st) {
-    Run(st, "sync_memcpy_dtoh",
+    RunTraced(st, "sync_memcpy_dtoh", d, "MemcpyD2H", n,
         [&] { return Dev(d)->Memcpy(nullptr, dst, src->opaque, n, CopyKind::kDeviceToHost); });
   };
   se->sync_memcpy_htod = [](const SP_Device* d, SP_DeviceMemoryBase* dst, const void* src,
                             uint64_t n, TF_Status* st) {
-    Run(st, "sync_memcpy_htod",
+    RunTraced(st, "sync_memcpy_htod", d, "MemcpyH2D", n,
         [&] { return Dev(d)->Memcpy(nullptr, dst->opaque, src, n, CopyKind::kHostToDevice); });
   };
   se->sync_memcpy_dtod = [](const SP_Device* d, SP_DeviceMemoryBase* dst,
                             const SP_DeviceMemoryBase* src, uint64_t n, TF_Status* st) {
-    Run(st, "sync_memcpy_dtod", [&] {
+    RunTraced(st, "sync_memcpy_dtod", d, "MemcpyD2D", n, [&] {
       return Dev(d)->Memcpy(nullptr, dst->opaque, src->opaque, n, CopyKind::kDeviceToDevice);
     });
   };
@@ -279,21 +311,24 @@ inline void FillStreamExecutor(SP_StreamExecutor* se) {
   };
   se->mem_zero = [](const SP_Device* d, SP_Stream s, SP_DeviceMemoryBase* loc, uint64_t n,
                     TF_Status* st) {
-    Run(st, "mem_zero", [&] { return Dev(d)->Memset(*Str(s), loc->opaque, 0, n); });
+    RunTraced(st, "mem_zero", d, "Memset", n, [&] { return Dev(d)->Memset(*Str(s), loc->opaque, 0, n); });
   };
   se->memset = [](const SP_Device* d, SP_Stream s, SP_DeviceMemoryBase* loc, uint8_t pattern,
                   uint64_t n, TF_Status* st) {
-    Run(st, "memset", [&] { return Dev(d)->Memset(*Str(s), loc->opaque, pattern, n); });
+    RunTraced(st, "memset", d, "Memset", n, [&] { return Dev(d)->Memset(*Str(s), loc->opaque, pattern, n); });
   };
   se->memset32 = [](const SP_Device* d, SP_Stream s, SP_DeviceMemoryBase* loc, uint32_t pattern,
                     uint64_t n, TF_Status* st) {
-    Run(st, "memset32", [&] { return Dev(d)->Memset32(*Str(s), loc->opaque, pattern, n); });
+    RunTraced(st, "memset32", d, "Memset", n, [&] { return Dev(d)->Memset32(*Str(s), loc->opaque, pattern, n); });
   };
   se->host_callback = [](const SP_Device* d, SP_Stream s, SE_StatusCallbackFn fn,
                          void* arg) -> TF_Bool {
-    return Dev(d)->HostCallback(*Str(s), [fn, arg]() -> Status {
+    return Dev(d)->HostCallback(*Str(s), [d, fn, arg]() -> Status {
       TFStatusPtr st = NewTFStatus();
-      fn(arg, st.get());
+      RunTraced(st.get(), "host_callback", d, "HostCallback", 0, [&] {
+        fn(arg, st.get());
+        return Status::FromTF(st.get());
+      });
       return Status::FromTF(st.get());
     });
   };

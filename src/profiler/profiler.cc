@@ -2,8 +2,10 @@
 // pluggable_profiler/pluggable_profiler.h): while a TensorFlow profile session
 // is open (tf.profiler.experimental.start / stop, TensorBoard's capture), every
 // PDK kernel launch is recorded through the kit's trace sink
-// (pdk::KernelTraceSinkSlot, include/pdk/kernel.h) and handed to TensorFlow as
-// an XSpace, which TensorFlow merges into the profile it writes
+// (pdk::KernelTraceSinkSlot, include/pdk/kernel.h), and every memcpy, memset
+// and host callback TensorFlow hands the device through the device activity
+// sink (pdk::DeviceActivitySinkSlot, include/pdk/device.h), and handed to
+// TensorFlow as an XSpace, which TensorFlow merges into the profile it writes
 // (<logdir>/plugins/profile/<run>/<host>.xplane.pb).
 //
 // The XSpace has one XPlane per PDK device that ran a kernel, named
@@ -16,7 +18,10 @@
 // TensorFlow's host events, so they line up), XEventMetadata named by the
 // node with the op type as display name, and the stat "tf_op" =
 // "<node>:<op type>", the convention TensorFlow's device planes use so the
-// profile's op statistics group device time by TensorFlow op.
+// profile's op statistics group device time by TensorFlow op. Memory
+// operations and host callbacks are events on the same lines, named by their
+// kind ("MemcpyH2D", "MemcpyD2H", "MemcpyD2D", "Memset", "HostCallback"), with
+// the stat "bytes" and no tf_op.
 //
 // Messages are written with PDK's own wire-format writer (src/proto/
 // wire_format.h; field numbers of tsl/profiler/protobuf/xplane.proto, as
@@ -49,10 +54,12 @@ using pdk_proto::PutVarintField;
 constexpr size_t kMaxEvents = size_t(1) << 21;  // ~100 MB of events at most
 
 struct Event {
-  std::string op, node;
+  std::string op, node;  // activity: op = node = its kind
   int device;
   int64_t tid, begin_ns, end_ns;
   bool ok;
+  bool activity;   // a memory operation or host callback, not a kernel
+  uint64_t bytes;  // activity only
 };
 
 struct Session {
@@ -67,15 +74,27 @@ Session& S() {
   return *s;
 }
 
-void Record(const pdk::KernelTrace& t) {
+int64_t ThreadId() {
   static thread_local const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
+  return tid;
+}
+
+void Add(Event e) {
   Session& s = S();
   std::lock_guard<std::mutex> l(s.mu);
   if (s.events.size() >= kMaxEvents) {
     ++s.dropped;
     return;
   }
-  s.events.push_back(Event{t.op, t.node, t.device, tid, t.begin_ns, t.end_ns, t.ok});
+  s.events.push_back(std::move(e));
+}
+
+void Record(const pdk::KernelTrace& t) {
+  Add(Event{t.op, t.node, t.device, ThreadId(), t.begin_ns, t.end_ns, t.ok, false, 0});
+}
+
+void RecordActivity(const pdk::DeviceActivity& a) {
+  Add(Event{a.kind, a.kind, a.device, ThreadId(), a.begin_ns, a.end_ns, a.ok, true, a.bytes});
 }
 
 std::string Message(int field, const std::string& body) {
@@ -92,7 +111,7 @@ std::string Message(int field, const std::string& body) {
 // int64_value = 4 }, XEventMetadata { id = 1; name = 2; display_name = 4 },
 // XStatMetadata { id = 1; name = 2; description = 3 }.
 std::string BuildXSpace(std::vector<Event> events, uint64_t dropped) {
-  constexpr int64_t kTfOpStat = 1, kFailedStat = 2;
+  constexpr int64_t kTfOpStat = 1, kFailedStat = 2, kBytesStat = 3;
   std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
     return std::tie(a.device, a.tid, a.begin_ns) < std::tie(b.device, b.tid, b.begin_ns);
   });
@@ -118,8 +137,13 @@ std::string BuildXSpace(std::vector<Event> events, uint64_t dropped) {
         PutVarintField(&ev, 1, static_cast<uint64_t>(it->second));
         PutVarintField(&ev, 2, static_cast<uint64_t>((e.begin_ns - line_ts) * 1000));
         PutVarintField(&ev, 3, static_cast<uint64_t>(std::max<int64_t>(e.end_ns - e.begin_ns, 0) * 1000));
-        PutVarintField(&stat, 1, kTfOpStat);
-        PutBytes(&stat, 5, e.node + ":" + e.op);
+        if (e.activity) {
+          PutVarintField(&stat, 1, kBytesStat);
+          PutVarintField(&stat, 4, e.bytes);
+        } else {
+          PutVarintField(&stat, 1, kTfOpStat);
+          PutBytes(&stat, 5, e.node + ":" + e.op);
+        }
         PutBytes(&ev, 4, stat);
         if (!e.ok) {
           std::string failed;
@@ -145,7 +169,8 @@ std::string BuildXSpace(std::vector<Event> events, uint64_t dropped) {
       const char* name;
       const char* description;
     } stats[] = {{kTfOpStat, "tf_op", "the TensorFlow node and op type, node:OpType"},
-                 {kFailedStat, "pdk_failed", "1: the kernel returned an error"}};
+                 {kFailedStat, "pdk_failed", "1: the kernel or operation returned an error"},
+                 {kBytesStat, "bytes", "bytes copied or set by a memory operation"}};
     for (const auto& st : stats) {
       std::string md, entry;
       PutVarintField(&md, 1, static_cast<uint64_t>(st.id));
@@ -159,7 +184,7 @@ std::string BuildXSpace(std::vector<Event> events, uint64_t dropped) {
   }
   if (dropped)
     PutBytes(&space, 3,
-             "PDK: " + std::to_string(dropped) + " kernel launches after the first " +
+             "PDK: " + std::to_string(dropped) + " events after the first " +
                  std::to_string(kMaxEvents) + " of this session were not recorded");
   return space;
 }
@@ -173,11 +198,13 @@ void Start(const TP_Profiler*, TF_Status* status) {
     s.serialized.clear();
   }
   pdk::KernelTraceSinkSlot().store(&Record, std::memory_order_release);
+  pdk::DeviceActivitySinkSlot().store(&RecordActivity, std::memory_order_release);
   TF_SetStatus(status, TF_OK, "");
 }
 
 void Stop(const TP_Profiler*, TF_Status* status) {
   pdk::KernelTraceSinkSlot().store(nullptr, std::memory_order_release);
+  pdk::DeviceActivitySinkSlot().store(nullptr, std::memory_order_release);
   Session& s = S();
   std::vector<Event> events;
   uint64_t dropped;

@@ -1,6 +1,7 @@
 """PDK's pluggable profiler (src/profiler/profiler.cc): TensorFlow's own
-profiler, started and stopped as a user does, writes PDK's kernels into the
-profile as a device plane. The .xplane.pb is read back with TensorFlow's own
+profiler, started and stopped as a user does, writes PDK's kernels, and the
+memory copies, memsets and host callbacks TensorFlow hands the device, into
+the profile as a device plane. The .xplane.pb is read back with TensorFlow's own
 XSpace message (tensorflow.tsl.profiler.protobuf.xplane_pb2)."""
 import json
 
@@ -43,7 +44,8 @@ SESSION = """
                 out["events"].append({
                     "plane": p.name, "line": line.id, "node": md.name, "op": md.display_name,
                     "begin_ns": line.timestamp_ns + e.offset_ps // 1000,
-                    "duration_ns": e.duration_ps // 1000, "tf_op": stats.get("tf_op")})
+                    "duration_ns": e.duration_ps // 1000, "tf_op": stats.get("tf_op"),
+                    "bytes": stats.get("bytes")})
     print("REPORT " + json.dumps(out))
 """
 
@@ -58,7 +60,8 @@ def _report(env=None):
 def test_profile_has_pdk_plane_with_kernels_in_the_session():
     rep = _report()
     assert "/device:CUSTOM:PDK:0" in rep["planes"], rep["planes"]
-    events = rep["events"]
+    everything = rep["events"]
+    events = [e for e in everything if e["op"] not in ACTIVITY]  # kernel launches
     ops = {e["op"] for e in events}
     # The training step's fused kernels and the eager ops after it.
     assert {"_PdkFusedMatMul", "MatMul", "Softmax"} <= ops, sorted(ops)
@@ -83,8 +86,28 @@ def test_profile_has_pdk_plane_with_kernels_in_the_session():
     assert rep["warnings"] == []
 
 
+ACTIVITY = ("MemcpyH2D", "MemcpyD2H", "MemcpyD2D", "Memset", "HostCallback")
+
+
+def test_profile_has_the_device_memory_copies():
+    rep = _report()
+    acts = [e for e in rep["events"] if e["op"] in ACTIVITY]
+    kinds = {e["op"] for e in acts}
+    # fit copies each batch to the device and reads the loss back.
+    assert {"MemcpyH2D", "MemcpyD2H"} <= kinds, sorted(kinds)
+    for e in acts:
+        assert e["tf_op"] is None and e["node"] == e["op"], e
+        assert 0 <= e["begin_ns"] <= rep["t1"] - rep["t0"], e
+        assert 0 <= e["duration_ns"] <= rep["t1"] - rep["t0"], e
+        if e["op"].startswith("Memcpy"):
+            assert e["bytes"] > 0, e
+    # The batches: x is 64 x 32 float32 per step (8 KiB), copied to the device.
+    assert any(e["op"] == "MemcpyH2D" and e["bytes"] == 64 * 32 * 4 for e in acts), acts[:20]
+
+
 def test_second_device_gets_its_own_plane():
     rep = _report({"PDK_DEVICE_COUNT": "2"})
     assert {"/device:CUSTOM:PDK:0", "/device:CUSTOM:PDK:1"} <= set(rep["planes"])
-    on1 = {e["op"] for e in rep["events"] if e["plane"] == "/device:CUSTOM:PDK:1"}
+    on1 = {e["op"] for e in rep["events"]
+           if e["plane"] == "/device:CUSTOM:PDK:1" and e["op"] not in ACTIVITY}
     assert on1 == {"Fill", "Sum"}, on1  # tf.reduce_sum(tf.ones([16])) placed there
