@@ -136,20 +136,22 @@ Status PrepareStruct(S* s, size_t ours, const char* name) {
   return Status::OK();
 }
 
-// One memory operation or host callback TensorFlow handed a device, as
-// reported to the device activity sink (a profiler session).
+// One memory operation, host callback or (de)allocation TensorFlow handed a
+// device, as reported to the device activity sink (a profiler session).
 struct DeviceActivity {
-  const char* kind;          // "MemcpyH2D", "MemcpyD2H", "MemcpyD2D", "Memset", "HostCallback"
+  const char* kind;  // "MemcpyH2D", "MemcpyD2H", "MemcpyD2D", "Memset", "HostCallback",
+                     // "Allocate", "Deallocate"
   int device;                // the device's ordinal
-  uint64_t bytes;            // bytes copied or set; 0 for a host callback
+  uint64_t bytes;            // bytes copied, set, allocated or freed; 0 for a host callback
   int64_t begin_ns, end_ns;  // TraceClockNs (kernel.h)
   bool ok;
 };
 using DeviceActivitySink = void (*)(const DeviceActivity&);
 
-// The sink every memcpy, memset and host callback of the adapter reports to
-// while set (PDK's pluggable profiler, src/profiler/); null, the default,
-// costs one atomic load per call. Called on the thread that made the call.
+// The sink every memcpy, memset, host callback, allocation and deallocation of
+// the adapter reports to (PDK's pluggable profiler, src/profiler/) while set;
+// null, the default, costs one atomic load per call. Called on the thread that
+// made the call.
 inline std::atomic<DeviceActivitySink>& DeviceActivitySinkSlot() {
   static std::atomic<DeviceActivitySink> sink{nullptr};
   return sink;
@@ -184,15 +186,22 @@ inline void FillStreamExecutor(SP_StreamExecutor* se) {
   se->allocate = [](const SP_Device* d, uint64_t size, int64_t space, SP_DeviceMemoryBase* mem) {
     mem->struct_size = SP_DEVICE_MEMORY_BASE_STRUCT_SIZE;
     void* p = nullptr;
-    GuardedCall("allocate", [&] {
+    TFStatusPtr st = NewTFStatus();
+    RunTraced(st.get(), "allocate", d, "Allocate", size, [&] {
       p = Dev(d)->Allocate(size, space);
-      return Status::OK();
+      return p || size == 0 ? Status::OK() : ResourceExhausted("allocation failed");
     });
     mem->opaque = p;
     mem->size = p ? size : 0;
   };
   se->deallocate = [](const SP_Device* d, SP_DeviceMemoryBase* mem) {
-    if (mem && mem->opaque) Dev(d)->Deallocate(mem->opaque, mem->size);
+    if (mem && mem->opaque) {
+      TFStatusPtr st = NewTFStatus();
+      RunTraced(st.get(), "deallocate", d, "Deallocate", mem->size, [&] {
+        Dev(d)->Deallocate(mem->opaque, mem->size);
+        return Status::OK();
+      });
+    }
     if (mem) {
       mem->opaque = nullptr;
       mem->size = 0;

@@ -19,9 +19,11 @@
 // node with the op type as display name, and the stat "tf_op" =
 // "<node>:<op type>", the convention TensorFlow's device planes use so the
 // profile's op statistics group device time by TensorFlow op. Memory
-// operations and host callbacks are events on the same lines, named by their
-// kind ("MemcpyH2D", "MemcpyD2H", "MemcpyD2D", "Memset", "HostCallback"), with
-// the stat "bytes" and no tf_op.
+// operations, host callbacks and the device allocator's (de)allocations are
+// events on the same lines, named by their kind ("MemcpyH2D", "MemcpyD2H",
+// "MemcpyD2D", "Memset", "HostCallback", "Allocate", "Deallocate"; with
+// TensorFlow's BFC allocator on top these are its region allocations, rare
+// after the first step), with the stat "bytes" and no tf_op.
 //
 // Messages are written with PDK's own wire-format writer (src/proto/
 // wire_format.h; field numbers of tsl/profiler/protobuf/xplane.proto, as
@@ -170,7 +172,7 @@ std::string BuildXSpace(std::vector<Event> events, uint64_t dropped) {
       const char* description;
     } stats[] = {{kTfOpStat, "tf_op", "the TensorFlow node and op type, node:OpType"},
                  {kFailedStat, "pdk_failed", "1: the kernel or operation returned an error"},
-                 {kBytesStat, "bytes", "bytes copied or set by a memory operation"}};
+                 {kBytesStat, "bytes", "bytes copied, set, allocated or freed"}};
     for (const auto& st : stats) {
       std::string md, entry;
       PutVarintField(&md, 1, static_cast<uint64_t>(st.id));

@@ -86,7 +86,8 @@ def test_profile_has_pdk_plane_with_kernels_in_the_session():
     assert rep["warnings"] == []
 
 
-ACTIVITY = ("MemcpyH2D", "MemcpyD2H", "MemcpyD2D", "Memset", "HostCallback")
+ACTIVITY = ("MemcpyH2D", "MemcpyD2H", "MemcpyD2D", "Memset", "HostCallback", "Allocate",
+            "Deallocate")
 
 
 def test_profile_has_the_device_memory_copies():
