@@ -11,7 +11,7 @@ unset TF_PLUGGABLE_DEVICE_LIBRARY_PATH
 export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 echo "== C++ unit tests (ctest)"
 cmake -S . -B build/cpp -G Ninja -DPDK_BUILD_TESTS=ON -DPython3_EXECUTABLE="$PYTHON" >/dev/null
-cmake --build build/cpp -j 2 --target kit_test device_runtime_test graph_test
+cmake --build build/cpp -j 2 --target kit_test tf_kit_test device_runtime_test graph_test
 ctest --test-dir build/cpp --output-on-failure
 
 echo "== Python tests (pytest)"

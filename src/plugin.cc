@@ -24,6 +24,7 @@
 #include "graph/optimizer.h"
 #include "graph/strict_placement.h"
 #include "pdk/device.h"
+#include "pdk/eigen.h"
 #include "pdk/kernel.h"
 #include "profiler/profiler.h"
 #include "tensorflow/c/kernels.h"
@@ -204,6 +205,7 @@ PDK_EXPORT void TF_InitGraph(TP_OptimizerRegistrationParams* params, TF_Status* 
 
 PDK_EXPORT void TF_InitKernel() {
   if (!g_disabled_reason.empty() || g_is_duplicate) return;
+  pdk::SetThreadsPerDevice(pdk_compute::NumThreads());  // before any kernel creates a pool
   pdk::Status st = pdk::KernelRegistry::Global().RegisterAll(pdk_plugin::kDeviceType);
   if (!st.ok()) std::fprintf(stderr, "PDK: kernel registration failed: %s\n", st.message().c_str());
   if (st.ok() && pdk_graph::StrictEnabled())  // PDK_STRICT=1: src/graph/strict_placement.h

@@ -110,6 +110,10 @@ class Attrs {
     return std::string(n.data, n.len);
   }
 
+  // The construction context, for what the getters above do not cover (the
+  // TF-style layer, pdk/tf/op_kernel.h, reads every attr type through it).
+  TF_OpKernelConstruction* raw() const { return c_; }
+
  private:
   Status Size(const char* name, int32_t* list_size, int32_t* total) const {
     return Call(name, [&](TF_Status* s) {
@@ -470,6 +474,8 @@ class KernelDef {
 class Registrar {
  public:
   explicit Registrar(const char* device_type) : device_type_(device_type) {}
+  // The device type every kernel added here is registered for.
+  const char* device_type() const { return device_type_; }
   template <class K>
   void Add(const KernelDef<K>& def) {
     if (!status_.ok()) return;

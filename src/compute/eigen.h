@@ -12,20 +12,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#ifndef EIGEN_USE_THREADS
-#define EIGEN_USE_THREADS
-#endif
-#include <unsupported/Eigen/CXX11/Tensor>
-
-#include "compute/thread_pool.h"
+#include "pdk/eigen.h"  // Eigen's Tensor module, Eigen::half/bfloat16 dtypes, device pools
 #include "pdk/kernel.h"
 #include "pdk/tensor.h"
 #include "pdk/types.h"
-
-namespace pdk {
-template <> struct DataTypeOf<Eigen::half> { static constexpr TF_DataType value = TF_HALF; };
-template <> struct DataTypeOf<Eigen::bfloat16> { static constexpr TF_DataType value = TF_BFLOAT16; };
-}  // namespace pdk
 
 namespace pdk_compute {
 
@@ -66,9 +56,9 @@ ConstMapped<T, N> cview(const pdk::Tensor& t, const Eigen::DSizes<Eigen::DenseIn
   return ConstMapped<T, N>(t.data<T>(), dims);
 }
 
-// The Eigen thread-pool device of the kernel's PDK device.
+// The Eigen thread-pool device of the kernel's PDK device (the kit's pool).
 inline const Eigen::ThreadPoolDevice& Device(const pdk::Context& ctx) {
-  return EigenDevice(ctx.device_id());
+  return pdk::DeviceEigen(ctx.device_id());
 }
 
 // The 16-bit floats (Eigen::half = float16, Eigen::bfloat16) that PDK kernels

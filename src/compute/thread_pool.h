@@ -1,24 +1,18 @@
-// The device-owned thread pools that kernels parallelize over.
+// The size of the device-owned thread pools that kernels parallelize over.
 //
-// One Eigen::ThreadPool per PDK device, created on first use, sized to the
-// host's physical cores (or PDK_NUM_THREADS). Kernels run on the thread that
-// TensorFlow calls them on and split work over this pool (DESIGN.md,
-// "Execution model").
+// One Eigen::ThreadPool per PDK device (the kit's pdk::DeviceEigen,
+// include/pdk/eigen.h), created on first use, sized to the host's physical
+// cores or PDK_NUM_THREADS; TF_InitKernel sets the size before any kernel
+// runs. Kernels run on the thread that TensorFlow calls them on and split work
+// over this pool (DESIGN.md, "Execution model").
 #ifndef PDK_SRC_COMPUTE_THREAD_POOL_H_
 #define PDK_SRC_COMPUTE_THREAD_POOL_H_
-
-namespace Eigen {
-struct ThreadPoolDevice;
-}
 
 namespace pdk_compute {
 
 // Threads per device pool: PDK_NUM_THREADS if set (>= 1), else the number of
 // physical cores this process may run on.
 int NumThreads();
-
-// The Eigen device of PDK device `device_id` (TF_GetDeviceId of the kernel).
-const Eigen::ThreadPoolDevice& EigenDevice(int device_id);
 
 }  // namespace pdk_compute
 

@@ -20,125 +20,146 @@
 // ResourceGather for variant variables only, and the C API's variable access
 // (TF_GetInputTensorFromVariable, kernels_experimental.h) is not exported by
 // the tensorflow-cpu wheel.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 // "[1,2]": the multi-index of flat element `i` of `shape` ("" for a scalar).
-std::string IndexString(const pdk::Shape& shape, int64_t i) {
-  std::vector<int64_t> idx(shape.rank());
-  for (int k = shape.rank() - 1; k >= 0; --k) {
-    idx[k] = shape[k] ? i % shape[k] : 0;
-    i = shape[k] ? i / shape[k] : 0;
+std::string IndexString(const TensorShape& shape, int64 i) {
+  std::vector<int64> idx(shape.dims());
+  for (int k = shape.dims() - 1; k >= 0; --k) {
+    const int64 d = shape.dim_size(k);
+    idx[k] = d ? i % d : 0;
+    i = d ? i / d : 0;
   }
   if (idx.empty()) return "";
-  return pdk::Shape(idx).ToString();
+  return TensorShape(idx).DebugString();
 }
 
 template <class Index>
-class GatherV2Op {
+class GatherV2Op : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return a.GetOptional("batch_dims", &batch_dims_); }
+  explicit GatherV2Op(OpKernelConstruction* c) : OpKernel(c) {
+    if (c->HasAttr("batch_dims")) OP_REQUIRES_OK(c, c->GetAttr("batch_dims", &batch_dims_));
+  }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor params, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor indices, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor axis_t, ctx.input(2));
-    const pdk::Shape ps = params.shape(), is = indices.shape();
-    if (axis_t.rank() != 0)
-      return pdk::InvalidArgument(ctx.op(), ": axis must be a scalar, got a tensor of shape ",
-                                  axis_t.shape());
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> av, pdk::ReadIntVector(ctx.op(), "axis", axis_t));
-    int64_t axis = av[0];
-    int64_t bd = batch_dims_;
-    if (bd < -is.rank() || bd > is.rank())
-      return pdk::InvalidArgument(ctx.op(), ": expected batch_dims in the range [", -is.rank(),
-                                  ", ", is.rank(), "] (the rank of indices, shape ", is,
-                                  "), but got ", bd);
-    if (bd < 0) bd += is.rank();
-    if (axis < -ps.rank() || axis >= ps.rank())
-      return pdk::InvalidArgument(ctx.op(), ": expected axis in the range [", -ps.rank(), ", ",
-                                  ps.rank(), ") for params of shape ", ps, ", but got ", axis);
-    if (axis < 0) axis += ps.rank();
-    if (bd > axis)
-      return pdk::InvalidArgument(ctx.op(), ": batch_dims (", bd,
-                                  ") must be less than or equal to axis (", axis, ")");
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& params = ctx->input(0);
+    const Tensor& indices = ctx->input(1);
+    const Tensor& axis_t = ctx->input(2);
+    const TensorShape& ps = params.shape();
+    const TensorShape& is = indices.shape();
+    const std::string& op = type_string();
+    OP_REQUIRES(ctx, axis_t.dims() == 0,
+                errors::InvalidArgument(op, ": axis must be a scalar, got a tensor of shape ",
+                                        axis_t.shape()));
+    int64 axis = axis_t.dtype() == DT_INT32 ? axis_t.scalar<int32>()()
+                                            : axis_t.scalar<int64>()();
+    int64 bd = batch_dims_;
+    OP_REQUIRES(ctx, bd >= -is.dims() && bd <= is.dims(),
+                errors::InvalidArgument(op, ": expected batch_dims in the range [", -is.dims(),
+                                        ", ", is.dims(), "] (the rank of indices, shape ", is,
+                                        "), but got ", bd));
+    if (bd < 0) bd += is.dims();
+    OP_REQUIRES(ctx, axis >= -ps.dims() && axis < ps.dims(),
+                errors::InvalidArgument(op, ": expected axis in the range [", -ps.dims(), ", ",
+                                        ps.dims(), ") for params of shape ", ps, ", but got ",
+                                        axis));
+    if (axis < 0) axis += ps.dims();
+    OP_REQUIRES(ctx, bd <= axis,
+                errors::InvalidArgument(op, ": batch_dims (", bd,
+                                        ") must be less than or equal to axis (", axis, ")"));
     for (int k = 0; k < bd; ++k)
-      if (ps[k] != is[k])
-        return pdk::InvalidArgument(ctx.op(), ": params.shape[", k, "] (", ps[k],
-                                    ") should be equal to indices.shape[", k, "] (", is[k],
-                                    ") for batch_dims ", bd);
+      OP_REQUIRES(ctx, ps.dim_size(k) == is.dim_size(k),
+                  errors::InvalidArgument(op, ": params.shape[", k, "] (", ps.dim_size(k),
+                                          ") should be equal to indices.shape[", k, "] (",
+                                          is.dim_size(k), ") for batch_dims ", bd));
 
-    std::vector<int64_t> out_dims(ps.dims().begin(), ps.dims().begin() + axis);
-    out_dims.insert(out_dims.end(), is.dims().begin() + bd, is.dims().end());
-    out_dims.insert(out_dims.end(), ps.dims().begin() + axis + 1, ps.dims().end());
-    const pdk::Shape out_shape(out_dims);
+    TensorShape out_shape;
+    for (int k = 0; k < axis; ++k) out_shape.AddDim(ps.dim_size(k));
+    for (int k = bd; k < is.dims(); ++k) out_shape.AddDim(is.dim_size(k));
+    for (int k = axis + 1; k < ps.dims(); ++k) out_shape.AddDim(ps.dim_size(k));
 
-    int64_t batch = 1, outer = 1, inner = 1, n = 1;
-    for (int k = 0; k < bd; ++k) batch *= ps[k];
-    for (int k = bd; k < axis; ++k) outer *= ps[k];
-    for (int k = axis + 1; k < ps.rank(); ++k) inner *= ps[k];
-    for (int k = bd; k < is.rank(); ++k) n *= is[k];
-    const int64_t limit = ps[static_cast<int>(axis)];
+    int64 batch = 1, outer = 1, inner = 1, n = 1;
+    for (int k = 0; k < bd; ++k) batch *= ps.dim_size(k);
+    for (int k = bd; k < axis; ++k) outer *= ps.dim_size(k);
+    for (int k = axis + 1; k < ps.dims(); ++k) inner *= ps.dim_size(k);
+    for (int k = bd; k < is.dims(); ++k) n *= is.dim_size(k);
+    const int64 limit = ps.dim_size(static_cast<int>(axis));
 
     // Validate every index first: no partial output on error.
-    const Index* idx = indices.data<Index>();
-    const int64_t num_idx = indices.num_elements();
-    for (int64_t i = 0; i < num_idx; ++i) {
-      const int64_t v = static_cast<int64_t>(idx[i]);
-      if (v < 0 || v >= limit)
-        return pdk::InvalidArgument(ctx.op(), ": indices", IndexString(is, i), " = ", v,
-                                    " is not in [0, ", limit, ")");
+    const auto idx = indices.flat<Index>();
+    for (int64 i = 0; i < idx.size(); ++i) {
+      const int64 v = static_cast<int64>(idx(i));
+      OP_REQUIRES(ctx, v >= 0 && v < limit,
+                  errors::InvalidArgument(op, ": indices", IndexString(is, i), " = ", v,
+                                          " is not in [0, ", limit, ")"));
     }
 
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
-    if (out_shape.num_elements() == 0) return pdk::Status::OK();
-    const int64_t row = inner * static_cast<int64_t>(TF_DataTypeSize(params.dtype()));
-    const char* src = static_cast<const char*>(params.raw_data());
-    char* dst = static_cast<char*>(out.raw_data());
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    if (out_shape.num_elements() == 0) return;
+    const int64 row = inner * DataTypeSize(params.dtype());
+    const char* src = static_cast<const char*>(params.data());
+    char* dst = static_cast<char*>(out->data());
     // Output row r = ((b * outer) + o) * n + j  <-  params row ((b * outer + o) * limit + idx[b*n + j]).
-    const int64_t rows = batch * outer * n;
-    auto copy_rows = [&](Eigen::Index first, Eigen::Index last) {
-      for (Eigen::Index r = first; r < last; ++r) {
-        const int64_t j = r % n, bo = r / n, b = bo / outer;
-        const int64_t v = static_cast<int64_t>(idx[b * n + j]);
+    const int64 rows = batch * outer * n;
+    auto copy_rows = [&](int64 first, int64 last) {
+      for (int64 r = first; r < last; ++r) {
+        const int64 j = r % n, bo = r / n, b = bo / outer;
+        const int64 v = static_cast<int64>(idx(b * n + j));
         std::memcpy(dst + r * row, src + (bo * limit + v) * row, row);
       }
     };
     if (rows * row <= (64 << 10)) {
       copy_rows(0, rows);
     } else {
-      pdk_compute::Device(ctx).parallelFor(rows, Eigen::TensorOpCost(row, row, 4), copy_rows);
+      ctx->device()->tensorflow_cpu_worker_threads()->workers->ParallelFor(rows, row, copy_rows);
     }
-    return pdk::Status::OK();
   }
 
  private:
-  int64_t batch_dims_ = 0;
+  int64 batch_dims_ = 0;
 };
 
+// params: the data-movement types (pdk_compute::DataMovementTypes); indices
+// int16/int32/int64; axis int32/int64 in host memory.
+#define PDK_REGISTER_GATHER_(T, Index, Axis)                               \
+  REGISTER_KERNEL_BUILDER(Name("GatherV2")                                 \
+                              .Device(DEVICE_PDK)                          \
+                              .TypeConstraint<T>("Tparams")                \
+                              .TypeConstraint<Index>("Tindices")           \
+                              .TypeConstraint<Axis>("Taxis")               \
+                              .HostMemory("axis"),                         \
+                          GatherV2Op<Index>)
+#define PDK_REGISTER_GATHER_INDEX_(T, Index) \
+  PDK_REGISTER_GATHER_(T, Index, int32);     \
+  PDK_REGISTER_GATHER_(T, Index, int64)
+#define PDK_REGISTER_GATHER_ALL_(T)        \
+  PDK_REGISTER_GATHER_INDEX_(T, int16);    \
+  PDK_REGISTER_GATHER_INDEX_(T, int32);    \
+  PDK_REGISTER_GATHER_INDEX_(T, int64)
+PDK_REGISTER_GATHER_ALL_(float);
+PDK_REGISTER_GATHER_ALL_(double);
+PDK_REGISTER_GATHER_ALL_(Eigen::half);
+PDK_REGISTER_GATHER_ALL_(Eigen::bfloat16);
+PDK_REGISTER_GATHER_ALL_(int32);
+PDK_REGISTER_GATHER_ALL_(int64);
+PDK_REGISTER_GATHER_ALL_(bool);
+PDK_REGISTER_GATHER_ALL_(uint8);
+PDK_REGISTER_GATHER_ALL_(int8);
+PDK_REGISTER_GATHER_ALL_(int16);
+#undef PDK_REGISTER_GATHER_ALL_
+#undef PDK_REGISTER_GATHER_INDEX_
+#undef PDK_REGISTER_GATHER_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(GatherV2, r) {
-  pdk::ForEachType(pdk_compute::DataMovementTypes{},
-                   [&](auto t) {
-                     pdk::ForEachType(pdk::TypeList<int16_t, int32_t, int64_t>{}, [&](auto i) {
-                       using Index = typename decltype(i)::type;
-                       pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto a) {
-                         r.Add(pdk::KernelDef<GatherV2Op<Index>>("GatherV2")
-                                   .Type("Tparams", t)
-                                   .Type("Tindices", i)
-                                   .Type("Taxis", a)
-                                   .HostMemory("axis"));
-                       });
-                     });
-                   });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

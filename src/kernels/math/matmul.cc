@@ -26,19 +26,16 @@
 // bfloat16 uses oneDNN's native bf16 GEMM on the same blocks (float32 sums,
 // rounded once); float16 operands are widened to float32 scratch copies and go
 // through the sgemm path (float accumulation); the product is rounded once.
-#include <algorithm>
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstdint>
-#include <cstring>
-#include <limits>
-#include <mutex>
-#include <type_traits>
 #include <vector>
 
 #include "compute/eigen.h"
 #include "compute/gemm.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 using pdk_compute::BatchGemm;
@@ -49,60 +46,66 @@ using pdk_compute::UseSingleThreadedOpenBlas;
 // accumulation) and rounded once into `out`: 3-6x faster than Eigen's half GEMM
 // on the development machine (docs/architecture.md); bfloat16 runs natively.
 template <class T>
-pdk::Status BatchGemmOf(const pdk::Context& ctx, bool ta, bool tb, int64_t m, int64_t n,
-                        int64_t k, int64_t batch, const pdk::Tensor& a,
-                        const std::vector<int64_t>& a_off, const pdk::Tensor& b,
-                        const std::vector<int64_t>& b_off, pdk::Tensor& out) {
-  const auto& dev = pdk_compute::Device(ctx);
+Status BatchGemmOf(OpKernelContext* ctx, bool ta, bool tb, int64 m, int64 n, int64 k,
+                   int64 batch, const Tensor& a, const std::vector<int64>& a_off,
+                   const Tensor& b, const std::vector<int64>& b_off, Tensor* out) {
+  const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
   if constexpr (pdk_compute::kGemmWidens<T>) {
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor af, pdk_compute::WidenToFloat<T>(ctx, a));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor bf, pdk_compute::WidenToFloat<T>(ctx, b));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor cf, ctx.allocate_temp(TF_FLOAT, out.shape()));
-    BatchGemm<float>(dev, ta, tb, m, n, k, batch, af.data<float>(), a_off, bf.data<float>(),
-                     b_off, cf.data<float>());
-    pdk_compute::Convert<float, T>(dev, cf.data<float>(), out.data<T>(), out.num_elements());
+    if (out->NumElements() == 0) return OkStatus();
+    Tensor af, bf, cf;
+    TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_FLOAT, a.shape(), &af));
+    TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_FLOAT, b.shape(), &bf));
+    TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_FLOAT, out->shape(), &cf));
+    af.flat<float>().device(dev) = a.flat<T>().template cast<float>();
+    bf.flat<float>().device(dev) = b.flat<T>().template cast<float>();
+    BatchGemm<float>(dev, ta, tb, m, n, k, batch, af.flat<float>().data(), a_off,
+                     bf.flat<float>().data(), b_off, cf.flat<float>().data());
+    out->flat<T>().device(dev) = cf.flat<float>().template cast<T>();
   } else {
-    BatchGemm<T>(dev, ta, tb, m, n, k, batch, a.data<T>(), a_off, b.data<T>(), b_off,
-                 out.data<T>());
+    BatchGemm<T>(dev, ta, tb, m, n, k, batch, a.flat<T>().data(), a_off, b.flat<T>().data(),
+                 b_off, out->flat<T>().data());
   }
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
+const char* Bool(bool b) { return b ? "true" : "false"; }
+
 template <class T>
-class MatMulOp {
+class MatMulOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& attrs) {
-    PDK_RETURN_IF_ERROR(attrs.Get("transpose_a", &transpose_a_));
-    PDK_RETURN_IF_ERROR(attrs.Get("transpose_b", &transpose_b_));
+  explicit MatMulOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("transpose_a", &transpose_a_));
+    OP_REQUIRES_OK(c, c->GetAttr("transpose_b", &transpose_b_));
     UseSingleThreadedOpenBlas();
-    return pdk::Status::OK();
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor a, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor b, ctx.input(1));
-    const pdk::Shape as = a.shape(), bs = b.shape();
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
     // TensorFlow's wording first (its CPU MatMul runs through BatchMatMul's
     // checks, matmul_op_impl.h), then which operand and dimension.
-    if (as.rank() != bs.rank())
-      return pdk::InvalidArgument("In[0] and In[1] has different ndims: ", as, " vs. ", bs, " (",
-                                  ctx.op(), ": a and b must be rank 2)");
-    if (as.rank() != 2)
-      return pdk::InvalidArgument("In[0] and In[1] ndims must be == 2: ", as.rank(), " (",
-                                  ctx.op(), ": a ", as, ", b ", bs, ")");
+    OP_REQUIRES(ctx, a.dims() == b.dims(),
+                errors::InvalidArgument("In[0] and In[1] has different ndims: ",
+                                        a.shape().DebugString(), " vs. ",
+                                        b.shape().DebugString(), " (", type_string(),
+                                        ": a and b must be rank 2)"));
+    OP_REQUIRES(ctx, a.dims() == 2,
+                errors::InvalidArgument("In[0] and In[1] ndims must be == 2: ", a.dims(), " (",
+                                        type_string(), ": a ", a.shape(), ", b ", b.shape(),
+                                        ")"));
     const int ka_dim = transpose_a_ ? 0 : 1, kb_dim = transpose_b_ ? 1 : 0;
-    if (as[ka_dim] != bs[kb_dim]) {
-      return pdk::InvalidArgument("Matrix size-incompatible: In[0]: ", as, ", In[1]: ", bs, " (",
-                                  ctx.op(), ": transpose_a=", transpose_a_ ? "true" : "false",
-                                  ", transpose_b=", transpose_b_ ? "true" : "false", ", a.shape[",
-                                  ka_dim, "] (", as[ka_dim], ") != b.shape[", kb_dim, "] (",
-                                  bs[kb_dim], "))");
-    }
-    const int64_t m = as[1 - ka_dim], k = as[ka_dim], n = bs[1 - kb_dim];
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{m, n}));
-    static const std::vector<int64_t> kZero{0};
-    return BatchGemmOf<T>(ctx, transpose_a_, transpose_b_, m, n, k, 1, a, kZero, b, kZero, out);
+    OP_REQUIRES(ctx, a.dim_size(ka_dim) == b.dim_size(kb_dim),
+                errors::InvalidArgument(
+                    "Matrix size-incompatible: In[0]: ", a.shape(), ", In[1]: ", b.shape(), " (",
+                    type_string(), ": transpose_a=", Bool(transpose_a_), ", transpose_b=",
+                    Bool(transpose_b_), ", a.shape[", ka_dim, "] (", a.dim_size(ka_dim),
+                    ") != b.shape[", kb_dim, "] (", b.dim_size(kb_dim), "))"));
+    const int64 m = a.dim_size(1 - ka_dim), k = a.dim_size(ka_dim), n = b.dim_size(1 - kb_dim);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({m, n}), &out));
+    static const std::vector<int64> kZero{0};
+    OP_REQUIRES_OK(ctx, BatchGemmOf<T>(ctx, transpose_a_, transpose_b_, m, n, k, 1, a, kZero, b,
+                                       kZero, out));
   }
 
  private:
@@ -110,91 +113,98 @@ class MatMulOp {
 };
 
 template <class T>
-class BatchMatMulV2Op {
+class BatchMatMulV2Op : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& attrs) {
-    PDK_RETURN_IF_ERROR(attrs.Get("adj_x", &adj_x_));
-    PDK_RETURN_IF_ERROR(attrs.Get("adj_y", &adj_y_));
+  explicit BatchMatMulV2Op(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("adj_x", &adj_x_));
+    OP_REQUIRES_OK(c, c->GetAttr("adj_y", &adj_y_));
     UseSingleThreadedOpenBlas();
-    return pdk::Status::OK();
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.input(1));
-    const pdk::Shape xs = x.shape(), ys = y.shape();
-    PDK_RETURN_IF_ERROR(pdk::CheckRankAtLeast(ctx.op(), "x", xs, 2));
-    PDK_RETURN_IF_ERROR(pdk::CheckRankAtLeast(ctx.op(), "y", ys, 2));
-    const int xr = xs.rank(), yr = ys.rank();
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    const char* op = type_string().c_str();
+    OP_REQUIRES_OK(ctx, ::pdk::CheckRankAtLeast(op, "x", x.shape().pdk_shape(), 2));
+    OP_REQUIRES_OK(ctx, ::pdk::CheckRankAtLeast(op, "y", y.shape().pdk_shape(), 2));
+    const int xr = x.dims(), yr = y.dims();
     const int kx_dim = adj_x_ ? xr - 2 : xr - 1, ky_dim = adj_y_ ? yr - 1 : yr - 2;
-    if (xs[kx_dim] != ys[ky_dim]) {
-      return pdk::InvalidArgument("Matrix size-incompatible: In[0]: ", xs, ", In[1]: ", ys, " (",
-                                  ctx.op(), ": adj_x=", adj_x_ ? "true" : "false", ", adj_y=",
-                                  adj_y_ ? "true" : "false", ", x.shape[", kx_dim, "] (",
-                                  xs[kx_dim], ") != y.shape[", ky_dim, "] (", ys[ky_dim], "))");
-    }
-    const int64_t m = adj_x_ ? xs[xr - 1] : xs[xr - 2], k = xs[kx_dim];
-    const int64_t n = adj_y_ ? ys[yr - 2] : ys[yr - 1];
+    OP_REQUIRES(ctx, x.dim_size(kx_dim) == y.dim_size(ky_dim),
+                errors::InvalidArgument(
+                    "Matrix size-incompatible: In[0]: ", x.shape(), ", In[1]: ", y.shape(), " (",
+                    op, ": adj_x=", Bool(adj_x_), ", adj_y=", Bool(adj_y_), ", x.shape[", kx_dim,
+                    "] (", x.dim_size(kx_dim), ") != y.shape[", ky_dim, "] (",
+                    y.dim_size(ky_dim), "))"));
+    const int64 m = adj_x_ ? x.dim_size(xr - 1) : x.dim_size(xr - 2), k = x.dim_size(kx_dim);
+    const int64 n = adj_y_ ? y.dim_size(yr - 2) : y.dim_size(yr - 1);
 
-    const pdk::Shape xb(std::vector<int64_t>(xs.dims().begin(), xs.dims().end() - 2));
-    const pdk::Shape yb(std::vector<int64_t>(ys.dims().begin(), ys.dims().end() - 2));
-    PDK_ASSIGN_OR_RETURN(pdk::Shape ob,
-                         pdk::BroadcastShapes(ctx.op(), "x[:-2]", xb, "y[:-2]", yb));
-    pdk::Shape out_shape = ob;
-    out_shape.push_back(m);
-    out_shape.push_back(n);
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
-    const int64_t batch = ob.num_elements();
-    if (out.num_elements() == 0) return pdk::Status::OK();
+    TensorShape xb = x.shape(), yb = y.shape();
+    xb.RemoveLastDims(2);
+    yb.RemoveLastDims(2);
+    const ::pdk::StatusOr<::pdk::Shape> bcast =
+        ::pdk::BroadcastShapes(op, "x[:-2]", xb.pdk_shape(), "y[:-2]", yb.pdk_shape());
+    OP_REQUIRES_OK(ctx, bcast.status());
+    const TensorShape ob(bcast.value());
+    TensorShape out_shape = ob;
+    out_shape.AddDim(m);
+    out_shape.AddDim(n);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    const int64 batch = ob.num_elements();
+    if (out->NumElements() == 0) return;
 
     // Element offset of each output batch item's x and y matrix: walk the
     // broadcast batch index, a size-1 operand dimension contributing stride 0.
-    const int br = ob.rank();
-    std::vector<int64_t> xstride(br, 0), ystride(br, 0);
-    int64_t sx = m * k, sy = k * n;
+    const int br = ob.dims();
+    std::vector<int64> xstride(br, 0), ystride(br, 0);
+    int64 sx = m * k, sy = k * n;
     for (int d = br - 1; d >= 0; --d) {
-      const int dx = xb.rank() - br + d, dy = yb.rank() - br + d;
+      const int dx = xb.dims() - br + d, dy = yb.dims() - br + d;
       if (dx >= 0) {
-        if (xb[dx] != 1) xstride[d] = sx;
-        sx *= xb[dx];
+        if (xb.dim_size(dx) != 1) xstride[d] = sx;
+        sx *= xb.dim_size(dx);
       }
       if (dy >= 0) {
-        if (yb[dy] != 1) ystride[d] = sy;
-        sy *= yb[dy];
+        if (yb.dim_size(dy) != 1) ystride[d] = sy;
+        sy *= yb.dim_size(dy);
       }
     }
-    std::vector<int64_t> x_off(batch), y_off(batch), idx(br, 0);
-    int64_t xo = 0, yo = 0;
-    for (int64_t i = 0; i < batch; ++i) {
+    std::vector<int64> x_off(batch), y_off(batch), idx(br, 0);
+    int64 xo = 0, yo = 0;
+    for (int64 i = 0; i < batch; ++i) {
       x_off[i] = xo;
       y_off[i] = yo;
       for (int d = br - 1; d >= 0; --d) {  // odometer increment
-        if (++idx[d] < ob[d]) {
+        if (++idx[d] < ob.dim_size(d)) {
           xo += xstride[d];
           yo += ystride[d];
           break;
         }
-        xo -= xstride[d] * (ob[d] - 1);
-        yo -= ystride[d] * (ob[d] - 1);
+        xo -= xstride[d] * (ob.dim_size(d) - 1);
+        yo -= ystride[d] * (ob.dim_size(d) - 1);
         idx[d] = 0;
       }
     }
-    return BatchGemmOf<T>(ctx, adj_x_, adj_y_, m, n, k, batch, x, x_off, y, y_off, out);
+    OP_REQUIRES_OK(ctx, BatchGemmOf<T>(ctx, adj_x_, adj_y_, m, n, k, batch, x, x_off, y, y_off,
+                                       out));
   }
 
  private:
   bool adj_x_ = false, adj_y_ = false;
 };
 
+#define PDK_REGISTER_MATMUL_(T)                                                          \
+  REGISTER_KERNEL_BUILDER(Name("MatMul").Device(DEVICE_PDK).TypeConstraint<T>("T"),     \
+                          MatMulOp<T>);                                                  \
+  REGISTER_KERNEL_BUILDER(Name("BatchMatMulV2").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
+                          BatchMatMulV2Op<T>)
+PDK_REGISTER_MATMUL_(float);
+PDK_REGISTER_MATMUL_(double);
+PDK_REGISTER_MATMUL_(Eigen::half);
+PDK_REGISTER_MATMUL_(Eigen::bfloat16);
+PDK_REGISTER_MATMUL_(int32);
+PDK_REGISTER_MATMUL_(int64);
+#undef PDK_REGISTER_MATMUL_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(MatMul, r) {
-  pdk::ForEachType(
-      pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<MatMulOp<T>>("MatMul").template Type<T>("T"));
-    r.Add(pdk::KernelDef<BatchMatMulV2Op<T>>("BatchMatMulV2").template Type<T>("T"));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

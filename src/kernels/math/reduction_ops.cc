@@ -33,6 +33,8 @@
 // (Unimplemented). Every reduction is evaluated on the device's
 // Eigen::ThreadPoolDevice, whose cost model keeps small inputs on the calling
 // thread.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -41,9 +43,9 @@
 #include <vector>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 using Index = Eigen::DenseIndex;
@@ -92,20 +94,20 @@ struct Plan {
   bool reduces() const { return !runs.empty() && (runs.size() > 1 || reduce_first); }
 };
 
-Plan Simplify(const pdk::Shape& shape, const std::vector<bool>& reduced) {
+Plan Simplify(const TensorShape& shape, const std::vector<bool>& reduced) {
   Plan p;
   int i = 0;
-  while (i < shape.rank() && shape[i] == 1) ++i;  // leading 1s change nothing
-  if (i == shape.rank()) return p;                // all ones (or a scalar)
+  while (i < shape.dims() && shape.dim_size(i) == 1) ++i;  // leading 1s change nothing
+  if (i == shape.dims()) return p;                          // all ones (or a scalar)
   p.reduce_first = reduced[i];
-  p.runs.push_back(shape[i]);
+  p.runs.push_back(shape.dim_size(i));
   bool prev = reduced[i];
-  for (++i; i < shape.rank(); ++i) {
-    const bool r = shape[i] == 1 ? prev : reduced[i];  // a 1 joins the current run
+  for (++i; i < shape.dims(); ++i) {
+    const bool r = shape.dim_size(i) == 1 ? prev : reduced[i];  // a 1 joins the current run
     if (r != prev) {
-      p.runs.push_back(shape[i]);
+      p.runs.push_back(shape.dim_size(i));
     } else {
-      p.runs.back() *= shape[i];
+      p.runs.back() *= shape.dim_size(i);
     }
     prev = r;
   }
@@ -115,7 +117,7 @@ Plan Simplify(const pdk::Shape& shape, const std::vector<bool>& reduced) {
 // out[kept elements] = reduce(in) over the plan's reduced runs, on `dev`.
 // In is the stored element type, A the accumulator type written to `out`.
 template <class T, class A, class Reducer>
-pdk::Status ReduceRuns(const Eigen::ThreadPoolDevice& dev, const char* op, const T* in, A* out,
+Status ReduceRuns(const Eigen::ThreadPoolDevice& dev, const char* op, const T* in, A* out,
                        const Plan& p) {
   const Reducer reducer;
   const std::vector<int64_t>& g = p.runs;
@@ -149,7 +151,7 @@ pdk::Status ReduceRuns(const Eigen::ThreadPoolDevice& dev, const char* op, const
     for (int i = 0; i < 8; ++i) d[i] = 1;
     const int first = p.reduce_first ? 1 : 0;
     if (first + n > 8) {
-      return pdk::Unimplemented(op, ": input needs ", n,
+      return errors::Unimplemented(op, ": input needs ", n,
                                 " alternating reduced/kept dimension runs starting with a reduced "
                                 "one; at most 7 are supported");
     }
@@ -160,7 +162,7 @@ pdk::Status ReduceRuns(const Eigen::ThreadPoolDevice& dev, const char* op, const
                                      type2index<7>>(),
                     reducer);
   }
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
 // The value of a reduction over zero elements.
@@ -178,94 +180,103 @@ T EmptyValue() {
 }
 
 template <class T, Kind K>
-class ReductionOp {
+class ReductionOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& attrs) { return attrs.Get("keep_dims", &keep_dims_); }
+  explicit ReductionOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("keep_dims", &keep_dims_));
+  }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const char* op = ctx.op();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor data, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor axes_t, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> axes,
-                         pdk::ReadIntVector(op, "reduction_indices", axes_t));
-    const pdk::Shape shape = data.shape();
-    const int rank = shape.rank();
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& data = ctx->input(0);
+    const Tensor& axes_t = ctx->input(1);
+    std::vector<int64> axes;  // reduction_indices, read flattened
+    if (axes_t.dtype() == DT_INT32) {
+      const auto v = axes_t.flat<int32>();
+      axes.assign(v.data(), v.data() + v.size());
+    } else {
+      const auto v = axes_t.flat<int64>();
+      axes.assign(v.data(), v.data() + v.size());
+    }
+    const TensorShape& shape = data.shape();
+    const int rank = shape.dims();
 
     std::vector<bool> reduced(rank, false);
-    for (int64_t a : axes) {
-      if (a < -rank || a >= rank) {
-        return pdk::InvalidArgument("Invalid reduction dimension (", a, " for input with ", rank,
-                                    " dimension(s) (", op, ": reduction_indices must be in [",
-                                    -rank, ", ", rank, ") for input of shape ", shape, ")");
-      }
-      const int64_t axis = a < 0 ? a + rank : a;
-      if (reduced[axis]) {
-        return pdk::InvalidArgument("Invalid reduction arguments: Axes contains duplicate "
-                                    "dimension: ", axis, " (", op, ": reduction_indices names "
-                                    "dimension ", axis, " more than once, input shape ", shape,
-                                    ")");
-      }
+    for (int64 a : axes) {
+      OP_REQUIRES(ctx, a >= -rank && a < rank,
+                  errors::InvalidArgument("Invalid reduction dimension (", a, " for input with ",
+                                          rank, " dimension(s) (", op,
+                                          ": reduction_indices must be in [", -rank, ", ", rank,
+                                          ") for input of shape ", shape, ")"));
+      const int64 axis = a < 0 ? a + rank : a;
+      OP_REQUIRES(ctx, !reduced[axis],
+                  errors::InvalidArgument("Invalid reduction arguments: Axes contains duplicate "
+                                          "dimension: ", axis, " (", op, ": reduction_indices "
+                                          "names dimension ", axis, " more than once, input "
+                                          "shape ", shape, ")"));
       reduced[axis] = true;
     }
-    pdk::Shape out_shape;
+    TensorShape out_shape;
     for (int i = 0; i < rank; ++i) {
       if (!reduced[i]) {
-        out_shape.push_back(shape[i]);
+        out_shape.AddDim(shape.dim_size(i));
       } else if (keep_dims_) {
-        out_shape.push_back(1);
+        out_shape.AddDim(1);
       }
     }
-    if (out_shape == shape) return ctx.set_output(0, data);  // nothing reduced
+    if (out_shape == shape) return ctx->set_output(0, data);  // nothing reduced
 
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
-    const int64_t out_n = out.num_elements(), in_n = data.num_elements();
-    if (out_n == 0) return pdk::Status::OK();
-    T* o = out.data<T>();
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    const int64 out_n = out->NumElements(), in_n = data.NumElements();
+    if (out_n == 0) return;
+    T* o = out->flat<T>().data();
     const Plan plan = Simplify(shape, reduced);
     if (!plan.reduces()) {  // only size-1 dimensions reduced: same elements
-      std::memcpy(o, data.data<T>(), sizeof(T) * static_cast<size_t>(in_n));
-      return pdk::Status::OK();
+      std::memcpy(o, data.flat<T>().data(), sizeof(T) * static_cast<size_t>(in_n));
+      return;
     }
     if (in_n == 0) {
       std::fill(o, o + out_n, EmptyValue<T, K>());
-      return pdk::Status::OK();
+      return;
     }
 
-    const Eigen::ThreadPoolDevice& dev = pdk_compute::Device(ctx);
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     if constexpr (pdk_compute::kIsHalfLike<T>) {
       // float16/bfloat16: widen to float32 and reduce with the float32
       // instance (sums accumulate in float, as TF's CPU kernels do), then
       // round once.
       using Reducer = typename ReducerFor<float, K>::type;
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor wide, pdk_compute::WidenToFloat<T>(ctx, data));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor tmp, ctx.allocate_temp(TF_FLOAT, {out_n}));
-      PDK_RETURN_IF_ERROR((ReduceRuns<float, float, Reducer>(dev, op, wide.data<float>(),
-                                                             tmp.data<float>(), plan)));
-      auto sums = pdk_compute::cflat<float>(tmp);
+      Tensor wide, tmp;
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, shape, &wide));
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({out_n}), &tmp));
+      wide.flat<float>().device(dev) = data.flat<T>().template cast<float>();
+      OP_REQUIRES_OK(ctx, (ReduceRuns<float, float, Reducer>(dev, op, wide.flat<float>().data(),
+                                                              tmp.flat<float>().data(), plan)));
+      const auto sums = tmp.flat<float>();
       if constexpr (K == Kind::kMean) {
-        pdk_compute::flat<T>(out).device(dev) =
-            (sums / static_cast<float>(in_n / out_n)).template cast<T>();
+        out->flat<T>().device(dev) = (sums / static_cast<float>(in_n / out_n)).template cast<T>();
       } else {
-        pdk_compute::flat<T>(out).device(dev) = sums.template cast<T>();
+        out->flat<T>().device(dev) = sums.template cast<T>();
       }
-      return pdk::Status::OK();
     } else {
       using A = AccumOf<T, K>;
       using Reducer = typename ReducerFor<A, K>::type;
       if constexpr (!std::is_same_v<A, T>) {  // Mean of int32: int64 sums, then T
-        PDK_ASSIGN_OR_RETURN(pdk::Tensor tmp, ctx.allocate_temp(pdk::kDataType<A>, {out_n}));
-        PDK_RETURN_IF_ERROR(
-            (ReduceRuns<T, A, Reducer>(dev, op, data.data<T>(), tmp.data<A>(), plan)));
-        pdk_compute::flat<T>(out).device(dev) =
-            (pdk_compute::cflat<A>(tmp) / static_cast<A>(in_n / out_n)).template cast<T>();
-        return pdk::Status::OK();
+        Tensor tmp;
+        OP_REQUIRES_OK(ctx, ctx->allocate_temp(DataTypeToEnum<A>::value, TensorShape({out_n}),
+                                               &tmp));
+        OP_REQUIRES_OK(ctx, (ReduceRuns<T, A, Reducer>(dev, op, data.flat<T>().data(),
+                                                        tmp.flat<A>().data(), plan)));
+        out->flat<T>().device(dev) =
+            (tmp.flat<A>() / static_cast<A>(in_n / out_n)).template cast<T>();
       } else {
-        PDK_RETURN_IF_ERROR((ReduceRuns<T, A, Reducer>(dev, op, data.data<T>(), o, plan)));
+        OP_REQUIRES_OK(ctx,
+                       (ReduceRuns<T, A, Reducer>(dev, op, data.flat<T>().data(), o, plan)));
         if constexpr (K == Kind::kMean) {
-          auto of = pdk_compute::flat<T>(out);
+          auto of = out->flat<T>();
           of.device(dev) = of / static_cast<T>(in_n / out_n);
         }
-        return pdk::Status::OK();
       }
     }
   }
@@ -274,24 +285,30 @@ class ReductionOp {
   bool keep_dims_ = false;
 };
 
+#define PDK_REGISTER_REDUCTION_(name, T, kind)                                        \
+  REGISTER_KERNEL_BUILDER(Name(name)                                                  \
+                              .Device(DEVICE_PDK)                                     \
+                              .TypeConstraint<T>("T")                                 \
+                              .HostMemory("reduction_indices"),                       \
+                          ReductionOp<T, Kind::kind>)
+#define PDK_REGISTER_REDUCTIONS_(T)                \
+  PDK_REGISTER_REDUCTION_("Sum", T, kSum);         \
+  PDK_REGISTER_REDUCTION_("Mean", T, kMean);       \
+  PDK_REGISTER_REDUCTION_("Prod", T, kProd);       \
+  PDK_REGISTER_REDUCTION_("Max", T, kMax);         \
+  PDK_REGISTER_REDUCTION_("Min", T, kMin)
+PDK_REGISTER_REDUCTIONS_(float);
+PDK_REGISTER_REDUCTIONS_(double);
+PDK_REGISTER_REDUCTIONS_(Eigen::half);
+PDK_REGISTER_REDUCTIONS_(Eigen::bfloat16);
+PDK_REGISTER_REDUCTIONS_(int32);
+PDK_REGISTER_REDUCTIONS_(int64);
+REGISTER_KERNEL_BUILDER(Name("All").Device(DEVICE_PDK).HostMemory("reduction_indices"),
+                        ReductionOp<bool, Kind::kAll>);
+REGISTER_KERNEL_BUILDER(Name("Any").Device(DEVICE_PDK).HostMemory("reduction_indices"),
+                        ReductionOp<bool, Kind::kAny>);
+#undef PDK_REGISTER_REDUCTIONS_
+#undef PDK_REGISTER_REDUCTION_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(Reductions, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t>{},
-                   [&](auto t) {
-    using T = typename decltype(t)::type;
-    auto add = [&](auto kernel, const char* name) {
-      using K = typename decltype(kernel)::type;
-      r.Add(pdk::KernelDef<K>(name).template Type<T>("T").HostMemory("reduction_indices"));
-    };
-    add(pdk::TypeTag<ReductionOp<T, Kind::kSum>>{}, "Sum");
-    add(pdk::TypeTag<ReductionOp<T, Kind::kMean>>{}, "Mean");
-    add(pdk::TypeTag<ReductionOp<T, Kind::kProd>>{}, "Prod");
-    add(pdk::TypeTag<ReductionOp<T, Kind::kMax>>{}, "Max");
-    add(pdk::TypeTag<ReductionOp<T, Kind::kMin>>{}, "Min");
-  });
-  r.Add(pdk::KernelDef<ReductionOp<bool, Kind::kAll>>("All").HostMemory("reduction_indices"));
-  r.Add(pdk::KernelDef<ReductionOp<bool, Kind::kAny>>("Any").HostMemory("reduction_indices"));
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -1,7 +1,8 @@
 // _PdkFusedConv2D: PDK's own op, produced only by PDK's graph optimizer
 // (src/graph/rewrites/conv_fusion.cc) from a Conv2D or DepthwiseConv2dNative
 // placed on PDK and the per-channel ops after it. Not a TensorFlow op: it is
-// defined here, through the op C API (tensorflow/c/ops.h), with its kernel.
+// defined here with REGISTER_OP (pdk/tf/op.h, over the op C API), next to its
+// kernel.
 //
 //   _PdkFusedConv2D(input [N,H,W,C], filter, args: num_args * T) -> output
 //     conv = Conv2D(input, filter [KH,KW,C,F])                   (depthwise = false)
@@ -46,9 +47,42 @@
 #include "kernels/nn/conv_compute.h"
 #include "kernels/nn/fused_activation.h"
 #include "kernels/nn/window.h"
-#include "kernels/pdk_op_def.h"
 #include "pdk/kernel.h"
-#include "tensorflow/c/ops.h"
+#include "pdk/tf/op.h"
+
+namespace tensorflow {
+
+// Without its op definition the kernel does not register (the kit reports
+// why), and the graph optimizer, which checks for the kernel, never emits it.
+REGISTER_OP("_PdkFusedConv2D")
+    .Input("input: T")
+    .Input("filter: T")
+    .Input("args: num_args * T")
+    .Output("output: T")
+    .Attr("T: {float}")
+    .Attr("num_args: int >= 1")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .Attr("data_format: {'NHWC'} = 'NHWC'")
+    .Attr("depthwise: bool = false")
+    .Attr("normalization: {'BiasAdd', 'FusedBatchNorm'} = 'BiasAdd'")
+    .Attr("has_side_input: bool = false")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("activation: {'None', 'Relu', 'Relu6', 'Elu', 'LeakyRelu', 'Tanh', 'Sigmoid'} = 'None'")
+    .Attr("leakyrelu_alpha: float = 0.2")
+    .SetShapeFn([](shape_inference::InferenceContext* c) {
+      // input and filter are rank 4; the output shape stays unknown (see the
+      // file header).
+      ShapeHandle unused;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &unused));
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 4, &unused));
+      c->set_output(0, c->UnknownShape());
+      return OkStatus();
+    });
+
+}  // namespace tensorflow
 
 namespace pdk_kernels {
 namespace {
@@ -188,48 +222,10 @@ class FusedConv2DOp {
   float alpha_ = 0.2f;
 };
 
-// Checks input and filter are rank 4; the output shape stays unknown (see the
-// file header).
-void FusedConv2DShape(TF_ShapeInferenceContext* ctx, TF_Status* status) {
-  TF_ShapeHandle* h = TF_NewShapeHandle();
-  for (int i = 0; i < 2 && TF_GetCode(status) == TF_OK; ++i) {
-    TF_ShapeInferenceContextGetInput(ctx, i, h, status);
-    if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextWithRank(ctx, h, 4, h, status);
-  }
-  TF_DeleteShapeHandle(h);
-  if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextSetUnknownShape(ctx, status);
-}
-
-TF_OpDefinitionBuilder* BuildFusedConv2DOpDef() {
-  TF_OpDefinitionBuilder* op = TF_NewOpDefinitionBuilder("_PdkFusedConv2D");
-  TF_OpDefinitionBuilderAddInput(op, "input: T");
-  TF_OpDefinitionBuilderAddInput(op, "filter: T");
-  TF_OpDefinitionBuilderAddInput(op, "args: num_args * T");
-  TF_OpDefinitionBuilderAddOutput(op, "output: T");
-  TF_OpDefinitionBuilderAddAttr(op, "T: {float}");
-  TF_OpDefinitionBuilderAddAttr(op, "num_args: int >= 1");
-  TF_OpDefinitionBuilderAddAttr(op, "strides: list(int)");
-  TF_OpDefinitionBuilderAddAttr(op, "padding: {'SAME', 'VALID', 'EXPLICIT'}");
-  TF_OpDefinitionBuilderAddAttr(op, "explicit_paddings: list(int) = []");
-  TF_OpDefinitionBuilderAddAttr(op, "dilations: list(int) = [1, 1, 1, 1]");
-  TF_OpDefinitionBuilderAddAttr(op, "data_format: {'NHWC'} = 'NHWC'");
-  TF_OpDefinitionBuilderAddAttr(op, "depthwise: bool = false");
-  TF_OpDefinitionBuilderAddAttr(op, "normalization: {'BiasAdd', 'FusedBatchNorm'} = 'BiasAdd'");
-  TF_OpDefinitionBuilderAddAttr(op, "has_side_input: bool = false");
-  TF_OpDefinitionBuilderAddAttr(op, "epsilon: float = 0.0001");
-  TF_OpDefinitionBuilderAddAttr(
-      op, "activation: {'None', 'Relu', 'Relu6', 'Elu', 'LeakyRelu', 'Tanh', 'Sigmoid'} = 'None'");
-  TF_OpDefinitionBuilderAddAttr(op, "leakyrelu_alpha: float = 0.2");
-  TF_OpDefinitionBuilderSetShapeInferenceFunction(op, &FusedConv2DShape);
-  return op;
-}
-
 }  // namespace
 
 PDK_REGISTER_KERNELS(PdkFusedConv2D, r) {
-  // Without its op definition the kernel cannot register, and the graph
-  // optimizer's output would not import; other kernels still register.
-  if (!DefinePdkOp("_PdkFusedConv2D", BuildFusedConv2DOpDef())) return;
+  if (tensorflow::OpDefinitionFailed("_PdkFusedConv2D")) return;  // reported by REGISTER_OP
   r.Add(pdk::KernelDef<FusedConv2DOp>("_PdkFusedConv2D").Type<float>("T"));
 }
 

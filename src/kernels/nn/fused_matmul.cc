@@ -1,7 +1,8 @@
 // _PdkFusedMatMul: PDK's own op, produced only by PDK's graph optimizer
 // (src/graph/rewrites/matmul_biasadd_activation.cc) from
 // MatMul + BiasAdd [+ activation] placed on PDK. Not a TensorFlow op: it is
-// defined here, through the op C API (tensorflow/c/ops.h), with its kernel.
+// defined here with REGISTER_OP (pdk/tf/op.h, over the op C API), with its
+// kernel, both in TensorFlow's style.
 //
 //   _PdkFusedMatMul(a, b, bias; T, transpose_b, activation, leakyrelu_alpha) -> product
 //     a: [M,K], b: [K,N] ([N,K] if transpose_b), bias: [N], product: [M,N]
@@ -24,56 +25,77 @@
 #include "compute/eigen.h"
 #include "compute/gemm.h"
 #include "kernels/nn/fused_activation.h"
-#include "kernels/pdk_op_def.h"
-#include "pdk/kernel.h"
-#include "tensorflow/c/ops.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
-class FusedMatMulOp {
+using pdk_kernels::FusedActivation;
+
+// Without its op definition the kernel does not register (the kit reports
+// why), and the graph optimizer, which checks for the kernel, never emits it.
+REGISTER_OP("_PdkFusedMatMul")
+    .Input("a: T")
+    .Input("b: T")
+    .Input("bias: T")
+    .Output("product: T")
+    .Attr("T: {float}")
+    .Attr("transpose_b: bool = false")
+    .Attr("activation: {'None', 'Relu', 'Relu6', 'Elu', 'LeakyRelu', 'Tanh', 'Sigmoid', "
+          "'GeluExact', 'GeluApproximate'} = 'None'")
+    .Attr("leakyrelu_alpha: float = 0.2")
+    .SetShapeFn([](shape_inference::InferenceContext* c) {
+      // product: [a.dim0, bias.dim0] (a rank 2, b rank 2, bias rank 1).
+      ShapeHandle a, b, bias;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &a));
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &b));
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &bias));
+      c->set_output(0, c->MakeShape({c->Dim(a, 0), c->Dim(bias, 0)}));
+      return OkStatus();
+    });
+
+class FusedMatMulOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& attrs) {
-    PDK_RETURN_IF_ERROR(attrs.Get("transpose_b", &transpose_b_));
+  explicit FusedMatMulOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("transpose_b", &transpose_b_));
     std::string act;
-    PDK_RETURN_IF_ERROR(attrs.Get("activation", &act));
-    PDK_RETURN_IF_ERROR(ParseFusedActivation(act, &activation_));
-    PDK_RETURN_IF_ERROR(attrs.Get("leakyrelu_alpha", &alpha_));
+    OP_REQUIRES_OK(c, c->GetAttr("activation", &act));
+    OP_REQUIRES_OK(c, pdk_kernels::ParseFusedActivation(act, &activation_));
+    OP_REQUIRES_OK(c, c->GetAttr("leakyrelu_alpha", &alpha_));
     pdk_compute::UseSingleThreadedOpenBlas();
-    return pdk::Status::OK();
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor a, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor b, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor bias, ctx.input(2));
-    const pdk::Shape as = a.shape(), bs = b.shape(), cs = bias.shape();
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "a", as, 2));
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "b", bs, 2));
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "bias", cs, 1));
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    const Tensor& bias = ctx->input(2);
+    const char* op = type_string().c_str();
+    OP_REQUIRES_OK(ctx, ::pdk::CheckRank(op, "a", a.shape().pdk_shape(), 2));
+    OP_REQUIRES_OK(ctx, ::pdk::CheckRank(op, "b", b.shape().pdk_shape(), 2));
+    OP_REQUIRES_OK(ctx, ::pdk::CheckRank(op, "bias", bias.shape().pdk_shape(), 1));
     const int kb_dim = transpose_b_ ? 1 : 0;
-    if (as[1] != bs[kb_dim])
-      return pdk::InvalidArgument(ctx.op(), ": matrix size-incompatible: a ", as, " x b ", bs,
-                                  " (transpose_b=", transpose_b_ ? "true" : "false",
-                                  "): a.shape[1] (", as[1], ") != b.shape[", kb_dim, "] (",
-                                  bs[kb_dim], ")");
-    const int64_t m = as[0], k = as[1], n = bs[1 - kb_dim];
-    if (cs[0] != n)
-      return pdk::InvalidArgument(ctx.op(), ": bias.shape[0] (", cs[0],
-                                  ") != number of output columns (", n, ")");
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{m, n}));
-    if (m == 0 || n == 0) return pdk::Status::OK();
+    OP_REQUIRES(ctx, a.dim_size(1) == b.dim_size(kb_dim),
+                errors::InvalidArgument(op, ": matrix size-incompatible: a ", a.shape(), " x b ",
+                                        b.shape(), " (transpose_b=",
+                                        transpose_b_ ? "true" : "false", "): a.shape[1] (",
+                                        a.dim_size(1), ") != b.shape[", kb_dim, "] (",
+                                        b.dim_size(kb_dim), ")"));
+    const int64 m = a.dim_size(0), k = a.dim_size(1), n = b.dim_size(1 - kb_dim);
+    OP_REQUIRES(ctx, bias.dim_size(0) == n,
+                errors::InvalidArgument(op, ": bias.shape[0] (", bias.dim_size(0),
+                                        ") != number of output columns (", n, ")"));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({m, n}), &out));
+    if (m == 0 || n == 0) return;
 
-    const Eigen::ThreadPoolDevice& dev = pdk_compute::Device(ctx);
-    pdk_compute::Gemm<float>(dev, false, transpose_b_, m, n, k, a.data<float>(), b.data<float>(),
-                             out.data<float>());
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    pdk_compute::Gemm<float>(dev, false, transpose_b_, m, n, k, a.flat<float>().data(),
+                             b.flat<float>().data(), out->flat<float>().data());
 
-    using DS = Eigen::DSizes<Eigen::DenseIndex, 2>;
-    auto y = pdk_compute::view<float, 2>(out, DS(m, n));
-    const auto x = y + pdk_compute::cview<float, 2>(bias, DS(1, n))
-                           .broadcast(Eigen::array<Eigen::DenseIndex, 2>{m, 1});
-    AssignActivation(dev, y, x, activation_, alpha_);
-    return pdk::Status::OK();
+    auto y = out->matrix<float>();
+    const auto x = y + bias.shaped<float, 2>({1, n}).broadcast(
+                           Eigen::array<Eigen::DenseIndex, 2>{m, 1});
+    pdk_kernels::AssignActivation(dev, y, x, activation_, alpha_);
   }
 
  private:
@@ -82,50 +104,8 @@ class FusedMatMulOp {
   float alpha_ = 0.2f;
 };
 
-// product: [a.dim0, bias.dim0] (a rank 2, b rank 2, bias rank 1).
-void FusedMatMulShape(TF_ShapeInferenceContext* ctx, TF_Status* status) {
-  TF_ShapeHandle* a = TF_NewShapeHandle();
-  TF_ShapeHandle* b = TF_NewShapeHandle();
-  TF_ShapeHandle* bias = TF_NewShapeHandle();
-  TF_ShapeHandle* rows = TF_NewShapeHandle();
-  TF_ShapeHandle* out = TF_NewShapeHandle();
-  TF_ShapeInferenceContextGetInput(ctx, 0, a, status);
-  if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextWithRank(ctx, a, 2, a, status);
-  if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextGetInput(ctx, 1, b, status);
-  if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextWithRank(ctx, b, 2, b, status);
-  if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextGetInput(ctx, 2, bias, status);
-  if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextWithRank(ctx, bias, 1, bias, status);
-  if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextSubshape(ctx, a, 0, 1, rows, status);
-  if (TF_GetCode(status) == TF_OK)
-    TF_ShapeInferenceContextConcatenateShapes(ctx, rows, bias, out, status);
-  if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextSetOutput(ctx, 0, out, status);
-  for (TF_ShapeHandle* h : {a, b, bias, rows, out}) TF_DeleteShapeHandle(h);
-}
-
-TF_OpDefinitionBuilder* BuildFusedMatMulOpDef() {
-  TF_OpDefinitionBuilder* op = TF_NewOpDefinitionBuilder("_PdkFusedMatMul");
-  TF_OpDefinitionBuilderAddInput(op, "a: T");
-  TF_OpDefinitionBuilderAddInput(op, "b: T");
-  TF_OpDefinitionBuilderAddInput(op, "bias: T");
-  TF_OpDefinitionBuilderAddOutput(op, "product: T");
-  TF_OpDefinitionBuilderAddAttr(op, "T: {float}");
-  TF_OpDefinitionBuilderAddAttr(op, "transpose_b: bool = false");
-  TF_OpDefinitionBuilderAddAttr(
-      op,
-      "activation: {'None', 'Relu', 'Relu6', 'Elu', 'LeakyRelu', 'Tanh', 'Sigmoid', 'GeluExact', "
-      "'GeluApproximate'} = 'None'");
-  TF_OpDefinitionBuilderAddAttr(op, "leakyrelu_alpha: float = 0.2");
-  TF_OpDefinitionBuilderSetShapeInferenceFunction(op, &FusedMatMulShape);
-  return op;
-}
+REGISTER_KERNEL_BUILDER(Name("_PdkFusedMatMul").Device(DEVICE_PDK).TypeConstraint<float>("T"),
+                        FusedMatMulOp);
 
 }  // namespace
-
-PDK_REGISTER_KERNELS(PdkFusedMatMul, r) {
-  // Without its op definition the kernel cannot register, and the graph
-  // optimizer's output would not import; other kernels still register.
-  if (!DefinePdkOp("_PdkFusedMatMul", BuildFusedMatMulOpDef())) return;
-  r.Add(pdk::KernelDef<FusedMatMulOp>("_PdkFusedMatMul").Type<float>("T"));
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

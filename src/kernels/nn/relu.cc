@@ -19,15 +19,17 @@
 // own arithmetic: each operation in float, rounded to T).
 //
 // Each kernel is a single fused Eigen expression evaluated on the device's
-// thread pool; outputs reuse an input buffer when TensorFlow allows it.
-#include "compute/eigen.h"
-#include "pdk/kernel.h"
+// thread pool; outputs reuse an input buffer when TensorFlow allows it (the
+// inputs are borrowed views, so nothing of the kernel's holds them).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h), as a port from
+// TensorFlow's CPU kernels would be.
+#include <type_traits>
 
-namespace pdk_kernels {
+#include "pdk/tf/op_kernel.h"
+
+namespace tensorflow {
 namespace {
-
-using pdk_compute::cflat;
-using pdk_compute::flat;
 
 // ------------------------------------------------------------------ forward
 
@@ -64,24 +66,22 @@ struct LeakyReluFn {
 
 // y = Fn(x), elementwise. `HasAlpha` reads the `alpha` attribute (LeakyRelu).
 template <class T, class Fn, bool HasAlpha = false>
-class UnaryActivationOp {
+class UnaryActivationOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
+  explicit UnaryActivationOp(OpKernelConstruction* c) : OpKernel(c) {
     if constexpr (HasAlpha) {
       float alpha = 0.2f;  // nn_ops.cc default
-      PDK_RETURN_IF_ERROR(a.GetOptional("alpha", &alpha));
+      if (c->HasAttr("alpha")) OP_REQUIRES_OK(c, c->GetAttr("alpha", &alpha));
       alpha_ = static_cast<T>(alpha);
     }
-    return pdk::Status::OK();
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    const pdk::Shape shape = x.shape();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.forward_or_allocate_output({0}, 0, shape));
-    if (x.num_elements() == 0) return pdk::Status::OK();
-    flat<T>(y).device(pdk_compute::Device(ctx)) = Fn()(cflat<T>(x), alpha_);
-    return pdk::Status::OK();
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &y));
+    if (x.NumElements() == 0) return;
+    y->flat<T>().device(ctx->eigen_device<Eigen::ThreadPoolDevice>()) = Fn()(x.flat<T>(), alpha_);
   }
 
  private:
@@ -124,27 +124,27 @@ struct LeakyReluGradFn {
 
 // dx = Fn(gradients, features-or-outputs). Both inputs must have one shape.
 template <class T, class Fn, bool HasAlpha = false>
-class ActivationGradOp {
+class ActivationGradOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
+  explicit ActivationGradOp(OpKernelConstruction* c) : OpKernel(c) {
     if constexpr (HasAlpha) {
       float alpha = 0.2f;
-      PDK_RETURN_IF_ERROR(a.GetOptional("alpha", &alpha));
+      if (c->HasAttr("alpha")) OP_REQUIRES_OK(c, c->GetAttr("alpha", &alpha));
       alpha_ = static_cast<T>(alpha);
     }
-    return pdk::Status::OK();
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor g, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(1));
-    const pdk::Shape shape = g.shape();
-    PDK_RETURN_IF_ERROR(
-        pdk::CheckSameShape(ctx.op(), "gradients", shape, SecondName(), x.shape()));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dx, ctx.forward_or_allocate_output({0, 1}, 0, shape));
-    if (g.num_elements() == 0) return pdk::Status::OK();
-    flat<T>(dx).device(pdk_compute::Device(ctx)) = Fn()(cflat<T>(g), cflat<T>(x), alpha_);
-    return pdk::Status::OK();
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& g = ctx->input(0);
+    const Tensor& x = ctx->input(1);
+    OP_REQUIRES_OK(ctx, ::pdk::CheckSameShape(type_string().c_str(), "gradients",
+                                              g.shape().pdk_shape(), SecondName(),
+                                              x.shape().pdk_shape()));
+    Tensor* dx = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, g.shape(), &dx));
+    if (g.NumElements() == 0) return;
+    dx->flat<T>().device(ctx->eigen_device<Eigen::ThreadPoolDevice>()) =
+        Fn()(g.flat<T>(), x.flat<T>(), alpha_);
   }
 
  private:
@@ -154,21 +154,25 @@ class ActivationGradOp {
   T alpha_ = T(0);
 };
 
+#define PDK_REGISTER_ACTIVATIONS_(T)                                                           \
+  REGISTER_KERNEL_BUILDER(Name("Relu").Device(DEVICE_PDK).TypeConstraint<T>("T"),             \
+                          UnaryActivationOp<T, ReluFn>);                                       \
+  REGISTER_KERNEL_BUILDER(Name("Relu6").Device(DEVICE_PDK).TypeConstraint<T>("T"),            \
+                          UnaryActivationOp<T, Relu6Fn>);                                      \
+  REGISTER_KERNEL_BUILDER(Name("Elu").Device(DEVICE_PDK).TypeConstraint<T>("T"),              \
+                          UnaryActivationOp<T, EluFn>);                                        \
+  REGISTER_KERNEL_BUILDER(Name("LeakyRelu").Device(DEVICE_PDK).TypeConstraint<T>("T"),        \
+                          UnaryActivationOp<T, LeakyReluFn, true>);                            \
+  REGISTER_KERNEL_BUILDER(Name("ReluGrad").Device(DEVICE_PDK).TypeConstraint<T>("T"),         \
+                          ActivationGradOp<T, ReluGradFn>);                                    \
+  REGISTER_KERNEL_BUILDER(Name("Relu6Grad").Device(DEVICE_PDK).TypeConstraint<T>("T"),        \
+                          ActivationGradOp<T, Relu6GradFn>);                                   \
+  REGISTER_KERNEL_BUILDER(Name("EluGrad").Device(DEVICE_PDK).TypeConstraint<T>("T"),          \
+                          ActivationGradOp<T, EluGradFn>);                                     \
+  REGISTER_KERNEL_BUILDER(Name("LeakyReluGrad").Device(DEVICE_PDK).TypeConstraint<T>("T"),    \
+                          ActivationGradOp<T, LeakyReluGradFn, true>);
+TF_CALL_FLOAT_TYPES(PDK_REGISTER_ACTIVATIONS_)  // float16, bfloat16, float32, float64
+#undef PDK_REGISTER_ACTIVATIONS_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(NnActivations, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<UnaryActivationOp<T, ReluFn>>("Relu").Type("T", t));
-    r.Add(pdk::KernelDef<UnaryActivationOp<T, Relu6Fn>>("Relu6").Type("T", t));
-    r.Add(pdk::KernelDef<UnaryActivationOp<T, EluFn>>("Elu").Type("T", t));
-    r.Add(pdk::KernelDef<UnaryActivationOp<T, LeakyReluFn, true>>("LeakyRelu").Type("T", t));
-    r.Add(pdk::KernelDef<ActivationGradOp<T, ReluGradFn>>("ReluGrad").Type("T", t));
-    r.Add(pdk::KernelDef<ActivationGradOp<T, Relu6GradFn>>("Relu6Grad").Type("T", t));
-    r.Add(pdk::KernelDef<ActivationGradOp<T, EluGradFn>>("EluGrad").Type("T", t));
-    r.Add(pdk::KernelDef<ActivationGradOp<T, LeakyReluGradFn, true>>("LeakyReluGrad")
-              .Type("T", t));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

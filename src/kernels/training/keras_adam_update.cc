@@ -1,7 +1,8 @@
 // _PdkKerasAdamUpdate: PDK's own op, produced only by PDK's graph optimizer
 // (src/graph/rewrites/keras_adam.cc) from the ~11 elementwise ops that Keras
 // 3's Adam (and AdamW) optimizer emits per variable. Not a TensorFlow op: it is
-// defined here, through the op C API (tensorflow/c/ops.h), with its kernel.
+// defined here with REGISTER_OP (pdk/tf/op.h, over the op C API), next to its
+// kernel (written in the kit's own style, pdk/kernel.h).
 //
 //   _PdkKerasAdamUpdate(var, m, v, grad, one_minus_beta_1, one_minus_beta_2,
 //                       alpha, epsilon; T) -> (var_out, m_out, v_out)
@@ -40,9 +41,32 @@
 
 #include "compute/eigen.h"
 #include "compute/exact_sqrt.h"
-#include "kernels/pdk_op_def.h"
 #include "pdk/kernel.h"
-#include "tensorflow/c/ops.h"
+#include "pdk/tf/op.h"
+
+namespace tensorflow {
+
+// Without its op definition the kernel does not register (the kit reports
+// why), and the rewrite, which checks the kernel is available, never emits it.
+REGISTER_OP("_PdkKerasAdamUpdate")
+    .Input("var: T")
+    .Input("m: T")
+    .Input("v: T")
+    .Input("grad: T")
+    .Input("one_minus_beta_1: T")
+    .Input("one_minus_beta_2: T")
+    .Input("alpha: T")
+    .Input("epsilon: T")
+    .Output("var_out: T")
+    .Output("m_out: T")
+    .Output("v_out: T")
+    .Attr("T: {float, double}")
+    .SetShapeFn([](shape_inference::InferenceContext* c) {
+      for (int i = 0; i < 3; ++i) c->set_output(i, c->input(i));  // shapes of var, m, v
+      return OkStatus();
+    });
+
+}  // namespace tensorflow
 
 namespace pdk_kernels {
 namespace {
@@ -108,34 +132,10 @@ class KerasAdamUpdateOp {
   }
 };
 
-// Outputs 0, 1, 2: the shapes of inputs 0, 1, 2.
-void KerasAdamUpdateShape(TF_ShapeInferenceContext* ctx, TF_Status* status) {
-  TF_ShapeHandle* h = TF_NewShapeHandle();
-  for (int i = 0; i < 3 && TF_GetCode(status) == TF_OK; ++i) {
-    TF_ShapeInferenceContextGetInput(ctx, i, h, status);
-    if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextSetOutput(ctx, i, h, status);
-  }
-  TF_DeleteShapeHandle(h);
-}
-
-TF_OpDefinitionBuilder* BuildKerasAdamUpdateOpDef() {
-  TF_OpDefinitionBuilder* op = TF_NewOpDefinitionBuilder("_PdkKerasAdamUpdate");
-  for (const char* in : {"var: T", "m: T", "v: T", "grad: T", "one_minus_beta_1: T",
-                         "one_minus_beta_2: T", "alpha: T", "epsilon: T"})
-    TF_OpDefinitionBuilderAddInput(op, in);
-  for (const char* out : {"var_out: T", "m_out: T", "v_out: T"})
-    TF_OpDefinitionBuilderAddOutput(op, out);
-  TF_OpDefinitionBuilderAddAttr(op, "T: {float, double}");
-  TF_OpDefinitionBuilderSetShapeInferenceFunction(op, &KerasAdamUpdateShape);
-  return op;
-}
-
 }  // namespace
 
 PDK_REGISTER_KERNELS(PdkKerasAdamUpdate, r) {
-  // Without its op definition the kernel cannot register, and the rewrite
-  // never emits the op (it checks the kernel is available).
-  if (!DefinePdkOp("_PdkKerasAdamUpdate", BuildKerasAdamUpdateOpDef())) return;
+  if (tensorflow::OpDefinitionFailed("_PdkKerasAdamUpdate")) return;  // reported by REGISTER_OP
   r.Add(pdk::KernelDef<KerasAdamUpdateOp<float>>("_PdkKerasAdamUpdate").Type<float>("T"));
   r.Add(pdk::KernelDef<KerasAdamUpdateOp<double>>("_PdkKerasAdamUpdate").Type<double>("T"));
 }

@@ -1,0 +1,747 @@
+// pdk/tf/op_kernel.h — TensorFlow's C++ kernel API, header-only, over the
+// kernel C API (tensorflow/c/kernels.h). The one include of the TF-style layer.
+//
+// A kernel written for TensorFlow compiles against the kit with two changes:
+// this include instead of tensorflow/core/framework/{op,shape_inference,
+// op_kernel}.h, and DEVICE_PDK (or the plugin's own device name) instead of
+// DEVICE_CPU (docs/kit.md shows the diff for TensorFlow's ZeroOut example):
+//
+//   namespace tensorflow {
+//   template <class T>
+//   class ReluOp : public OpKernel {
+//    public:
+//     explicit ReluOp(OpKernelConstruction* c) : OpKernel(c) {}
+//     void Compute(OpKernelContext* c) override {
+//       const Tensor& x = c->input(0);
+//       Tensor* y = nullptr;
+//       OP_REQUIRES_OK(c, c->forward_input_or_allocate_output({0}, 0, x.shape(), &y));
+//       y->flat<T>().device(c->eigen_device<Eigen::ThreadPoolDevice>()) =
+//           x.flat<T>().cwiseMax(T(0));
+//     }
+//   };
+//   REGISTER_KERNEL_BUILDER(Name("Relu").Device(DEVICE_PDK).TypeConstraint<float>("T"),
+//                           ReluOp<float>);
+//   }  // namespace tensorflow
+//
+// What is here (TensorFlow's semantics unless said otherwise):
+//   OpKernel                 name(), type_string(); virtual Compute
+//   OpKernelConstruction     GetAttr for bool, int32, int64, float, DataType,
+//                            string, TensorShape, Tensor and lists of each;
+//                            HasAttr; CtxFailure / SetStatus / status
+//   OpKernelContext          input, num_inputs, num_outputs, input_dtype,
+//                            expected_output_dtype, allocate_output,
+//                            allocate_temp, forward_input_or_allocate_output,
+//                            set_output, mutable_output, eigen_device<
+//                            Eigen::ThreadPoolDevice>(), device()->
+//                            tensorflow_cpu_worker_threads(), step_id,
+//                            CtxFailure / SetStatus / status
+//   thread::ThreadPool, Shard  ParallelFor over the device's pool
+//   REGISTER_KERNEL_BUILDER(Name("X").Device(DEVICE_PDK).TypeConstraint<T>("T")
+//                           .HostMemory("y").Priority(1), Kernel)
+//   OP_REQUIRES, OP_REQUIRES_OK; and, from the headers this one includes,
+//   Tensor, TensorShape, Status, errors::*, TF_RETURN_IF_ERROR, OkStatus,
+//   REGISTER_OP, shape_inference::InferenceContext, int32/int64/...
+//
+// Underneath, each TF-style kernel is a kit kernel (pdk::KernelDef of an
+// adapter): the kit's trampolines count launches, report kernel traces, turn
+// the context's status into TF_OpKernelContext_Failure and catch exceptions
+// (a wrong-type Tensor view becomes an Internal error of the op). Every C
+// handle is owned; inputs are borrowed views (pdk/tf/tensor.h), so TensorFlow
+// can forward their buffers. No asynchronous kernels (docs/architecture.md).
+//
+// Every name lives in tensorflow::pdk_kit, an inline namespace: code in
+// namespace tensorflow uses it unqualified, and no symbol of the plugin has a
+// mangled name of TensorFlow's own C++ API (tests check the plugin with nm).
+#ifndef PDK_TF_OP_KERNEL_H_
+#define PDK_TF_OP_KERNEL_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "pdk/eigen.h"
+#include "pdk/kernel.h"
+#include "pdk/tf/op.h"
+#include "pdk/tf/shape_inference.h"
+#include "pdk/tf/status.h"
+#include "pdk/tf/tensor.h"
+#include "pdk/tf/tensor_shape.h"
+#include "pdk/tf/types.h"
+#include "tensorflow/c/kernels.h"
+
+namespace tensorflow {
+inline namespace pdk_kit {
+
+using StringPiece = std::string_view;
+
+// PDK's device type, for REGISTER_KERNEL_BUILDER(...Device(DEVICE_PDK)...). A
+// plugin of another device defines its own name the same way.
+inline constexpr char DEVICE_PDK[] = "PDK";
+
+// ------------------------------------------------------------- thread pools
+
+namespace thread {
+// The device's Eigen thread pool, as TensorFlow's thread::ThreadPool.
+class ThreadPool {
+ public:
+  explicit ThreadPool(const Eigen::ThreadPoolDevice* device) : d_(device) {}
+  int NumThreads() const { return d_->numThreads(); }
+  int CurrentThreadId() const { return d_->currentThreadId(); }
+  // Calls fn(first, last) over disjoint ranges covering [0, total) on the
+  // pool and returns when all are done; cost_per_unit (cycles per unit of
+  // work) sizes the ranges.
+  void ParallelFor(int64 total, int64 cost_per_unit,
+                   const std::function<void(int64, int64)>& fn) const {
+    if (total <= 0) return;
+    d_->parallelFor(total, Eigen::TensorOpCost(0, 0, static_cast<double>(cost_per_unit)),
+                    [&fn](Eigen::Index first, Eigen::Index last) { fn(first, last); });
+  }
+  // Runs fn on a pool thread, asynchronously.
+  void Schedule(std::function<void()> fn) const { d_->getPool()->Schedule(std::move(fn)); }
+  Eigen::ThreadPoolInterface* AsEigenThreadPool() const { return d_->getPool(); }
+
+ private:
+  const Eigen::ThreadPoolDevice* d_;
+};
+}  // namespace thread
+
+// TensorFlow's Shard (util/work_sharder.h): work(first, last) over at most
+// max_parallelism ranges covering [0, total), on `workers`; on the calling
+// thread alone when that is cheaper (under ~10000 cycles of work per range).
+inline void Shard(int max_parallelism, thread::ThreadPool* workers, int64 total,
+                  int64 cost_per_unit, const std::function<void(int64, int64)>& work) {
+  if (total <= 0) return;
+  constexpr int64 kMinCostPerShard = 10000;
+  int64 shards = std::min<int64>({static_cast<int64>(max_parallelism), total,
+                                  std::max<int64>(1, total * cost_per_unit / kMinCostPerShard)});
+  if (workers == nullptr || shards <= 1) return work(0, total);
+  const int64 block = (total + shards - 1) / shards;
+  shards = (total + block - 1) / block;
+  workers->ParallelFor(shards, kMinCostPerShard * 100, [&](int64 s0, int64 s1) {
+    for (int64 s = s0; s < s1; ++s) work(s * block, std::min(total, (s + 1) * block));
+  });
+}
+
+// What OpKernelContext::device() gives: the device's worker threads.
+class DeviceBase {
+ public:
+  struct CpuWorkerThreads {
+    int num_threads = 0;
+    thread::ThreadPool* workers = nullptr;
+  };
+  explicit DeviceBase(const Eigen::ThreadPoolDevice* d) : pool_(d) {
+    threads_.num_threads = pool_.NumThreads();
+    threads_.workers = &pool_;
+  }
+  const CpuWorkerThreads* tensorflow_cpu_worker_threads() const { return &threads_; }
+
+ private:
+  thread::ThreadPool pool_;
+  CpuWorkerThreads threads_;
+};
+
+// -------------------------------------------------------------- construction
+
+namespace internal {
+// The shapes of attr `name` in a serialized NodeDef (node_def.proto: attr = 5,
+// a map entry of key = 1 and AttrValue value = 2; attr_value.proto: list = 1
+// (ListValue, shape = 7), shape = 7; tensor_shape.proto: dim = 2 (size = 1),
+// unknown_rank = 3). Wire format: https://protobuf.dev/programming-guides/encoding/.
+// Returns false if the attr is absent; an unknown rank is one -2 dimension.
+class ProtoReader {
+ public:
+  ProtoReader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
+  // Next field: its number, wire type, and (wire type 2) the bytes.
+  bool Next(int* field, int* wire, uint64_t* value, ProtoReader* sub) {
+    uint64_t key;
+    if (p_ >= end_ || !Varint(&key)) return false;
+    *field = static_cast<int>(key >> 3);
+    *wire = static_cast<int>(key & 7);
+    switch (*wire) {
+      case 0: return Varint(value);
+      case 1: return Skip(8);
+      case 5: return Skip(4);
+      case 2: {
+        uint64_t len;
+        if (!Varint(&len) || len > static_cast<uint64_t>(end_ - p_)) return false;
+        *sub = ProtoReader(p_, len);
+        p_ += len;
+        return true;
+      }
+      default: return false;
+    }
+  }
+  std::string_view bytes() const {
+    return std::string_view(reinterpret_cast<const char*>(p_), end_ - p_);
+  }
+
+ private:
+  bool Varint(uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; p_ < end_ && shift < 64; shift += 7) {
+      const uint8_t b = *p_++;
+      *v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  }
+  bool Skip(size_t n) {
+    if (static_cast<size_t>(end_ - p_) < n) return false;
+    p_ += n;
+    return true;
+  }
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+inline std::vector<int64> ReadShapeProto(ProtoReader r) {
+  std::vector<int64> dims;
+  int f, w;
+  uint64_t v;
+  ProtoReader sub(nullptr, 0);
+  while (r.Next(&f, &w, &v, &sub)) {
+    if (f == 3 && w == 0 && v) return {-2};  // unknown_rank
+    if (f != 2 || w != 2) continue;
+    int64 size = 0;
+    int df, dw;
+    uint64_t dv;
+    ProtoReader name(nullptr, 0);
+    while (sub.Next(&df, &dw, &dv, &name))
+      if (df == 1 && dw == 0) size = static_cast<int64>(dv);
+    dims.push_back(size);
+  }
+  return dims;
+}
+
+inline bool NodeDefShapeAttr(const uint8_t* p, size_t n, std::string_view name,
+                             std::vector<std::vector<int64>>* shapes, bool* is_list) {
+  ProtoReader node(p, n), entry(nullptr, 0);
+  int f, w;
+  uint64_t v;
+  while (node.Next(&f, &w, &v, &entry)) {
+    if (f != 5 || w != 2) continue;
+    ProtoReader part(nullptr, 0), value(nullptr, 0);
+    bool match = false, have_value = false;
+    while (entry.Next(&f, &w, &v, &part)) {
+      if (f == 1 && w == 2) match = part.bytes() == name;
+      if (f == 2 && w == 2) value = part, have_value = true;
+    }
+    if (!match || !have_value) continue;
+    shapes->clear();
+    ProtoReader field(nullptr, 0);
+    while (value.Next(&f, &w, &v, &field)) {
+      if (f == 7 && w == 2) {
+        shapes->push_back(ReadShapeProto(field));
+        *is_list = false;
+      } else if (f == 1 && w == 2) {
+        *is_list = true;
+        ProtoReader item(nullptr, 0);
+        while (field.Next(&f, &w, &v, &item))
+          if (f == 7 && w == 2) shapes->push_back(ReadShapeProto(item));
+      }
+    }
+    return true;
+  }
+  return false;
+}
+}  // namespace internal
+
+namespace internal {
+// The error state of a construction or a launch: the first error wins. Set
+// at construction, the kernel is not created; in Compute, the kit reports it
+// as the op's failure when Compute returns.
+class FailureState {
+ public:
+  void SetStatus(const Status& s) {
+    if (status_.ok()) status_ = s;
+  }
+  void CtxFailure(const Status& s) { SetStatus(s); }
+  void CtxFailure(const char*, int, const Status& s) { SetStatus(s); }
+  void CtxFailureWithWarning(const char* file, int line, const Status& s) {
+    CtxFailure(file, line, s);
+  }
+  const Status& status() const { return status_; }
+
+ private:
+  Status status_;
+};
+}  // namespace internal
+
+class OpKernelConstruction : public internal::FailureState {
+ public:
+  explicit OpKernelConstruction(const ::pdk::Attrs& attrs)
+      : attrs_(attrs), c_(attrs.raw()), type_(::pdk::internal::OpTypeOf(attrs.raw())),
+        name_(attrs.node_name()) {}
+
+  bool HasAttr(StringPiece name) const { return attrs_.Has(std::string(name).c_str()); }
+
+  Status GetAttr(StringPiece name, bool* v) const { return attrs_.Get(Str(name).c_str(), v); }
+  Status GetAttr(StringPiece name, int32* v) const { return attrs_.Get(Str(name).c_str(), v); }
+  Status GetAttr(StringPiece name, int64* v) const { return attrs_.Get(Str(name).c_str(), v); }
+  Status GetAttr(StringPiece name, float* v) const { return attrs_.Get(Str(name).c_str(), v); }
+  Status GetAttr(StringPiece name, std::string* v) const {
+    return attrs_.Get(Str(name).c_str(), v);
+  }
+  Status GetAttr(StringPiece name, DataType* v) const {
+    TF_DataType t = TF_FLOAT;
+    TF_RETURN_IF_ERROR(attrs_.Get(Str(name).c_str(), &t));
+    *v = static_cast<DataType>(t);
+    return Status();
+  }
+  Status GetAttr(StringPiece name, std::vector<int32>* v) const {
+    return attrs_.Get(Str(name).c_str(), v);
+  }
+  Status GetAttr(StringPiece name, std::vector<int64>* v) const {
+    return attrs_.Get(Str(name).c_str(), v);
+  }
+  Status GetAttr(StringPiece name, std::vector<float>* v) const {
+    return List(name, v, [&](const char* n, float* out, int size, TF_Status* s) {
+      TF_OpKernelConstruction_GetAttrFloatList(c_, n, out, size, s);
+    });
+  }
+  Status GetAttr(StringPiece name, std::vector<bool>* v) const {
+    std::vector<TF_Bool> raw;
+    TF_RETURN_IF_ERROR(List(name, &raw, [&](const char* n, TF_Bool* out, int size, TF_Status* s) {
+      TF_OpKernelConstruction_GetAttrBoolList(c_, n, out, size, s);
+    }));
+    v->assign(raw.begin(), raw.end());
+    return Status();
+  }
+  Status GetAttr(StringPiece name, std::vector<DataType>* v) const {
+    std::vector<TF_DataType> raw;
+    TF_RETURN_IF_ERROR(List(name, &raw, [&](const char* n, TF_DataType* out, int size,
+                                            TF_Status* s) {
+      TF_OpKernelConstruction_GetAttrTypeList(c_, n, out, size, s);
+    }));
+    v->clear();
+    for (TF_DataType t : raw) v->push_back(static_cast<DataType>(t));
+    return Status();
+  }
+  Status GetAttr(StringPiece name, std::vector<std::string>* v) const {
+    int32_t n = 0, total = 0;
+    TF_RETURN_IF_ERROR(Size(name, &n, &total));
+    std::vector<char*> ptrs(n > 0 ? n : 0);
+    std::vector<size_t> lens(ptrs.size());
+    std::string storage(total > 0 ? total : 0, '\0');
+    TF_RETURN_IF_ERROR(Call(name, [&](const char* nm, TF_Status* s) {
+      TF_OpKernelConstruction_GetAttrStringList(c_, nm, ptrs.data(), lens.data(), n,
+                                                storage.data(), storage.size(), s);
+    }));
+    v->clear();
+    for (size_t i = 0; i < ptrs.size(); ++i) v->emplace_back(ptrs[i], lens[i]);
+    return Status();
+  }
+  Status GetAttr(StringPiece name, Tensor* v) const {
+    TF_Tensor* t = nullptr;
+    TF_RETURN_IF_ERROR(Call(name, [&](const char* nm, TF_Status* s) {
+      TF_OpKernelConstruction_GetAttrTensor(c_, nm, &t, s);
+    }));
+    *v = Tensor::Owning(::pdk::Tensor(t));
+    return Status();
+  }
+  Status GetAttr(StringPiece name, std::vector<Tensor>* v) const {
+    int32_t n = 0, total = 0;
+    TF_RETURN_IF_ERROR(Size(name, &n, &total));
+    std::vector<TF_Tensor*> raw(n > 0 ? n : 0, nullptr);
+    const Status st = Call(name, [&](const char* nm, TF_Status* s) {
+      TF_OpKernelConstruction_GetAttrTensorList(c_, nm, raw.data(), n, s);
+    });
+    v->clear();
+    for (TF_Tensor* t : raw)  // owned even on error
+      if (t) v->push_back(Tensor::Owning(::pdk::Tensor(t)));
+    return st;
+  }
+  // A shape attr ("shape: shape"), read from the NodeDef (the C API has no
+  // shape getter). A shape with unknown dimensions or rank is InvalidArgument,
+  // as TensorFlow's GetAttr into a TensorShape.
+  Status GetAttr(StringPiece name, TensorShape* v) const {
+    std::vector<TensorShape> shapes;
+    TF_RETURN_IF_ERROR(Shapes(name, false, &shapes));
+    *v = shapes[0];
+    return Status();
+  }
+  Status GetAttr(StringPiece name, std::vector<TensorShape>* v) const {
+    return Shapes(name, true, v);
+  }
+
+  const std::string& type_string() const { return type_; }
+  const std::string& name() const { return name_; }
+  TF_OpKernelConstruction* raw() const { return c_; }
+
+ private:
+  static std::string Str(StringPiece s) { return std::string(s); }
+  template <class F>
+  Status Call(StringPiece name, F&& f) const {
+    const std::string n(name);
+    ::pdk::TFStatusPtr s = ::pdk::NewTFStatus();
+    f(n.c_str(), s.get());
+    if (TF_GetCode(s.get()) != TF_OK)
+      return errors::InvalidArgument("attribute '", n, "': ", TF_Message(s.get()));
+    return Status();
+  }
+  Status Size(StringPiece name, int32_t* n, int32_t* total) const {
+    return Call(name, [&](const char* nm, TF_Status* s) {
+      TF_OpKernelConstruction_GetAttrSize(c_, nm, n, total, s);
+    });
+  }
+  template <class E, class F>
+  Status List(StringPiece name, std::vector<E>* v, F&& f) const {
+    int32_t n = 0, total = 0;
+    TF_RETURN_IF_ERROR(Size(name, &n, &total));
+    v->assign(n > 0 ? n : 0, E());
+    return Call(name, [&](const char* nm, TF_Status* s) { f(nm, v->data(), n, s); });
+  }
+  Status Shapes(StringPiece name, bool want_list, std::vector<TensorShape>* out) const {
+    ::pdk::TFStatusPtr s = ::pdk::NewTFStatus();
+    TF_Buffer* b = TF_OpKernelConstruction_GetNodeDef(c_, s.get());
+    std::vector<std::vector<int64>> shapes;
+    bool found = false, is_list = false;
+    if (b != nullptr) {
+      if (TF_GetCode(s.get()) == TF_OK)
+        found = internal::NodeDefShapeAttr(static_cast<const uint8_t*>(b->data), b->length,
+                                           name, &shapes, &is_list);
+      TF_DeleteBuffer(b);
+    }
+    if (!found)
+      return errors::InvalidArgument("No attr named '", name, "' in NodeDef (PDK: node ", name_,
+                                     ", op ", type_, ")");
+    if (is_list != want_list || (!want_list && shapes.size() != 1))
+      return errors::InvalidArgument("Attr '", name, "' is not a ",
+                                     want_list ? "list(shape)" : "shape", " (PDK: node ", name_,
+                                     ")");
+    out->clear();
+    for (const std::vector<int64>& d : shapes) {
+      for (int64 x : d)
+        if (x < 0)
+          return errors::InvalidArgument("Attr '", name, "' has an unknown ",
+                                         x == -2 ? "rank" : "dimension",
+                                         "; a TensorShape needs a fully defined shape (PDK: node ",
+                                         name_, ")");
+      out->emplace_back(d);
+    }
+    return Status();
+  }
+
+  const ::pdk::Attrs& attrs_;
+  TF_OpKernelConstruction* c_;
+  std::string type_, name_;
+};
+
+// ------------------------------------------------------------------ kernels
+
+class OpKernelContext;
+
+class OpKernel {
+ public:
+  explicit OpKernel(OpKernelConstruction* c) : name_(c->name()), type_(c->type_string()) {}
+  virtual ~OpKernel() = default;
+  OpKernel(const OpKernel&) = delete;
+  OpKernel& operator=(const OpKernel&) = delete;
+
+  virtual void Compute(OpKernelContext* context) = 0;
+
+  const std::string& name() const { return name_; }            // the node's name
+  const std::string& type_string() const { return type_; }     // the op ("Relu")
+
+ private:
+  std::string name_, type_;
+};
+
+class OpKernelContext : public internal::FailureState {
+ public:
+  OpKernelContext(::pdk::Context& ctx, const OpKernel* kernel)
+      : ctx_(ctx), kernel_(kernel), device_(&::pdk::DeviceEigen(ctx.device_id())),
+        inputs_(ctx.num_inputs()), outputs_(ctx.num_outputs()) {}
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  DataType input_dtype(int i) const { return static_cast<DataType>(ctx_.input_dtype(i)); }
+  DataType expected_output_dtype(int i) const {
+    return static_cast<DataType>(ctx_.output_dtype(i));
+  }
+  const OpKernel& op_kernel() const { return *kernel_; }
+  int64 step_id() const { return TF_GetStepId(ctx_.raw()); }
+
+  // Input `index`, a borrowed view (pdk/tf/tensor.h) fetched on first use.
+  // An index out of range sets InvalidArgument and gives an uninitialized
+  // tensor (TensorFlow CHECK-fails).
+  const Tensor& input(int index) const {
+    if (index < 0 || index >= num_inputs()) {
+      const_cast<OpKernelContext*>(this)->SetStatus(errors::InvalidArgument(
+          "input index ", index, " out of range [0, ", num_inputs(), ") (PDK: ", ctx_.op(), ")"));
+      return empty_;
+    }
+    Slot& in = inputs_[index];
+    if (!in.fetched) {
+      in.fetched = true;
+      ::pdk::StatusOr<::pdk::Tensor> t = ctx_.input(index);
+      if (!t.ok()) {
+        const_cast<OpKernelContext*>(this)->SetStatus(t.status());
+      } else if (DataTypeSize(static_cast<DataType>(t->dtype())) > 0) {
+        in.tensor = Tensor::BorrowedInput(*t, index);  // the TF_Tensor is released here
+      } else {
+        // string, resource, variant: TF_GetInput gives a buffer of its own
+        // (a serialized resource handle), which the handle must keep alive.
+        in.tensor = Tensor::Owning(std::move(t).value());
+      }
+    }
+    return in.tensor;
+  }
+
+  // Output `index` of `shape`, with the dtype the graph expects. A shape
+  // TensorFlow cannot hold is InvalidArgument (pdk::CheckAllocatable).
+  Status allocate_output(int index, const TensorShape& shape, Tensor** out) {
+    TF_RETURN_IF_ERROR(CheckOutput(index));
+    ::pdk::StatusOr<::pdk::Tensor> t = ctx_.allocate_output(index, shape.pdk_shape());
+    if (!t.ok()) return t.status();
+    return Keep(index, std::move(t).value(), out);
+  }
+  // Output `index` reuses the buffer of one of `candidates` (same size, no
+  // other reader) or is allocated.
+  Status forward_input_or_allocate_output(std::initializer_list<int> candidates, int index,
+                                          const TensorShape& shape, Tensor** out) {
+    TF_RETURN_IF_ERROR(CheckOutput(index));
+    ::pdk::StatusOr<::pdk::Tensor> t = ctx_.forward_or_allocate_output(candidates, index,
+                                                                        shape.pdk_shape());
+    if (!t.ok()) return t.status();
+    return Keep(index, std::move(t).value(), out);
+  }
+  // A scratch tensor on the device, freed with the last copy of *out.
+  Status allocate_temp(DataType type, const TensorShape& shape, Tensor* out) {
+    ::pdk::StatusOr<::pdk::Tensor> t =
+        ctx_.allocate_temp(static_cast<TF_DataType>(type), shape.pdk_shape());
+    if (!t.ok()) return t.status();
+    *out = Tensor::Owning(std::move(t).value());
+    return Status();
+  }
+  // Output `index` shares `t`'s buffer under t's shape (Identity, Reshape via
+  // Tensor::CopyFrom): no copy. Errors set the context's status.
+  void set_output(int index, const Tensor& t) {
+    const Status st = SetOutput(index, t);
+    if (!st.ok()) SetStatus(st);
+  }
+  // The output set or allocated at `index`, or null.
+  Tensor* mutable_output(int index) {
+    if (index < 0 || index >= num_outputs() || !outputs_[index].fetched) return nullptr;
+    return &outputs_[index].tensor;
+  }
+
+  template <class Device>
+  const Device& eigen_device() const;
+  DeviceBase* device() { return &device_; }
+
+  ::pdk::Context& pdk_context() { return ctx_; }
+
+ private:
+  struct Slot {
+    Tensor tensor;
+    bool fetched = false;
+  };
+  Status CheckOutput(int index) const {
+    if (index < 0 || index >= num_outputs())
+      return errors::InvalidArgument("output index ", index, " out of range [0, ",
+                                     num_outputs(), ") (PDK: ", ctx_.op(), ")");
+    return Status();
+  }
+  Status Keep(int index, ::pdk::Tensor t, Tensor** out) {
+    outputs_[index].tensor = Tensor::Owning(std::move(t));
+    outputs_[index].fetched = true;
+    *out = &outputs_[index].tensor;
+    return Status();
+  }
+  Status SetOutput(int index, const Tensor& t) {
+    TF_RETURN_IF_ERROR(CheckOutput(index));
+    if (!t.IsInitialized())
+      return errors::Internal("set_output(", index, ") of an uninitialized tensor (PDK: ",
+                              ctx_.op(), ")");
+    const ::pdk::Shape& shape = t.shape().pdk_shape();
+    if (t.owner() != nullptr) {
+      // Its own handle, given t's shape (TF_SetShape acts on the handle only;
+      // every set_output sets it again).
+      TF_RETURN_IF_ERROR(ctx_.set_output_reshaped(index, *t.owner(), shape));
+    } else if (t.input_index() >= 0) {
+      // A borrowed input: a fresh handle of it.
+      ::pdk::StatusOr<::pdk::Tensor> h = ctx_.input(t.input_index());
+      if (!h.ok()) return h.status();
+      TF_RETURN_IF_ERROR(ctx_.set_output_reshaped(index, h.value(), shape));
+    }
+    outputs_[index].tensor = t;
+    outputs_[index].fetched = true;
+    return Status();
+  }
+  ::pdk::Context& ctx_;
+  const OpKernel* kernel_;
+  DeviceBase device_;
+  mutable std::vector<Slot> inputs_;
+  std::vector<Slot> outputs_;
+  Tensor empty_;
+};
+
+template <>
+inline const Eigen::ThreadPoolDevice& OpKernelContext::eigen_device<Eigen::ThreadPoolDevice>()
+    const {
+  return ::pdk::DeviceEigen(ctx_.device_id());
+}
+
+// ------------------------------------------------------------- registration
+
+namespace internal {
+
+// A TF-style kernel K (constructed from OpKernelConstruction*, virtual
+// Compute(OpKernelContext*)) as a kit kernel (pdk/kernel.h).
+template <class K>
+class TfKernel {
+ public:
+  ::pdk::Status Init(const ::pdk::Attrs& attrs) {
+    OpKernelConstruction c(attrs);
+    auto k = std::make_unique<K>(&c);
+    if (c.status().ok()) kernel_ = std::move(k);
+    return c.status();
+  }
+  ::pdk::Status Compute(::pdk::Context& ctx) const {
+    OpKernelContext c(ctx, kernel_.get());
+    kernel_->Compute(&c);
+    return c.status();
+  }
+
+ private:
+  std::unique_ptr<K> kernel_;
+};
+
+// Adds the kit's compile-time type constraint for a runtime DataType.
+template <class D>
+bool ApplyTypeConstraint(D& def, const std::string& attr, DataType dt) {
+  bool done = false;
+  ::pdk::ForEachType(::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int8, int16,
+                                     int32, int64, uint8, uint16, uint32, uint64, bool>{},
+                     [&](auto t) {
+                       using T = typename decltype(t)::type;
+                       if (!done && dt == DataTypeToEnum<T>::value) {
+                         def.template Type<T>(attr.c_str());
+                         done = true;
+                       }
+                     });
+  return done;
+}
+
+}  // namespace internal
+
+namespace register_kernel {
+// REGISTER_KERNEL_BUILDER's first argument: the op, device, type constraints
+// and host-memory arguments of one kernel.
+class Name {
+ public:
+  explicit Name(const char* op) : op_(op) {}
+  Name& Device(const char* device_type) {
+    device_ = device_type;
+    return *this;
+  }
+  template <class T>
+  Name& TypeConstraint(const char* attr) {
+    return TypeConstraint(attr, DataTypeToEnum<T>::value);
+  }
+  Name& TypeConstraint(const char* attr, DataType dt) {
+    types_.emplace_back(attr, dt);
+    return *this;
+  }
+  Name& HostMemory(const char* arg) {
+    host_memory_.emplace_back(arg);
+    return *this;
+  }
+  Name& Priority(int p) {
+    priority_ = p;
+    return *this;
+  }
+
+  const std::string& op() const { return op_; }
+
+  // Registers kernel K for this description (TF_InitKernel). A device other
+  // than the plugin's, or a constraint type the kit cannot register, is
+  // reported on stderr and that kernel skipped; the others still register.
+  template <class K>
+  void Register(::pdk::Registrar& r) const {
+    if (OpDefinitionFailed(op_)) return;  // already reported by REGISTER_OP
+    if (device_ != r.device_type())
+      return Skip("Device(\"" + device_ + "\"), but this plugin's kernels are for device \"" +
+                  r.device_type() + "\"");
+    ::pdk::KernelDef<internal::TfKernel<K>> def(op_);
+    for (const auto& [attr, dt] : types_)
+      if (!internal::ApplyTypeConstraint(def, attr, dt))
+        return Skip("TypeConstraint(\"" + attr + "\", " + DataTypeString(dt) +
+                    "): no kernel of this dtype can be registered through the C API");
+    for (const std::string& arg : host_memory_) def.HostMemory(arg.c_str());
+    if (priority_) def.Priority(priority_);
+    r.Add(def);
+  }
+
+ private:
+  void Skip(const std::string& why) const {
+    std::fprintf(stderr, "PDK: REGISTER_KERNEL_BUILDER(Name(\"%s\")...) skipped: %s\n",
+                 op_.c_str(), why.c_str());
+  }
+  std::string op_;
+  std::string device_ = "(none: Name(...).Device() missing)";
+  std::vector<std::pair<std::string, DataType>> types_;
+  std::vector<std::string> host_memory_;
+  int priority_ = 0;
+};
+}  // namespace register_kernel
+
+namespace internal {
+// One REGISTER_KERNEL_BUILDER: `Tag` is unique to it (see REGISTER_OP).
+template <class Tag, class K>
+struct KernelRegistration {
+  static bool Add(const register_kernel::Name& name) {
+    Slot() = new register_kernel::Name(name);  // lives as long as the plugin
+    return ::pdk::KernelRegistry::Global().Add(Slot()->op().c_str(), &Replay);
+  }
+  static void Replay(::pdk::Registrar& r) { Slot()->template Register<K>(r); }
+  static register_kernel::Name*& Slot() {
+    static register_kernel::Name* n = nullptr;
+    return n;
+  }
+};
+}  // namespace internal
+
+}  // namespace pdk_kit
+}  // namespace tensorflow
+
+// REGISTER_KERNEL_BUILDER(Name("Op").Device(DEVICE_PDK)..., KernelClass);  at
+// namespace scope. The kernel class may be a template instance with commas.
+#define REGISTER_KERNEL_BUILDER(kernel_builder, ...) \
+  PDK_TF_REGISTER_KERNEL_(PDK_TF_CONCAT_(pdk_tf_kernel_, __COUNTER__), kernel_builder, __VA_ARGS__)
+#define PDK_TF_REGISTER_KERNEL_(id, kernel_builder, ...)                                    \
+  namespace {                                                                               \
+  struct id {};                                                                             \
+  }                                                                                         \
+  [[maybe_unused]] static const bool PDK_TF_CONCAT_(id, _registered) =                      \
+      ::tensorflow::pdk_kit::internal::KernelRegistration<id, __VA_ARGS__>::Add(            \
+          ::tensorflow::pdk_kit::register_kernel::kernel_builder)
+
+// Fails the kernel (construction or Compute) with STATUS and returns, unless EXP.
+#define OP_REQUIRES(CTX, EXP, STATUS)                  \
+  do {                                                 \
+    if (!(EXP)) {                                      \
+      (CTX)->CtxFailure(__FILE__, __LINE__, (STATUS)); \
+      return;                                          \
+    }                                                  \
+  } while (0)
+
+// Fails the kernel with the Status of the expression and returns, unless OK.
+#define OP_REQUIRES_OK(CTX, ...)                                              \
+  do {                                                                        \
+    const ::tensorflow::pdk_kit::Status pdk_tf_op_status_ = (__VA_ARGS__);    \
+    if (!pdk_tf_op_status_.ok()) {                                            \
+      (CTX)->CtxFailureWithWarning(__FILE__, __LINE__, pdk_tf_op_status_);    \
+      return;                                                                 \
+    }                                                                         \
+  } while (0)
+
+#endif  // PDK_TF_OP_KERNEL_H_

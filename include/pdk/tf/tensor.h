@@ -1,0 +1,243 @@
+// pdk/tf/tensor.h — TensorFlow's Tensor: a dtype, a shape and a buffer
+// TensorFlow owns, with Eigen views of it.
+//
+//   t.dtype(), t.shape(), t.dims(), t.dim_size(d), t.NumElements(), t.TotalBytes()
+//   t.flat<T>(), t.vec<T>() (rank 1), t.matrix<T>() (rank 2), t.tensor<T, N>() (rank N),
+//   t.scalar<T>() (one element), t.shaped<T, N>({d0, ..}) (same element count),
+//   t.flat_inner_dims<T, N>(), t.flat_outer_dims<T, N>(): Eigen TensorMaps, const
+//   element type on a const Tensor (TTypes<T>::ConstFlat ...)
+//   t.CopyFrom(other, shape): share other's buffer under a shape of the same
+//   element count (Reshape without a copy); false if the counts differ
+//
+// Errors: a view of the wrong element type (`flat<int32>()` of a float tensor)
+// or rank (`matrix<T>()` of a rank-3 tensor) throws std::logic_error with
+// TensorFlow's wording ("int32 expected, got float"; TensorFlow CHECK-fails
+// instead); the kernel trampoline turns it into an Internal error of the op,
+// never a wrong read.
+//
+// Ownership: a Tensor is a cheap, copyable handle. Tensors returned by
+// OpKernelContext::input() are borrowed views: the kit reads the TF_Tensor's
+// dtype, shape and data pointer and releases the handle at once, so
+// TensorFlow can still forward the input's buffer to an output
+// (forward_input_or_allocate_output); the buffer stays valid for the whole
+// Compute call, whether it was forwarded (the output holds it) or not (the
+// input does). Outputs, temporaries and attr tensors own their TF_Tensor
+// (through pdk::Tensor), released when the last copy of the handle dies.
+#ifndef PDK_TF_TENSOR_H_
+#define PDK_TF_TENSOR_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pdk/tensor.h"
+#include "pdk/tf/tensor_shape.h"
+#include "pdk/tf/types.h"
+
+namespace tensorflow {
+inline namespace pdk_kit {
+
+class OpKernelContext;
+
+class Tensor {
+ public:
+  // An uninitialized float scalar, as TensorFlow's default Tensor.
+  Tensor() = default;
+
+  DataType dtype() const { return dtype_; }
+  const TensorShape& shape() const { return shape_; }
+  int dims() const { return shape_.dims(); }
+  int64 dim_size(int d) const { return shape_.dim_size(d); }
+  int64 NumElements() const { return shape_.num_elements(); }
+  size_t TotalBytes() const { return static_cast<size_t>(NumElements()) * DataTypeSize(dtype_); }
+  bool IsInitialized() const { return initialized_; }
+  bool IsSameSize(const Tensor& o) const { return shape_ == o.shape_; }
+  bool SharesBufferWith(const Tensor& o) const { return data_ != nullptr && data_ == o.data_; }
+  // The buffer (TensorFlow's tensor_data().data()).
+  void* data() const { return data_; }
+
+  // Shares `other`'s buffer under `shape` (equal element count); false, and
+  // this tensor unchanged, if the counts differ.
+  bool CopyFrom(const Tensor& other, const TensorShape& shape) {
+    if (other.NumElements() != shape.num_elements()) return false;
+    *this = other;
+    shape_ = shape;
+    return true;
+  }
+
+  std::string DebugString() const {
+    return "Tensor<type: " + DataTypeString(dtype_) + " shape: " + shape_.DebugString() + ">";
+  }
+
+  // ---- Eigen views (TensorFlow's TTypes) ----
+  template <class T>
+  typename TTypes<T>::Flat flat() {
+    return typename TTypes<T>::Flat(Data<T>(), NumElements());
+  }
+  template <class T>
+  typename TTypes<T>::ConstFlat flat() const {
+    return typename TTypes<T>::ConstFlat(Data<T>(), NumElements());
+  }
+  template <class T>
+  typename TTypes<T>::Flat unaligned_flat() { return flat<T>(); }
+  template <class T>
+  typename TTypes<T>::ConstFlat unaligned_flat() const { return flat<T>(); }
+  template <class T>
+  typename TTypes<T>::Vec vec() { return tensor<T, 1>(); }
+  template <class T>
+  typename TTypes<T>::ConstVec vec() const { return tensor<T, 1>(); }
+  template <class T>
+  typename TTypes<T>::Matrix matrix() { return tensor<T, 2>(); }
+  template <class T>
+  typename TTypes<T>::ConstMatrix matrix() const { return tensor<T, 2>(); }
+
+  template <class T, int N>
+  typename TTypes<T, N>::Tensor tensor() {
+    CheckRank(N, "tensor");
+    return typename TTypes<T, N>::Tensor(Data<T>(), shape_.AsEigenDSizes<N>());
+  }
+  template <class T, int N>
+  typename TTypes<T, N>::ConstTensor tensor() const {
+    CheckRank(N, "tensor");
+    return typename TTypes<T, N>::ConstTensor(Data<T>(), shape_.AsEigenDSizes<N>());
+  }
+
+  template <class T>
+  typename TTypes<T>::Scalar scalar() {
+    CheckOneElement();
+    return typename TTypes<T>::Scalar(Data<T>());
+  }
+  template <class T>
+  typename TTypes<T>::ConstScalar scalar() const {
+    CheckOneElement();
+    return typename TTypes<T>::ConstScalar(Data<T>());
+  }
+
+  // This tensor's elements under dimensions `sizes` (same element count).
+  template <class T, int N>
+  typename TTypes<T, N>::Tensor shaped(std::initializer_list<int64> sizes) {
+    return typename TTypes<T, N>::Tensor(Data<T>(), Reshaped<N>(sizes));
+  }
+  template <class T, int N>
+  typename TTypes<T, N>::ConstTensor shaped(std::initializer_list<int64> sizes) const {
+    return typename TTypes<T, N>::ConstTensor(Data<T>(), Reshaped<N>(sizes));
+  }
+
+  // Rank N: the leading dimensions collapsed into the first (inner dims kept).
+  template <class T, int N = 2>
+  typename TTypes<T, N>::Tensor flat_inner_dims() {
+    return typename TTypes<T, N>::Tensor(Data<T>(), Collapsed<N>(true));
+  }
+  template <class T, int N = 2>
+  typename TTypes<T, N>::ConstTensor flat_inner_dims() const {
+    return typename TTypes<T, N>::ConstTensor(Data<T>(), Collapsed<N>(true));
+  }
+  // Rank N: the trailing dimensions collapsed into the last (outer dims kept).
+  template <class T, int N = 2>
+  typename TTypes<T, N>::Tensor flat_outer_dims() {
+    return typename TTypes<T, N>::Tensor(Data<T>(), Collapsed<N>(false));
+  }
+  template <class T, int N = 2>
+  typename TTypes<T, N>::ConstTensor flat_outer_dims() const {
+    return typename TTypes<T, N>::ConstTensor(Data<T>(), Collapsed<N>(false));
+  }
+
+  // ---- the kit underneath ----
+
+  // A handle that owns `t` (an output, a temp, an attr tensor).
+  static Tensor Owning(::pdk::Tensor t) {
+    Tensor r;
+    r.Set(static_cast<DataType>(t.dtype()), TensorShape(t.shape()), t.raw_data());
+    r.owner_ = std::make_shared<::pdk::Tensor>(std::move(t));
+    return r;
+  }
+  // A view of input `index` of the running kernel, which does not keep
+  // TensorFlow's handle alive (see the header comment).
+  static Tensor BorrowedInput(const ::pdk::Tensor& t, int index) {
+    Tensor r;
+    r.Set(static_cast<DataType>(t.dtype()), TensorShape(t.shape()), t.raw_data());
+    r.input_index_ = index;
+    return r;
+  }
+  // The kit tensor this handle owns, or null (a borrowed input view).
+  ::pdk::Tensor* owner() const { return owner_.get(); }
+  // The kernel input this is a view of, or -1.
+  int input_index() const { return input_index_; }
+
+ private:
+  void Set(DataType dt, TensorShape shape, void* data) {
+    dtype_ = dt;
+    shape_ = std::move(shape);
+    data_ = data;
+    initialized_ = true;
+  }
+
+  template <class T>
+  T* Data() const {
+    if (dtype_ != DataTypeToEnum<T>::value)
+      throw std::logic_error(DataTypeString(DataTypeToEnum<T>::value) + " expected, got " +
+                             DataTypeString(dtype_) + " (PDK: a view of type " +
+                             DataTypeString(DataTypeToEnum<T>::value) + " of a " +
+                             DataTypeString(dtype_) + " tensor of shape " +
+                             shape_.DebugString() + ")");
+    return static_cast<T*>(data_);
+  }
+  void CheckRank(int n, const char* what) const {
+    if (dims() != n)
+      throw std::logic_error("Tensor::" + std::string(what) + " of rank " + std::to_string(n) +
+                             " of a tensor of shape " + shape_.DebugString() + " (rank " +
+                             std::to_string(dims()) + ")");
+  }
+  void CheckOneElement() const {
+    if (NumElements() != 1)
+      throw std::logic_error("Must have a one element tensor (PDK: Tensor::scalar of shape " +
+                             shape_.DebugString() + ")");
+  }
+  template <int N>
+  Eigen::DSizes<Eigen::DenseIndex, N> Reshaped(std::initializer_list<int64> sizes) const {
+    if (static_cast<int>(sizes.size()) != N)
+      throw std::logic_error("Tensor::shaped<T, " + std::to_string(N) + "> given " +
+                             std::to_string(sizes.size()) + " sizes");
+    Eigen::DSizes<Eigen::DenseIndex, N> d;
+    int64 n = 1;
+    int i = 0;
+    for (int64 s : sizes) n *= (d[i++] = s);
+    if (n != NumElements())
+      throw std::logic_error("Tensor::shaped: " + std::to_string(n) +
+                             " elements requested of a tensor of shape " + shape_.DebugString());
+    return d;
+  }
+  template <int N>
+  Eigen::DSizes<Eigen::DenseIndex, N> Collapsed(bool inner) const {
+    Eigen::DSizes<Eigen::DenseIndex, N> d;
+    for (int i = 0; i < N; ++i) d[i] = 1;
+    const int r = dims();
+    if (inner) {  // keep the last N-1 dims, collapse the rest into d[0]
+      for (int i = 0; i < r; ++i) {
+        const int k = i - (r - N);
+        if (k > 0) d[k] = shape_.dim_size(i); else d[0] *= shape_.dim_size(i);
+      }
+    } else {  // keep the first N-1 dims, collapse the rest into d[N-1]
+      for (int i = 0; i < r; ++i) {
+        if (i < N - 1) d[i] = shape_.dim_size(i); else d[N - 1] *= shape_.dim_size(i);
+      }
+    }
+    return d;
+  }
+
+  DataType dtype_ = DT_FLOAT;
+  TensorShape shape_;
+  void* data_ = nullptr;
+  bool initialized_ = false;
+  std::shared_ptr<::pdk::Tensor> owner_;  // null for a borrowed input view
+  int input_index_ = -1;
+};
+
+}  // namespace pdk_kit
+}  // namespace tensorflow
+
+#endif  // PDK_TF_TENSOR_H_
