@@ -1,0 +1,76 @@
+"""tf.distribute's strategies take PDK devices as their local devices.
+
+TensorFlow 2.21 chooses a strategy's local devices by name, GPU or else CPU:
+
+- ``MultiWorkerMirroredStrategy`` (``CollectiveAllReduceExtended.
+  _initialize_local_devices`` in tensorflow/python/distribute/
+  collective_all_reduce_strategy.py) counts ``context.num_gpus()`` (or the
+  cluster resolver's ``num_accelerators()["GPU"]``) and, with none, makes
+  ``/job:<task>/device:CPU:0`` the worker's only replica device;
+- ``MirroredStrategy()`` without a device list (``all_local_devices`` in
+  mirrored_strategy.py) takes the logical GPUs, or else the CPU.
+
+Every op of a replica then runs under an explicit ``tf.device(".../CPU:0")``,
+so a PDK device is never used, and the strategy offers no argument to name
+another device type for the multi-worker case. :func:`install` wraps both
+choices: where TensorFlow would take the CPU and PDK devices are visible, the
+local devices are the PDK devices (``/job:<task>/device:PDK:0..N-1``), as GPUs
+would be. A GPU or TPU, when present, keeps priority; hiding PDK
+(``tf.config.set_visible_devices([], "PDK")`` or ``PDK_DEVICE_COUNT=0``) gives
+TensorFlow's own choice back.
+
+The collectives the strategies emit (``CollectiveReduceV2``,
+``CollectiveGatherV2``, ``CollectiveBcastSendV2``/``RecvV2``, ...) have
+``DEVICE_DEFAULT`` kernels in TensorFlow, so they run on the PDK device, and
+the reduction they instantiate for the device (``merge_op="Add"``) is PDK's
+``Add`` kernel. See docs/distributed.md.
+
+Installed by the plugin when TensorFlow loads it (tensorflow_pdk/_hooks.py).
+"""
+from __future__ import annotations
+
+
+def _visible_pdk_count() -> int:
+    from tensorflow.python.framework import config
+
+    return len(config.get_visible_devices("PDK"))
+
+
+def install() -> bool:
+    """Wraps the two choices once per process (idempotent)."""
+    from tensorflow.python.distribute import collective_all_reduce_strategy as cars
+    from tensorflow.python.distribute import mirrored_strategy
+    from tensorflow.python.framework import config
+
+    extended = cars.CollectiveAllReduceExtended
+    original_local = extended._initialize_local_devices  # noqa: SLF001
+    if not getattr(original_local, "_pdk_wrapped", False):
+
+        def _initialize_local_devices(self, cluster_resolver, worker_device):
+            devices, device_type = original_local(self, cluster_resolver, worker_device)
+            if device_type == "CPU":
+                n = _visible_pdk_count()
+                if n:
+                    devices = tuple(f"{worker_device}/device:PDK:{i}" for i in range(n))
+                    device_type = "PDK"
+            return devices, device_type
+
+        _initialize_local_devices._pdk_wrapped = True  # type: ignore[attr-defined]
+        _initialize_local_devices.__wrapped__ = original_local  # type: ignore[attr-defined]
+        extended._initialize_local_devices = _initialize_local_devices  # noqa: SLF001
+
+    original_all = mirrored_strategy.all_local_devices
+    if not getattr(original_all, "_pdk_wrapped", False):
+
+        def all_local_devices(num_gpus=None):
+            devices = original_all(num_gpus)
+            if config.list_logical_devices("GPU"):
+                return devices
+            pdk = config.list_logical_devices("PDK")
+            return pdk or devices
+
+        all_local_devices._pdk_wrapped = True  # type: ignore[attr-defined]
+        all_local_devices.__wrapped__ = original_all  # type: ignore[attr-defined]
+        all_local_devices.__doc__ = original_all.__doc__
+        mirrored_strategy.all_local_devices = all_local_devices
+    return True
