@@ -27,28 +27,41 @@ def free_ports(n):
 
 
 class Cluster:
-    """``with Cluster(code, tmp_path, workers=2) as c:`` starts one process per
-    worker running ``PRELUDE + dedent(code)`` with TF_CONFIG (job "worker",
-    its index) and the environment without PDK_* variables plus ``env``;
-    stdout and stderr go to files in ``tmp_path``."""
+    """``with Cluster(code, tmp_path, jobs={"worker": 2}) as c:`` starts one
+    process per task of the jobs named in ``start`` (default: all), running
+    ``PRELUDE + dedent(code)`` in ``tmp_path`` with TF_CONFIG (the cluster, its
+    job and index) and the environment without PDK_* variables plus ``env``;
+    stdout and stderr go to files in ``tmp_path``. ``procs[i]`` is the i-th
+    started task (job order, then index)."""
 
-    def __init__(self, code, tmp_path, workers=2, env=None):
+    def __init__(self, code, tmp_path, jobs=None, env=None, start=None):
         self.tmp_path = tmp_path
-        ports = free_ports(workers)
-        cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+        jobs = jobs or {"worker": 2}
+        ports = iter(free_ports(sum(jobs.values())))
+        self.cluster = {job: [f"127.0.0.1:{next(ports)}" for _ in range(n)]
+                        for job, n in jobs.items()}
         base = {k: v for k, v in os.environ.items() if not k.startswith("PDK_")}
         base.update(env or {})
+        self.env = base
         self.procs = []
+        self.names = []
         self._files = []
-        for i in range(workers):
-            e = dict(base, TF_CONFIG=json.dumps({"cluster": cluster,
-                                                 "task": {"type": "worker", "index": i}}))
-            out = open(tmp_path / f"worker{i}.out", "w")
-            err = open(tmp_path / f"worker{i}.err", "w")
-            self._files += [out, err]
-            self.procs.append(subprocess.Popen(
-                [sys.executable, "-c", PRELUDE + textwrap.dedent(code)], env=e,
-                stdout=out, stderr=err, cwd=tmp_path))
+        for job, n in jobs.items():
+            if start is not None and job not in start:
+                continue
+            for i in range(n):
+                name = f"{job}{i}"
+                out = open(tmp_path / f"{name}.out", "w")
+                err = open(tmp_path / f"{name}.err", "w")
+                self._files += [out, err]
+                self.names.append(name)
+                self.procs.append(subprocess.Popen(
+                    [sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
+                    env=dict(base, TF_CONFIG=self.tf_config(job, i)),
+                    stdout=out, stderr=err, cwd=tmp_path))
+
+    def tf_config(self, job, index):
+        return json.dumps({"cluster": self.cluster, "task": {"type": job, "index": index}})
 
     def __enter__(self):
         return self
@@ -78,10 +91,10 @@ class Cluster:
         return codes
 
     def stdout(self, i):
-        return (self.tmp_path / f"worker{i}.out").read_text()
+        return (self.tmp_path / f"{self.names[i]}.out").read_text()
 
     def stderr(self, i):
-        return (self.tmp_path / f"worker{i}.err").read_text()
+        return (self.tmp_path / f"{self.names[i]}.err").read_text()
 
     def wait_for_output(self, i, text, timeout):
         """Whether worker i printed ``text`` within ``timeout`` seconds (False

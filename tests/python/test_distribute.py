@@ -11,6 +11,9 @@
   with the global batch; compute and all-reduce (CollectiveReduceV2 and its
   `Add`) on PDK. A worker killed mid-training makes the other fail with
   TensorFlow's UnavailableError, no hang.
+- ParameterServerStrategy with two worker processes and one parameter
+  server, a ClusterCoordinator and a custom step: the replicas' compute runs
+  on the workers' PDK devices.
 - Keras BackupAndRestore under MirroredStrategy over two PDK devices: a run
   interrupted after epoch 2 resumes at epoch 3 and ends with the weights of an
   uninterrupted run.
@@ -169,7 +172,7 @@ def test_multi_worker_mirrored_trains_on_pdk_like_one_device(tmp_path, devices_p
     ref = _result(single.stdout)
     assert ref["devices"] == ["device:PDK:0"] and ref["matmul"] > 0, ref
     assert ref["add"] == 0, ref  # so an Add on a worker is the all-reduce's
-    with Cluster(TRAIN, tmp_path, workers=2,
+    with Cluster(TRAIN, tmp_path, jobs={"worker": 2},
                  env={"PDK_DEVICE_COUNT": str(devices_per_worker)}) as cluster:
         codes = cluster.wait(timeout=120)
         assert codes == [0, 0], [cluster.stderr(i)[-3000:] for i in range(2)]
@@ -211,7 +214,7 @@ for i in range(1000000):
 
 @pytest.mark.parametrize("victim", [1, 0])
 def test_worker_killed_mid_training_fails_the_other(tmp_path, victim):
-    with Cluster(LOOP, tmp_path, workers=2) as cluster:
+    with Cluster(LOOP, tmp_path, jobs={"worker": 2}) as cluster:
         survivor = 1 - victim
         assert cluster.wait_for_output(survivor, "STEP 20", timeout=90), (
             cluster.stdout(survivor)[-1000:], cluster.stderr(survivor)[-3000:])
@@ -283,3 +286,73 @@ def test_backup_and_restore_resumes_from_the_last_epoch(tmp_path):
     full, resumed = np.load(tmp_path / "uninterrupted.npy"), np.load(tmp_path / "resumed.npy")
     assert float(np.max(np.abs(full - resumed))) < 1e-6
     assert not (tmp_path / "backup").exists()  # removed once training completed
+
+
+SERVER = """
+import json, os, time
+config = json.loads(os.environ["TF_CONFIG"])
+name = config["task"]["type"] + str(config["task"]["index"])
+server = tf.distribute.Server(tf.train.ClusterSpec(config["cluster"]), protocol="grpc",
+                              job_name=config["task"]["type"], task_index=config["task"]["index"])
+while True:  # until the test kills it; its PDK launches in a file
+    time.sleep(0.2)
+    with open(name + ".tmp", "w") as f:
+        json.dump(tensorflow_pdk.launch_counts(), f)
+    os.replace(name + ".tmp", name + ".json")
+"""
+
+COORDINATOR = """
+import time
+import keras
+strategy = tf.distribute.ParameterServerStrategy(
+    tf.distribute.cluster_resolver.TFConfigClusterResolver())
+coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+with strategy.scope():
+    model = keras.Sequential([keras.Input((20,)), keras.layers.Dense(32, activation="relu"),
+                              keras.layers.Dense(3)])
+    optimizer = keras.optimizers.SGD(0.1)
+loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+rng = np.random.default_rng(0)
+x = rng.random((64, 20)).astype("float32")
+y = rng.integers(0, 3, 64)
+dataset = coordinator.create_per_worker_dataset(
+    lambda: tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(16))
+iterator = iter(dataset)
+
+@tf.function
+def train_step(iterator):
+    def replica_step(xb, yb):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(yb, model(xb, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+    return strategy.run(replica_step, next(iterator))
+
+losses = [coordinator.schedule(train_step, args=(iterator,)) for _ in range(16)]
+coordinator.join()
+print("LOSS", float(losses[-1].fetch()))
+print("DEVICES", list(strategy.extended.worker_devices), strategy.num_replicas_in_sync)
+print("VARIABLES", sorted({v.value.device.rsplit("/", 1)[-1] for v in model.trainable_variables}))
+time.sleep(1)  # the servers write their launch counts every 0.2 s
+"""
+
+
+def test_parameter_server_strategy_runs_the_workers_replicas_on_pdk(tmp_path):
+    with Cluster(SERVER, tmp_path, jobs={"chief": 1, "worker": 2, "ps": 1},
+                 start=("worker", "ps")) as cluster:
+        env = dict(cluster.env, TF_CONFIG=cluster.tf_config("chief", 0))
+        p = run_python(COORDINATOR, env, timeout=120)
+        assert p.returncode == 0, p.stderr[-3000:]
+        assert all(q.poll() is None for q in cluster.procs), [
+            cluster.stderr(i)[-2000:] for i in range(len(cluster.procs))]
+        counts = {name: json.loads((tmp_path / f"{name}.json").read_text())
+                  for name in cluster.names}
+    assert "DEVICES ['/device:PDK:0'] 1" in p.stdout, p.stdout
+    # TensorFlow pins a parameter server's variables to its CPU (so does a GPU cluster).
+    assert "VARIABLES ['device:CPU:0']" in p.stdout, p.stdout
+    matmuls = {n: c.get("MatMul", 0) + c.get("_PdkFusedMatMul", 0) for n, c in counts.items()}
+    assert matmuls["worker0"] + matmuls["worker1"] > 0, counts  # closures ran on a worker's PDK
+    assert matmuls["ps0"] == 0, counts
+    loss = float(p.stdout.split("LOSS ")[1].split()[0])
+    assert np.isfinite(loss), p.stdout
