@@ -9,8 +9,8 @@
 - MultiWorkerMirroredStrategy with two worker processes on 127.0.0.1, one or
   two PDK devices each, a custom training loop: the same weights as one device
   with the global batch; compute and all-reduce (CollectiveReduceV2 and its
-  `Add`) on PDK. A worker killed mid-training makes the other fail with
-  TensorFlow's UnavailableError, no hang.
+  `Add`) on PDK. A worker killed or stopped mid-training makes the other
+  fail with TensorFlow's error, no hang.
 - ParameterServerStrategy with two worker processes and one parameter
   server, a ClusterCoordinator and a custom step: the replicas' compute runs
   on the workers' PDK devices.
@@ -21,6 +21,8 @@
 Each case runs in child processes (PDK_DEVICE_COUNT is read when the plugin
 loads; a cluster needs one process per worker), killed if they overrun."""
 import json
+import signal
+import subprocess
 
 import numpy as np
 import pytest
@@ -212,18 +214,27 @@ for i in range(1000000):
 """
 
 
-@pytest.mark.parametrize("victim", [1, 0])
-def test_worker_killed_mid_training_fails_the_other(tmp_path, victim):
+@pytest.mark.parametrize("victim,how", [(1, "kill"), (0, "kill"), (1, "stop")])
+def test_worker_killed_or_stopped_mid_training_fails_the_other(tmp_path, victim, how):
+    """A dead worker (SIGKILL; worker 0 also hosts the coordination service)
+    breaks the other's next collective at once; a hung one (SIGSTOP) once the
+    coordination service misses its heartbeats (10 s by default)."""
     with Cluster(LOOP, tmp_path, jobs={"worker": 2}) as cluster:
         survivor = 1 - victim
         assert cluster.wait_for_output(survivor, "STEP 20", timeout=90), (
             cluster.stdout(survivor)[-1000:], cluster.stderr(survivor)[-3000:])
-        cluster.procs[victim].kill()
-        code = cluster.wait(timeout=60)[survivor]
+        cluster.procs[victim].send_signal(signal.SIGKILL if how == "kill" else signal.SIGSTOP)
+        try:
+            code = cluster.procs[survivor].wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the surviving worker hung: " + cluster.stderr(survivor)[-3000:])
         err = cluster.stderr(survivor)
-    assert code is not None, "the surviving worker hung: " + err[-3000:]
     assert code != 0
-    assert "UnavailableError" in err and "Collective ops is aborted" in err, err[-3000:]
+    assert "Collective ops is aborted" in err, err[-3000:]
+    if how == "kill":
+        assert "UnavailableError" in err, err[-3000:]
+    else:
+        assert "stopped sending heartbeats" in err, err[-3000:]
 
 
 BACKUP = """
