@@ -1,8 +1,7 @@
 """tf.distribute on PDK devices (docs/distributed.md).
 
-- MirroredStrategy over two PDK devices, with its default cross-device ops (an
-  all-reduce that sums the replicas' gradients with the v1 `Add` op on the
-  devices), and MultiWorkerMirroredStrategy with one worker and two PDK
+- MirroredStrategy over two PDK devices, with its default cross-device ops
+  (CollectiveReduceV2 on the devices, whose sum is the v1 `Add` op), and MultiWorkerMirroredStrategy with one worker and two PDK
   devices (CollectiveReduceV2): Keras fit trains as on one device with the
   global batch.
 - MirroredStrategy() and MultiWorkerMirroredStrategy() without a device list
