@@ -5,7 +5,9 @@ Python's stable C API), so a user never has to import ``tensorflow_pdk``:
 - :mod:`tensorflow_pdk._xla`: ``tf.function(jit_compile=True)`` placed on PDK
   runs with PDK's kernels (XLA has no PDK backend);
 - :mod:`tensorflow_pdk._visible_devices`: ``tf.config.set_visible_devices([],
-  "PDK")`` really hides PDK.
+  "PDK")`` really hides PDK;
+- :mod:`tensorflow_pdk._distribute`: tf.distribute's MultiWorkerMirroredStrategy
+  and ``MirroredStrategy()`` take the PDK devices as their local devices.
 
 Each hook is installed on its own: one failing (a TensorFlow whose private
 Python API moved) prints one line and leaves the others in place.
@@ -16,9 +18,9 @@ import sys
 
 
 def install() -> None:
-    from tensorflow_pdk import _visible_devices, _xla
+    from tensorflow_pdk import _distribute, _visible_devices, _xla
 
-    for module in (_xla, _visible_devices):
+    for module in (_xla, _visible_devices, _distribute):
         try:
             module.install()
         except Exception as e:  # noqa: BLE001 -- never break `import tensorflow`
