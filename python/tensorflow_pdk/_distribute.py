@@ -86,42 +86,62 @@ def _install_parameter_server() -> None:
     extended._num_replicas_in_sync = property(_num_replicas_in_sync)  # noqa: SLF001
 
 
-def install() -> bool:
-    """Wraps the three choices once per process (idempotent)."""
+def _install_multi_worker() -> None:
     from tensorflow.python.distribute import collective_all_reduce_strategy as cars
+
+    extended = cars.CollectiveAllReduceExtended
+    original = extended._initialize_local_devices  # noqa: SLF001
+    if getattr(original, "_pdk_wrapped", False):
+        return
+
+    def _initialize_local_devices(self, cluster_resolver, worker_device):
+        devices, device_type = original(self, cluster_resolver, worker_device)
+        if device_type == "CPU":
+            n = _visible_pdk_count()
+            if n:
+                devices = tuple(f"{worker_device}/device:PDK:{i}" for i in range(n))
+                device_type = "PDK"
+        return devices, device_type
+
+    _initialize_local_devices._pdk_wrapped = True  # type: ignore[attr-defined]
+    _initialize_local_devices.__wrapped__ = original  # type: ignore[attr-defined]
+    extended._initialize_local_devices = _initialize_local_devices  # noqa: SLF001
+
+
+def _install_mirrored() -> None:
     from tensorflow.python.distribute import mirrored_strategy
     from tensorflow.python.framework import config
 
-    extended = cars.CollectiveAllReduceExtended
-    original_local = extended._initialize_local_devices  # noqa: SLF001
-    if not getattr(original_local, "_pdk_wrapped", False):
+    original = mirrored_strategy.all_local_devices
+    if getattr(original, "_pdk_wrapped", False):
+        return
 
-        def _initialize_local_devices(self, cluster_resolver, worker_device):
-            devices, device_type = original_local(self, cluster_resolver, worker_device)
-            if device_type == "CPU":
-                n = _visible_pdk_count()
-                if n:
-                    devices = tuple(f"{worker_device}/device:PDK:{i}" for i in range(n))
-                    device_type = "PDK"
-            return devices, device_type
+    def all_local_devices(num_gpus=None):
+        devices = original(num_gpus)
+        if config.list_logical_devices("GPU"):
+            return devices
+        return config.list_logical_devices("PDK") or devices
 
-        _initialize_local_devices._pdk_wrapped = True  # type: ignore[attr-defined]
-        _initialize_local_devices.__wrapped__ = original_local  # type: ignore[attr-defined]
-        extended._initialize_local_devices = _initialize_local_devices  # noqa: SLF001
+    all_local_devices._pdk_wrapped = True  # type: ignore[attr-defined]
+    all_local_devices.__wrapped__ = original  # type: ignore[attr-defined]
+    all_local_devices.__doc__ = original.__doc__
+    mirrored_strategy.all_local_devices = all_local_devices
 
-    original_all = mirrored_strategy.all_local_devices
-    if not getattr(original_all, "_pdk_wrapped", False):
 
-        def all_local_devices(num_gpus=None):
-            devices = original_all(num_gpus)
-            if config.list_logical_devices("GPU"):
-                return devices
-            pdk = config.list_logical_devices("PDK")
-            return pdk or devices
+def install() -> bool:
+    """Wraps the three choices once per process (idempotent), each on its
+    own: one TensorFlow moved prints one line and leaves that strategy with
+    TensorFlow's choice. Returns whether all three are in place."""
+    import sys
 
-        all_local_devices._pdk_wrapped = True  # type: ignore[attr-defined]
-        all_local_devices.__wrapped__ = original_all  # type: ignore[attr-defined]
-        all_local_devices.__doc__ = original_all.__doc__
-        mirrored_strategy.all_local_devices = all_local_devices
-    _install_parameter_server()
-    return True
+    ok = True
+    for name, fn in (("MultiWorkerMirroredStrategy", _install_multi_worker),
+                     ("MirroredStrategy", _install_mirrored),
+                     ("ParameterServerStrategy", _install_parameter_server)):
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 -- never break `import tensorflow`
+            ok = False
+            print(f"PDK: {name} keeps TensorFlow's device choice (CPU), PDK's hook "
+                  f"failed: {e!r}", file=sys.stderr)
+    return ok

@@ -6,8 +6,9 @@ Python's stable C API), so a user never has to import ``tensorflow_pdk``:
   runs with PDK's kernels (XLA has no PDK backend);
 - :mod:`tensorflow_pdk._visible_devices`: ``tf.config.set_visible_devices([],
   "PDK")`` really hides PDK;
-- :mod:`tensorflow_pdk._distribute`: tf.distribute's MultiWorkerMirroredStrategy
-  and ``MirroredStrategy()`` take the PDK devices as their local devices.
+- :mod:`tensorflow_pdk._distribute`: tf.distribute's MultiWorkerMirroredStrategy,
+  ``MirroredStrategy()`` and ParameterServerStrategy take the PDK devices as
+  their local (worker) devices.
 
 Each hook is installed on its own: one failing (a TensorFlow whose private
 Python API moved) prints one line and leaves the others in place.

@@ -99,6 +99,28 @@ def test_strategies_take_the_cpu_when_pdk_is_hidden():
     assert _device_choice(hide_pdk=True) == [["device:CPU:0"], ["device:CPU:0"]]
 
 
+def test_a_moved_tensorflow_name_leaves_the_other_strategies_wrapped():
+    """_distribute.install() wraps each strategy on its own: a TensorFlow whose
+    private name moved gets one line and TensorFlow's choice for that one."""
+    p = run_python("""
+    from tensorflow.python.distribute import collective_all_reduce_strategy as cars
+    from tensorflow.python.distribute import mirrored_strategy
+    from tensorflow_pdk import _distribute
+    # The plugin's hooks are in place; undo two wrappers as a new TensorFlow would have
+    # them missing: MirroredStrategy's name gone, MultiWorkerMirroredStrategy's unwrapped.
+    del mirrored_strategy.all_local_devices
+    ext = cars.CollectiveAllReduceExtended
+    ext._initialize_local_devices = ext._initialize_local_devices.__wrapped__
+    print("INSTALLED", _distribute.install())
+    print("MWMS", tf.distribute.MultiWorkerMirroredStrategy().extended.worker_devices[0])
+    """, {"PDK_DEVICE_COUNT": "1"}, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "INSTALLED False" in p.stdout, p.stdout
+    assert "MWMS /job:localhost/replica:0/task:0/device:PDK:0" in p.stdout, p.stdout
+    assert p.stderr.count("PDK: MirroredStrategy keeps TensorFlow's device choice (CPU), "
+                          "PDK's hook failed: AttributeError") == 1, p.stderr[-3000:]
+
+
 # One training, two ways: under MultiWorkerMirroredStrategy when TF_CONFIG names
 # a cluster, else on /PDK:0 alone (OneDeviceStrategy) with the global batch.
 # Each worker's input pipeline yields its share of every global batch, so a
