@@ -135,6 +135,19 @@ def test_borrowed_inputs_let_tensorflow_forward_buffers(kit_library):
     assert "GRAPH [2.0, 0.0, 6.0] True" in out
 
 
+def test_a_kernel_for_another_device_is_reported_and_skipped(kit_library):
+    r = run_python(f"""
+        from tensorflow.python.framework import load_library
+        load_library.load_pluggable_device_library({str(kit_library)!r})
+        from tensorflow.python.framework import op_def_registry
+        print("ZEROOUT_DEFINED", op_def_registry.get("ZeroOut") is not None)
+    """)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "ZEROOUT_DEFINED True" in r.stdout
+    assert ('PDK: REGISTER_KERNEL_BUILDER(Name("_KitForward")...) skipped: Device("GPU"), '
+            'but this plugin\'s kernels are for device "PDK"') in r.stderr
+
+
 def test_every_attr_type_reaches_the_kernel(kit_library):
     out = run_with_kit(kit_library, """
         args = dict(i=7, f=1.5, b=True, t=tf.float64, s="abcd", li=[1, 2], lf=[0.25],
