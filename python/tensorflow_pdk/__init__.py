@@ -9,11 +9,14 @@ Installing the wheel puts the plugin library in
 - :func:`device_allocator_stats` — the plugin allocator's own byte counts;
 - :func:`graph_rewrite_counts` / :func:`reset_graph_rewrite_counts` — rewrites
   PDK's graph optimizer applied, per pattern;
-- :mod:`tensorflow_pdk.placement` — which ops of a tf.function ran where.
+- :mod:`tensorflow_pdk.placement` — which ops of a tf.function ran where;
+- :func:`get_include` / :func:`get_cmake_dir` — the C++ kit the plugin is
+  written with, for building another plugin (docs/kit.md).
 """
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 from typing import Dict, List, Tuple
 
 from tensorflow_pdk import _native
@@ -101,3 +104,15 @@ def device_allocator_stats(ordinal: int = 0) -> Dict[str, int]:
 def plugin_path() -> str:
     """Filesystem path of the plugin library."""
     return str(_native.plugin_path())
+
+
+def get_include() -> str:
+    """Directory of the kit's C++ headers (``pdk/kernel.h``, ``pdk/tf/op_kernel.h``,
+    ...), installed with the wheel. Does not load TensorFlow or the plugin."""
+    return str(pathlib.Path(__file__).resolve().parent / "include")
+
+
+def get_cmake_dir() -> str:
+    """Directory of the kit's CMake package: ``find_package(PDK CONFIG)`` with
+    ``-DPDK_DIR=<this>`` gives ``PDK::kit`` and ``pdk_add_plugin()``."""
+    return str(pathlib.Path(__file__).resolve().parent / "cmake")

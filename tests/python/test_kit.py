@@ -1,7 +1,8 @@
 """The kit's TF-style layer (include/pdk/tf, docs/kit.md) against the real
 TensorFlow: the ZeroOut port of docs/kit.md compiles as it stands and runs on
 /PDK:0; TF-style ops and kernels (tests/python/kit_plugin/probe_ops.cc) get
-every attr type, infer shapes, forward buffers; and the plugin defines none of
+every attr type, infer shapes, forward buffers; examples/hello_device builds
+against the installed kit and runs beside PDK; and the plugin defines none of
 TensorFlow's C++ symbols.
 
 The kernel library is built here with g++ from the repository's include/ and
@@ -134,6 +135,19 @@ def test_borrowed_inputs_let_tensorflow_forward_buffers(kit_library):
     assert "GRAPH [2.0, 0.0, 6.0] True" in out
 
 
+def test_a_kernel_for_another_device_is_reported_and_skipped(kit_library):
+    r = run_python(f"""
+        from tensorflow.python.framework import load_library
+        load_library.load_pluggable_device_library({str(kit_library)!r})
+        from tensorflow.python.framework import op_def_registry
+        print("ZEROOUT_DEFINED", op_def_registry.get("ZeroOut") is not None)
+    """)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "ZEROOUT_DEFINED True" in r.stdout
+    assert ('PDK: REGISTER_KERNEL_BUILDER(Name("_KitForward")...) skipped: Device("GPU"), '
+            'but this plugin\'s kernels are for device "PDK"') in r.stderr
+
+
 def test_every_attr_type_reaches_the_kernel(kit_library):
     out = run_with_kit(kit_library, """
         args = dict(i=7, f=1.5, b=True, t=tf.float64, s="abcd", li=[1, 2], lf=[0.25],
@@ -181,6 +195,48 @@ def test_shape_functions_merge_make_and_fail_like_tensorflow(kit_library):
     assert "RUN [2, 3] [2, 7, 1] [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]" in out
     assert ("Dimension 0 in both shapes must be equal, but are 2 and 3. "
             "Shapes are [2,3] and [3,3].") in out
+
+
+def test_hello_device_builds_against_the_installed_kit_and_runs_beside_pdk(tmp_path):
+    """examples/hello_device: its own CMakeLists.txt, find_package(PDK CONFIG)
+    from the installed wheel (not this tree's include/), its own device type
+    HELLO, loaded into the process PDK runs in."""
+    import tensorflow_pdk
+
+    if not (pathlib.Path(tensorflow_pdk.get_include()) / "pdk" / "tf" / "op_kernel.h").exists():
+        pytest.skip("the kit is not installed: tensorflow_pdk comes from the source tree")
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not installed")
+    build = tmp_path / "build"
+    configure = subprocess.run(
+        ["cmake", "-S", str(ROOT / "examples" / "hello_device"), "-B", str(build),
+         f"-DPython3_EXECUTABLE={sys.executable}", f"-DPDK_DIR={tensorflow_pdk.get_cmake_dir()}"],
+        capture_output=True, text=True, timeout=600)
+    assert configure.returncode == 0, configure.stdout[-2000:] + configure.stderr[-2000:]
+    made = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True,
+                          timeout=900)
+    assert made.returncode == 0, made.stdout[-4000:]
+    flags = (build / "CMakeFiles" / "hello_device.dir" / "flags.make").read_text()
+    assert f" {tensorflow_pdk.get_include()} " in flags and f"{ROOT}/include" not in flags, flags
+    lib = build / "libhello_device.so"
+    r = run_python(f"""
+        from tensorflow.python.eager import context, execute
+        from tensorflow.python.framework import load_library
+        load_library.load_pluggable_device_library({str(lib)!r})
+        print("DEVICES", sorted({{d.device_type for d in tf.config.list_physical_devices()}}))
+        with tf.device("/HELLO:0"):
+            y = tf.math.square(tf.constant([1.0, -2.0, 3.0]))
+            (z,) = execute.execute(b"HelloScale", 1, inputs=[y], attrs=("factor", 0.5),
+                                   ctx=context.context())
+        print("HELLO", y.device.rsplit("/", 1)[-1], y.numpy().tolist(), z.numpy().tolist())
+        with tf.device("/PDK:0"):
+            r = tf.nn.relu(tf.constant([1.0, -2.0]))
+        print("PDK", r.device.rsplit("/", 1)[-1], r.numpy().tolist())
+    """)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert "DEVICES ['CPU', 'HELLO', 'PDK']" in r.stdout
+    assert "HELLO device:HELLO:0 [1.0, 4.0, 9.0] [0.5, 2.0, 4.5]" in r.stdout
+    assert "PDK device:PDK:0 [1.0, 0.0]" in r.stdout
 
 
 # ---- symbols ------------------------------------------------------------------

@@ -667,7 +667,6 @@ class Name {
   // reported on stderr and that kernel skipped; the others still register.
   template <class K>
   void Register(::pdk::Registrar& r) const {
-    if (OpDefinitionFailed(op_)) return;  // already reported by REGISTER_OP
     if (device_ != r.device_type())
       return Skip("Device(\"" + device_ + "\"), but this plugin's kernels are for device \"" +
                   r.device_type() + "\"");

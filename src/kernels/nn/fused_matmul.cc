@@ -32,8 +32,6 @@ namespace {
 
 using pdk_kernels::FusedActivation;
 
-// Without its op definition the kernel does not register (the kit reports
-// why), and the graph optimizer, which checks for the kernel, never emits it.
 REGISTER_OP("_PdkFusedMatMul")
     .Input("a: T")
     .Input("b: T")

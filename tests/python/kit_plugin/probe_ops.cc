@@ -15,6 +15,8 @@
 //     shape function only: merged = Merge(a, b); made = [a.dim0, 7, ?];
 //     identity = the shape of input 0 reshaped by CopyFrom in Compute to
 //     [num_elements] and set_output. Compute fills merged and made with zeros.
+//   A _KitForward kernel for device GPU: the kit reports it on stderr and
+//     skips it; the rest of the library still registers.
 #include <vector>
 
 #include "pdk/tf/op_kernel.h"
@@ -156,6 +158,8 @@ class ShapesOp : public OpKernel {
   }
 };
 REGISTER_KERNEL_BUILDER(Name("_KitShapes").Device(DEVICE_PDK), ShapesOp);
+
+REGISTER_KERNEL_BUILDER(Name("_KitForward").Device("GPU"), ForwardOp);
 
 }  // namespace
 }  // namespace tensorflow
