@@ -1,4 +1,4 @@
-"""One PDK wheel, every TensorFlow from 2.16 on: the compatibility matrix.
+r"""One PDK wheel, every TensorFlow from 2.16 on: the compatibility matrix.
 
 For each TensorFlow release in VERSIONS, installs that TensorFlow and the given
 PDK wheel (the same file for all, ``--no-deps``) into a venv of its own under
