@@ -2,19 +2,19 @@
 
 #include <cstring>
 
-#include "proto/wire_format.h"
+#include "pdk/wire_format.h"
 
 namespace pdk_graph {
 namespace {
 
-using pdk_proto::kFixed32;
-using pdk_proto::kFixed64;
-using pdk_proto::kLengthDelimited;
-using pdk_proto::kVarint;
-using pdk_proto::PutBytes;
-using pdk_proto::PutTag;
-using pdk_proto::PutVarint;
-using pdk_proto::Reader;
+using pdk::wire::kFixed32;
+using pdk::wire::kFixed64;
+using pdk::wire::kLengthDelimited;
+using pdk::wire::kVarint;
+using pdk::wire::PutBytes;
+using pdk::wire::PutTag;
+using pdk::wire::PutVarint;
+using pdk::wire::Reader;
 
 // Appends the raw bytes of the field that started at `start` and ended at
 // the reader's position.

@@ -25,7 +25,7 @@
 // TensorFlow's BFC allocator on top these are its region allocations, rare
 // after the first step), with the stat "bytes" and no tf_op.
 //
-// Messages are written with PDK's own wire-format writer (src/proto/
+// Messages are written with the kit's wire-format writer (pdk/
 // wire_format.h; field numbers of tsl/profiler/protobuf/xplane.proto, as
 // TensorFlow's xplane_pb2 descriptor lists them). No session open: the sink
 // is null and a launch costs one atomic load. At most kMaxEvents launches are
@@ -44,14 +44,14 @@
 
 #include "pdk/device.h"
 #include "pdk/kernel.h"
-#include "proto/wire_format.h"
+#include "pdk/wire_format.h"
 #include "tensorflow/c/experimental/pluggable_profiler/pluggable_profiler.h"
 
 namespace pdk_profiler {
 namespace {
 
-using pdk_proto::PutBytes;
-using pdk_proto::PutVarintField;
+using pdk::wire::PutBytes;
+using pdk::wire::PutVarintField;
 
 constexpr size_t kMaxEvents = size_t(1) << 21;  // ~100 MB of events at most
 

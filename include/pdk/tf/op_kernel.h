@@ -74,6 +74,7 @@
 #include "pdk/tf/tensor.h"
 #include "pdk/tf/tensor_shape.h"
 #include "pdk/tf/types.h"
+#include "pdk/wire_format.h"
 #include "tensorflow/c/kernels.h"
 
 namespace tensorflow {
@@ -155,96 +156,90 @@ namespace internal {
 // (ListValue, shape = 7), shape = 7; tensor_shape.proto: dim = 2 (size = 1),
 // unknown_rank = 3). Wire format: https://protobuf.dev/programming-guides/encoding/.
 // Returns false if the attr is absent; an unknown rank is one -2 dimension.
-class ProtoReader {
- public:
-  ProtoReader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
-  // Next field: its number, wire type, and (wire type 2) the bytes.
-  bool Next(int* field, int* wire, uint64_t* value, ProtoReader* sub) {
-    uint64_t key;
-    if (p_ >= end_ || !Varint(&key)) return false;
-    *field = static_cast<int>(key >> 3);
-    *wire = static_cast<int>(key & 7);
-    switch (*wire) {
-      case 0: return Varint(value);
-      case 1: return Skip(8);
-      case 5: return Skip(4);
-      case 2: {
-        uint64_t len;
-        if (!Varint(&len) || len > static_cast<uint64_t>(end_ - p_)) return false;
-        *sub = ProtoReader(p_, len);
-        p_ += len;
-        return true;
-      }
-      default: return false;
-    }
-  }
-  std::string_view bytes() const {
-    return std::string_view(reinterpret_cast<const char*>(p_), end_ - p_);
-  }
-
- private:
-  bool Varint(uint64_t* v) {
-    *v = 0;
-    for (int shift = 0; p_ < end_ && shift < 64; shift += 7) {
-      const uint8_t b = *p_++;
-      *v |= uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
-    }
-    return false;
-  }
-  bool Skip(size_t n) {
-    if (static_cast<size_t>(end_ - p_) < n) return false;
-    p_ += n;
-    return true;
-  }
-  const uint8_t* p_;
-  const uint8_t* end_;
-};
-
-inline std::vector<int64> ReadShapeProto(ProtoReader r) {
+inline std::vector<int64> ReadShapeProto(std::string_view bytes) {
+  using pdk::wire::kLengthDelimited;
+  using pdk::wire::kVarint;
+  pdk::wire::Reader r(bytes);
   std::vector<int64> dims;
   int f, w;
-  uint64_t v;
-  ProtoReader sub(nullptr, 0);
-  while (r.Next(&f, &w, &v, &sub)) {
-    if (f == 3 && w == 0 && v) return {-2};  // unknown_rank
-    if (f != 2 || w != 2) continue;
-    int64 size = 0;
-    int df, dw;
-    uint64_t dv;
-    ProtoReader name(nullptr, 0);
-    while (sub.Next(&df, &dw, &dv, &name))
-      if (df == 1 && dw == 0) size = static_cast<int64>(dv);
-    dims.push_back(size);
+  while (!r.done() && r.Tag(&f, &w)) {
+    uint64_t v;
+    std::string_view dim;
+    if (f == 3 && w == kVarint) {  // unknown_rank
+      if (!r.Varint(&v)) break;
+      if (v) return {-2};
+    } else if (f == 2 && w == kLengthDelimited) {
+      if (!r.Bytes(&dim)) break;
+      pdk::wire::Reader d(dim);
+      int64 size = 0;
+      int df, dw;
+      while (!d.done() && d.Tag(&df, &dw)) {
+        if (df == 1 && dw == kVarint) {
+          if (!d.Varint(&v)) break;
+          size = static_cast<int64>(v);
+        } else if (!d.Skip(dw)) {
+          break;
+        }
+      }
+      dims.push_back(size);
+    } else if (!r.Skip(w)) {
+      break;
+    }
   }
   return dims;
 }
 
 inline bool NodeDefShapeAttr(const uint8_t* p, size_t n, std::string_view name,
                              std::vector<std::vector<int64>>* shapes, bool* is_list) {
-  ProtoReader node(p, n), entry(nullptr, 0);
+  using pdk::wire::kLengthDelimited;
+  pdk::wire::Reader node(p, n);
   int f, w;
-  uint64_t v;
-  while (node.Next(&f, &w, &v, &entry)) {
-    if (f != 5 || w != 2) continue;
-    ProtoReader part(nullptr, 0), value(nullptr, 0);
-    bool match = false, have_value = false;
-    while (entry.Next(&f, &w, &v, &part)) {
-      if (f == 1 && w == 2) match = part.bytes() == name;
-      if (f == 2 && w == 2) value = part, have_value = true;
+  while (!node.done() && node.Tag(&f, &w)) {
+    std::string_view entry;
+    if (f != 5 || w != kLengthDelimited) {
+      if (!node.Skip(w)) return false;
+      continue;
     }
-    if (!match || !have_value) continue;
+    if (!node.Bytes(&entry)) return false;
+    pdk::wire::Reader e(entry);
+    std::string_view key, value;
+    bool have_key = false, have_value = false;
+    while (!e.done() && e.Tag(&f, &w)) {
+      std::string_view s;
+      if ((f == 1 || f == 2) && w == kLengthDelimited) {
+        if (!e.Bytes(&s)) break;
+        (f == 1 ? key : value) = s;
+        (f == 1 ? have_key : have_value) = true;
+      } else if (!e.Skip(w)) {
+        break;
+      }
+    }
+    if (!have_key || key != name || !have_value) continue;
     shapes->clear();
-    ProtoReader field(nullptr, 0);
-    while (value.Next(&f, &w, &v, &field)) {
-      if (f == 7 && w == 2) {
+    pdk::wire::Reader v(value);
+    while (!v.done() && v.Tag(&f, &w)) {
+      std::string_view field;
+      if (w != kLengthDelimited || (f != 7 && f != 1)) {
+        if (!v.Skip(w)) break;
+        continue;
+      }
+      if (!v.Bytes(&field)) break;
+      if (f == 7) {  // shape
         shapes->push_back(ReadShapeProto(field));
         *is_list = false;
-      } else if (f == 1 && w == 2) {
-        *is_list = true;
-        ProtoReader item(nullptr, 0);
-        while (field.Next(&f, &w, &v, &item))
-          if (f == 7 && w == 2) shapes->push_back(ReadShapeProto(item));
+        continue;
+      }
+      *is_list = true;  // list: its shapes
+      pdk::wire::Reader l(field);
+      int lf, lw;
+      while (!l.done() && l.Tag(&lf, &lw)) {
+        std::string_view item;
+        if (lf == 7 && lw == kLengthDelimited) {
+          if (!l.Bytes(&item)) break;
+          shapes->push_back(ReadShapeProto(item));
+        } else if (!l.Skip(lw)) {
+          break;
+        }
       }
     }
     return true;

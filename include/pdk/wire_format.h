@@ -1,16 +1,19 @@
-// Protocol-buffer wire format, read and written by hand: PDK's plugin carries
-// no protobuf runtime (docs/architecture.md, "Graph optimizer"). Used by the
-// GraphDef codec (src/graph/graph_def.cc) and the profiler's XSpace writer
-// (src/profiler/). Encoding: https://protobuf.dev/programming-guides/encoding/.
-#ifndef PDK_SRC_PROTO_WIRE_FORMAT_H_
-#define PDK_SRC_PROTO_WIRE_FORMAT_H_
+// pdk/wire_format.h — the protocol-buffer wire format, read and written by
+// hand: a plugin built with the kit carries no protobuf runtime
+// (docs/architecture.md, "Graph optimizer"). Used by PDK's GraphDef codec
+// (src/graph/graph_def.cc), the profiler's XSpace writer (src/profiler/) and
+// the TF-style kit's NodeDef shape-attr reader (pdk/tf/op_kernel.h).
+// Encoding: https://protobuf.dev/programming-guides/encoding/.
+#ifndef PDK_WIRE_FORMAT_H_
+#define PDK_WIRE_FORMAT_H_
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
 
-namespace pdk_proto {
+namespace pdk {
+namespace wire {
 
 enum WireType : int { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
 
@@ -106,6 +109,7 @@ inline void PutDoubleField(std::string* out, int field, double v) {
   out->append(b, 8);
 }
 
-}  // namespace pdk_proto
+}  // namespace wire
+}  // namespace pdk
 
-#endif  // PDK_SRC_PROTO_WIRE_FORMAT_H_
+#endif  // PDK_WIRE_FORMAT_H_
