@@ -171,10 +171,12 @@ def train_step_case(name, build, x, y):
     return name, fns, 1, None
 
 
-def compiled(model):
+def compiled(model, optimizer=None):
+    """Compiles `model` for sparse 10-way classification with `optimizer`
+    (default: Adam(1e-3))."""
     import keras
 
-    model.compile(optimizer=keras.optimizers.Adam(1e-3),
+    model.compile(optimizer=optimizer or keras.optimizers.Adam(1e-3),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   jit_compile=False)
     return model
@@ -188,16 +190,42 @@ def case_digits_step():
                            x[:32], y[:32])
 
 
-def case_mlp_step():
+def mlp_data():
+    """256 random 784-feature rows and 10-way labels."""
+    rng = np.random.default_rng(0)
+    return rng.random((256, 784)).astype(np.float32), rng.integers(0, 10, 256).astype(np.int64)
+
+
+def mlp(**last_layer):
+    """Dense 784-512-512-10 with ReLU; `last_layer` goes to the output Dense."""
     import keras
 
-    rng = np.random.default_rng(0)
-    x = rng.random((256, 784)).astype(np.float32)
-    y = rng.integers(0, 10, 256).astype(np.int64)
-    build = lambda: compiled(keras.Sequential([  # noqa: E731
+    return keras.Sequential([
         keras.Input((784,)), keras.layers.Dense(512, activation="relu"),
-        keras.layers.Dense(512, activation="relu"), keras.layers.Dense(10)]))
-    return train_step_case("train step: MLP 784-512-512-10 (batch 256)", build, x, y)
+        keras.layers.Dense(512, activation="relu"), keras.layers.Dense(10, **last_layer)])
+
+
+def cnn_data():
+    """32 random 32x32x3 images and 10-way labels."""
+    rng = np.random.default_rng(0)
+    return (rng.random((32, 32, 32, 3)).astype(np.float32),
+            rng.integers(0, 10, 32).astype(np.int64))
+
+
+def small_cnn():
+    """Conv2D(32)-MaxPool-Conv2D(64)-MaxPool-Dense(128)-Dense(10) on 32x32x3."""
+    import keras
+
+    return keras.Sequential([
+        keras.Input((32, 32, 3)),
+        keras.layers.Conv2D(32, 3, padding="same", activation="relu"), keras.layers.MaxPooling2D(),
+        keras.layers.Conv2D(64, 3, padding="same", activation="relu"), keras.layers.MaxPooling2D(),
+        keras.layers.Flatten(), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(10)])
+
+
+def case_mlp_step():
+    return train_step_case("train step: MLP 784-512-512-10 (batch 256)",
+                           lambda: compiled(mlp()), *mlp_data())
 
 
 def case_mlp_bf16_step():
@@ -205,36 +233,53 @@ def case_mlp_bf16_step():
     MatMuls, float32 variables)."""
     import keras
 
-    rng = np.random.default_rng(0)
-    x = rng.random((256, 784)).astype(np.float32)
-    y = rng.integers(0, 10, 256).astype(np.int64)
-
     def build():
         old = keras.mixed_precision.global_policy()
         keras.mixed_precision.set_global_policy("mixed_bfloat16")
         try:
-            return compiled(keras.Sequential([
-                keras.Input((784,)), keras.layers.Dense(512, activation="relu"),
-                keras.layers.Dense(512, activation="relu"),
-                keras.layers.Dense(10, dtype="float32")]))
+            return compiled(mlp(dtype="float32"))
         finally:
             keras.mixed_precision.set_global_policy(old)
     return train_step_case("train step: MLP 784-512-512-10 mixed_bfloat16 (batch 256)",
-                           build, x, y)
+                           build, *mlp_data())
 
 
 def case_cnn_step():
+    return train_step_case("train step: small CNN 32x32x3 (batch 32)",
+                           lambda: compiled(small_cnn()), *cnn_data())
+
+
+def case_lstm_step():
+    """A text classifier: Embedding(5000, 64) -> LSTM(64) -> Dense(10) over
+    sequences of 80 token ids; batch 32; Adam."""
     import keras
 
     rng = np.random.default_rng(0)
-    x = rng.random((32, 32, 32, 3)).astype(np.float32)
+    x = rng.integers(1, 5000, (32, 80)).astype(np.int64)
     y = rng.integers(0, 10, 32).astype(np.int64)
     build = lambda: compiled(keras.Sequential([  # noqa: E731
-        keras.Input((32, 32, 3)),
-        keras.layers.Conv2D(32, 3, padding="same", activation="relu"), keras.layers.MaxPooling2D(),
-        keras.layers.Conv2D(64, 3, padding="same", activation="relu"), keras.layers.MaxPooling2D(),
-        keras.layers.Flatten(), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(10)]))
-    return train_step_case("train step: small CNN 32x32x3 (batch 32)", build, x, y)
+        keras.Input((80,), dtype="int64"), keras.layers.Embedding(5000, 64),
+        keras.layers.LSTM(64), keras.layers.Dense(10)]))
+    return train_step_case("train step: LSTM text classifier (batch 32, seq 80, d 64)",
+                           build, x, y)
+
+
+def case_sgd_momentum_mlp_step():
+    """The 784-512-512-10 MLP trained with SGD(0.01, momentum=0.9)."""
+    import keras
+
+    return train_step_case("train step: MLP 784-512-512-10, SGD momentum (batch 256)",
+                           lambda: compiled(mlp(), keras.optimizers.SGD(0.01, momentum=0.9)),
+                           *mlp_data())
+
+
+def case_rmsprop_cnn_step():
+    """The small CNN of `case_cnn_step` trained with RMSprop(1e-3)."""
+    import keras
+
+    return train_step_case("train step: small CNN 32x32x3, RMSprop (batch 32)",
+                           lambda: compiled(small_cnn(), keras.optimizers.RMSprop(1e-3)),
+                           *cnn_data())
 
 
 def case_resnet50_step():
@@ -318,9 +363,13 @@ CASES = {
     "cnn": case_cnn_step,
     "resnet50": case_resnet50_step,
     "transformer": case_transformer_step,
+    "lstm": case_lstm_step,
+    "mlp_sgd": case_sgd_momentum_mlp_step,
+    "cnn_rmsprop": case_rmsprop_cnn_step,
 }
 
-TRAIN_CASES = ("digits", "mlp", "mlp_bf16", "cnn", "resnet50", "transformer")
+TRAIN_CASES = ("digits", "mlp", "mlp_bf16", "cnn", "resnet50", "transformer", "lstm", "mlp_sgd",
+               "cnn_rmsprop")
 
 
 def measure(fns, per_call, repeats, warmup=3, keys=DEVICES):

@@ -7,6 +7,7 @@
 #include "compute/copy.h"
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -84,11 +85,13 @@ class ConcatV2Op {
 PDK_REGISTER_KERNELS(ConcatV2, r) {
   pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
+                     using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       r.Add(pdk::KernelDef<ConcatV2Op>("ConcatV2")
-                                 .Type("T", t)
-                                 .Type("Tidx", i)
-                                 .HostMemory("axis"));
+                       r.Add(Int32OnHost<T>(pdk::KernelDef<ConcatV2Op>("ConcatV2")
+                                                .Type("T", t)
+                                                .Type("Tidx", i)
+                                                .HostMemory("axis"),
+                                            {"values", "output"}));
                      });
                    });
 }

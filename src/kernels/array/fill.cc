@@ -6,6 +6,7 @@
 
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -73,13 +74,16 @@ PDK_REGISTER_KERNELS(Fill, r) {
                    [&](auto t) {
                      using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       r.Add(pdk::KernelDef<FillOp<sizeof(T)>>("Fill")
-                                 .Type("T", t)
-                                 .Type("index_type", i)
-                                 .HostMemory("dims"));
+                       r.Add(Int32OnHost<T>(pdk::KernelDef<FillOp<sizeof(T)>>("Fill")
+                                                .Type("T", t)
+                                                .Type("index_type", i)
+                                                .HostMemory("dims"),
+                                            {"value", "output"}));
                      });
-                     r.Add(pdk::KernelDef<ConstantLikeOp<T, 0>>("ZerosLike").Type("T", t));
-                     r.Add(pdk::KernelDef<ConstantLikeOp<T, 1>>("OnesLike").Type("T", t));
+                     r.Add(Int32OnHost<T>(
+                         pdk::KernelDef<ConstantLikeOp<T, 0>>("ZerosLike").Type("T", t), {"y"}));
+                     r.Add(Int32OnHost<T>(
+                         pdk::KernelDef<ConstantLikeOp<T, 1>>("OnesLike").Type("T", t), {"y"}));
                    });
 }
 

@@ -1,6 +1,7 @@
 // Identity, Snapshot, StopGradient: output 0 shares input 0's buffer.
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 
@@ -15,8 +16,10 @@ class IdentityOp {
 PDK_REGISTER_KERNELS(Identity, r) {
   pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
+                     using T = typename decltype(t)::type;
                      for (const char* op : {"Identity", "Snapshot", "StopGradient"})
-                       r.Add(pdk::KernelDef<IdentityOp>(op).Type("T", t));
+                       r.Add(Int32OnHost<T>(pdk::KernelDef<IdentityOp>(op).Type("T", t),
+                                            {"input", "output"}));
                    });
 }
 

@@ -44,6 +44,7 @@
 #include "compute/copy.h"
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -212,18 +213,18 @@ PDK_REGISTER_KERNELS(InplaceOps, r) {
     using T = typename decltype(t)::type;
     r.Add(pdk::KernelDef<ParallelConcatStartOp>("_ParallelConcatStart").Type("dtype", t));
     r.Add(pdk::KernelDef<ParallelConcatUpdateOp>("_ParallelConcatUpdate").Type("T", t));
-    r.Add(pdk::KernelDef<InplaceOp<T, InplaceKind::kUpdate>>("InplaceUpdate")
-              .Type("T", t)
-              .HostMemory("i"));
+    r.Add(Int32OnHost<T>(
+        pdk::KernelDef<InplaceOp<T, InplaceKind::kUpdate>>("InplaceUpdate").Type("T", t).HostMemory("i"),
+        {"x", "v", "y"}));
     if constexpr (!std::is_same_v<T, bool>) {
-      r.Add(pdk::KernelDef<InplaceOp<T, InplaceKind::kAdd>>("InplaceAdd")
-                .Type("T", t)
-                .HostMemory("i"));
-      r.Add(pdk::KernelDef<InplaceOp<T, InplaceKind::kSub>>("InplaceSub")
-                .Type("T", t)
-                .HostMemory("i"));
+      r.Add(Int32OnHost<T>(
+          pdk::KernelDef<InplaceOp<T, InplaceKind::kAdd>>("InplaceAdd").Type("T", t).HostMemory("i"),
+          {"x", "v", "y"}));
+      r.Add(Int32OnHost<T>(
+          pdk::KernelDef<InplaceOp<T, InplaceKind::kSub>>("InplaceSub").Type("T", t).HostMemory("i"),
+          {"x", "v", "y"}));
     }
-    r.Add(pdk::KernelDef<DeepCopyOp>("DeepCopy").Type("T", t));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<DeepCopyOp>("DeepCopy").Type("T", t), {"x", "y"}));
     r.Add(pdk::KernelDef<EmptyOp>("Empty").Type("dtype", t).HostMemory("shape"));
   });
 }

@@ -8,6 +8,7 @@
 #include "compute/copy.h"
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -113,8 +114,11 @@ class UnpackOp {
 PDK_REGISTER_KERNELS(Pack, r) {
   pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
-                     r.Add(pdk::KernelDef<PackOp>("Pack").Type("T", t));
-                     r.Add(pdk::KernelDef<UnpackOp>("Unpack").Type("T", t));
+                     using T = typename decltype(t)::type;
+                     r.Add(Int32OnHost<T>(pdk::KernelDef<PackOp>("Pack").Type("T", t),
+                                          {"values", "output"}));
+                     r.Add(Int32OnHost<T>(pdk::KernelDef<UnpackOp>("Unpack").Type("T", t),
+                                          {"value", "output"}));
                    });
 }
 

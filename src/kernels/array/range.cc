@@ -18,6 +18,7 @@
 
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -88,11 +89,12 @@ class RangeOp {
 PDK_REGISTER_KERNELS(Range, r) {
   pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<RangeOp<T>>("Range")
-              .Type("Tidx", t)
-              .HostMemory("start")
-              .HostMemory("limit")
-              .HostMemory("delta"));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<RangeOp<T>>("Range")
+                             .Type("Tidx", t)
+                             .HostMemory("start")
+                             .HostMemory("limit")
+                             .HostMemory("delta"),
+                         {"output"}));
   });
 }
 

@@ -13,6 +13,7 @@
 
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -152,17 +153,21 @@ class SqueezeOp {
 PDK_REGISTER_KERNELS(Reshape, r) {
   pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
+                     using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       r.Add(pdk::KernelDef<ReshapeOp>("Reshape")
-                                 .Type("T", t)
-                                 .Type("Tshape", i)
-                                 .HostMemory("shape"));
-                       r.Add(pdk::KernelDef<ExpandDimsOp>("ExpandDims")
-                                 .Type("T", t)
-                                 .Type("Tdim", i)
-                                 .HostMemory("dim"));
+                       r.Add(Int32OnHost<T>(pdk::KernelDef<ReshapeOp>("Reshape")
+                                                .Type("T", t)
+                                                .Type("Tshape", i)
+                                                .HostMemory("shape"),
+                                            {"tensor", "output"}));
+                       r.Add(Int32OnHost<T>(pdk::KernelDef<ExpandDimsOp>("ExpandDims")
+                                                .Type("T", t)
+                                                .Type("Tdim", i)
+                                                .HostMemory("dim"),
+                                            {"input", "output"}));
                      });
-                     r.Add(pdk::KernelDef<SqueezeOp>("Squeeze").Type("T", t));
+                     r.Add(Int32OnHost<T>(pdk::KernelDef<SqueezeOp>("Squeeze").Type("T", t),
+                                          {"input", "output"}));
                    });
 }
 

@@ -6,6 +6,7 @@
 
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -63,18 +64,22 @@ class RankOp {
 PDK_REGISTER_KERNELS(ShapeOps, r) {
   pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
+                     using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto o) {
                        for (const char* op : {"Shape", "ShapeN"})
-                         r.Add(pdk::KernelDef<ShapeOp>(op)
-                                   .Type("T", t)
-                                   .Type("out_type", o)
-                                   .HostMemory("output"));
-                       r.Add(pdk::KernelDef<SizeOp>("Size")
-                                 .Type("T", t)
-                                 .Type("out_type", o)
-                                 .HostMemory("output"));
+                         r.Add(Int32OnHost<T>(pdk::KernelDef<ShapeOp>(op)
+                                                  .Type("T", t)
+                                                  .Type("out_type", o)
+                                                  .HostMemory("output"),
+                                              {"input"}));
+                       r.Add(Int32OnHost<T>(pdk::KernelDef<SizeOp>("Size")
+                                                .Type("T", t)
+                                                .Type("out_type", o)
+                                                .HostMemory("output"),
+                                            {"input"}));
                      });
-                     r.Add(pdk::KernelDef<RankOp>("Rank").Type("T", t).HostMemory("output"));
+                     r.Add(Int32OnHost<T>(pdk::KernelDef<RankOp>("Rank").Type("T", t).HostMemory("output"),
+                                          {"input"}));
                    });
 }
 

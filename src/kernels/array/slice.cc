@@ -16,6 +16,7 @@
 #include "compute/eigen.h"
 #include "kernels/array/box_copy.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -64,12 +65,14 @@ class SliceOp {
 PDK_REGISTER_KERNELS(Slice, r) {
   pdk::ForEachType(pdk_compute::DataMovementTypes{},
                    [&](auto t) {
+                     using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       r.Add(pdk::KernelDef<SliceOp>("Slice")
-                                 .Type("T", t)
-                                 .Type("Index", i)
-                                 .HostMemory("begin")
-                                 .HostMemory("size"));
+                       r.Add(Int32OnHost<T>(pdk::KernelDef<SliceOp>("Slice")
+                                                .Type("T", t)
+                                                .Type("Index", i)
+                                                .HostMemory("begin")
+                                                .HostMemory("size"),
+                                            {"input", "output"}));
                      });
                    });
 }

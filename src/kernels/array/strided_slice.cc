@@ -14,6 +14,7 @@
 #include "compute/eigen.h"
 #include "kernels/array/strided_slice_spec.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -52,13 +53,15 @@ PDK_REGISTER_KERNELS(StridedSlice, r) {
   pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
                                  bool, uint8_t>{},
                    [&](auto t) {
+                     using T = typename decltype(t)::type;
                      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       r.Add(pdk::KernelDef<StridedSliceOp>("StridedSlice")
-                                 .Type("T", t)
-                                 .Type("Index", i)
-                                 .HostMemory("begin")
-                                 .HostMemory("end")
-                                 .HostMemory("strides"));
+                       r.Add(Int32OnHost<T>(pdk::KernelDef<StridedSliceOp>("StridedSlice")
+                                                .Type("T", t)
+                                                .Type("Index", i)
+                                                .HostMemory("begin")
+                                                .HostMemory("end")
+                                                .HostMemory("strides"),
+                                            {"input", "output"}));
                      });
                    });
 }

@@ -11,6 +11,7 @@
 
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -52,7 +53,8 @@ PDK_REGISTER_KERNELS(Where, r) {
   pdk::ForEachType(pdk::TypeList<bool, float, double, int32_t, int64_t, uint8_t, int8_t>{},
                    [&](auto t) {
                      using T = typename decltype(t)::type;
-                     r.Add(pdk::KernelDef<WhereOp<T>>("Where").Type("T", t));
+                     r.Add(Int32OnHost<T>(pdk::KernelDef<WhereOp<T>>("Where").Type("T", t),
+                                          {"input", "index"}));
                    });
 }
 

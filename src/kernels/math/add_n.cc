@@ -13,6 +13,7 @@
 
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -65,7 +66,7 @@ PDK_REGISTER_KERNELS(MathAddN, r) {
       pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t>{},
       [&](auto t) {
         using T = typename decltype(t)::type;
-        r.Add(pdk::KernelDef<AddNOp<T>>("AddN").Type("T", t));
+        r.Add(Int32OnHost<T>(pdk::KernelDef<AddNOp<T>>("AddN").Type("T", t), {"inputs", "sum"}));
       });
 }
 

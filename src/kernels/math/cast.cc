@@ -16,6 +16,7 @@
 
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace {
@@ -89,9 +90,12 @@ PDK_REGISTER_KERNELS(Cast, r) {
     using Src = typename decltype(s)::type;
     pdk::ForEachType(CastTypes{}, [&](auto d) {
       using Dst = typename decltype(d)::type;
-      r.Add(pdk::KernelDef<CastOp<Src, Dst>>("Cast")
-                .template Type<Src>("SrcT")
-                .template Type<Dst>("DstT"));
+      // An int32 side in host memory (src/kernels/int32_on_host.h): a loop's
+      // int32 time step cast to float needs no copy.
+      r.Add(Int32OnHost<Src>(
+          Int32OnHost<Dst>(pdk::KernelDef<CastOp<Src, Dst>>("Cast").Type("SrcT", s).Type("DstT", d),
+                           {"y"}),
+          {"x"}));
     });
   });
 }

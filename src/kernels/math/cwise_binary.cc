@@ -29,6 +29,7 @@
 #include "compute/broadcast.h"
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace functors {
@@ -429,7 +430,8 @@ PDK_REGISTER_KERNELS(CwiseBinary, r) {
   pdk::ForEachType(RealTypes{}, [&](auto t) {
     using T = typename decltype(t)::type;
     auto add = [&](auto kernel, const char* op) {
-      r.Add(pdk::KernelDef<decltype(kernel)>(op).template Type<T>("T"));
+      r.Add(Int32OnHost<T>(pdk::KernelDef<decltype(kernel)>(op).template Type<T>("T"),
+                           {"x", "y", "z"}));
     };
     for (const char* op : {"AddV2", "Add"}) add(Same<T, ei::scalar_sum_op<T, T>>(), op);
     add(Same<T, ei::scalar_difference_op<T, T>>(), "Sub");
@@ -447,10 +449,13 @@ PDK_REGISTER_KERNELS(CwiseBinary, r) {
   });
   pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t, bool>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<EqualityOp<T, Cmp<T, Eigen::internal::cmp_EQ>, false>>("Equal")
-              .template Type<T>("T"));
-    r.Add(pdk::KernelDef<EqualityOp<T, Cmp<T, Eigen::internal::cmp_NEQ>, true>>("NotEqual")
-              .template Type<T>("T"));
+    r.Add(Int32OnHost<T>(
+        pdk::KernelDef<EqualityOp<T, Cmp<T, Eigen::internal::cmp_EQ>, false>>("Equal").Type("T", t),
+        {"x", "y", "z"}));
+    r.Add(Int32OnHost<T>(
+        pdk::KernelDef<EqualityOp<T, Cmp<T, Eigen::internal::cmp_NEQ>, true>>("NotEqual")
+            .Type("T", t),
+        {"x", "y", "z"}));
   });
   pdk::ForEachType(FloatTypes{}, [&](auto t) {
     using T = typename decltype(t)::type;
@@ -465,7 +470,8 @@ PDK_REGISTER_KERNELS(CwiseBinary, r) {
   });
   pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<Same<T, functors::BitwiseAnd<T>>>("BitwiseAnd").template Type<T>("T"));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<Same<T, functors::BitwiseAnd<T>>>("BitwiseAnd").Type("T", t),
+                         {"x", "y", "z"}));
   });
   // float16 / bfloat16, computed in float32 (ViaFloatBinaryOp, GradOp).
   pdk::ForEachType(pdk::TypeList<Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
@@ -496,8 +502,16 @@ PDK_REGISTER_KERNELS(CwiseBinary, r) {
     r.Add(pdk::KernelDef<GradOp<T, functors::RsqrtGrad<F>>>("RsqrtGrad").Type("T", t));
     r.Add(pdk::KernelDef<GradOp<T, functors::ReciprocalGrad<F>>>("ReciprocalGrad").Type("T", t));
   });
-  r.Add(pdk::KernelDef<Same<bool, functors::LogicalAnd>>("LogicalAnd"));
-  r.Add(pdk::KernelDef<Same<bool, functors::LogicalOr>>("LogicalOr"));
+  // In host memory, like int32: a tf.while_loop's condition joins int32
+  // comparisons (host) with LogicalAnd and feeds LoopCond (host memory).
+  r.Add(pdk::KernelDef<Same<bool, functors::LogicalAnd>>("LogicalAnd")
+            .HostMemory("x")
+            .HostMemory("y")
+            .HostMemory("z"));
+  r.Add(pdk::KernelDef<Same<bool, functors::LogicalOr>>("LogicalOr")
+            .HostMemory("x")
+            .HostMemory("y")
+            .HostMemory("z"));
 }
 
 }  // namespace

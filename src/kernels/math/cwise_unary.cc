@@ -16,6 +16,7 @@
 #include "compute/exact_sqrt.h"
 #include "compute/unary.h"
 #include "pdk/kernel.h"
+#include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
 namespace unary {
@@ -78,14 +79,14 @@ class PassThroughOp {
 PDK_REGISTER_KERNELS(CwiseUnary, r) {
   pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Neg>>("Neg").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Square>>("Square").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Abs>>("Abs").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Sign>>("Sign").template Type<T>("T"));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<UnaryOp<T, unary::Neg>>("Neg").Type("T", t), {"x", "y"}));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<UnaryOp<T, unary::Square>>("Square").Type("T", t), {"x", "y"}));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<UnaryOp<T, unary::Abs>>("Abs").Type("T", t), {"x", "y"}));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<UnaryOp<T, unary::Sign>>("Sign").Type("T", t), {"x", "y"}));
     if constexpr (std::is_integral_v<T>) {
-      r.Add(pdk::KernelDef<PassThroughOp>("Round").template Type<T>("T"));
+      r.Add(Int32OnHost<T>(pdk::KernelDef<PassThroughOp>("Round").Type("T", t), {"x", "y"}));
     } else {
-      r.Add(pdk::KernelDef<UnaryOp<T, unary::Round>>("Round").template Type<T>("T"));
+      r.Add(Int32OnHost<T>(pdk::KernelDef<UnaryOp<T, unary::Round>>("Round").Type("T", t), {"x", "y"}));
     }
   });
   pdk::ForEachType(pdk::TypeList<Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
@@ -109,7 +110,8 @@ PDK_REGISTER_KERNELS(CwiseUnary, r) {
     r.Add(pdk::KernelDef<UnaryOp<T, unary::Sigmoid>>("Sigmoid").template Type<T>("T"));
     r.Add(pdk::KernelDef<UnaryOp<T, unary::Tanh>>("Tanh").template Type<T>("T"));
   });
-  r.Add(pdk::KernelDef<UnaryOp<bool, unary::LogicalNot>>("LogicalNot"));
+  // In host memory with LogicalAnd and LogicalOr (cwise_binary.cc).
+  r.Add(pdk::KernelDef<UnaryOp<bool, unary::LogicalNot>>("LogicalNot").HostMemory("x").HostMemory("y"));
 }
 
 }  // namespace

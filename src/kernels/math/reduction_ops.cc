@@ -285,24 +285,26 @@ class ReductionOp : public OpKernel {
   bool keep_dims_ = false;
 };
 
-#define PDK_REGISTER_REDUCTION_(name, T, kind)                                        \
+// HOST_MEMORY: empty, or `.HostMemory("input").HostMemory("output")` for
+// int32, whose tensors PDK keeps in host memory (src/kernels/int32_on_host.h).
+#define PDK_REGISTER_REDUCTION_(name, T, kind, HOST_MEMORY)                          \
   REGISTER_KERNEL_BUILDER(Name(name)                                                  \
                               .Device(DEVICE_PDK)                                     \
                               .TypeConstraint<T>("T")                                 \
-                              .HostMemory("reduction_indices"),                       \
+                              .HostMemory("reduction_indices") HOST_MEMORY,           \
                           ReductionOp<T, Kind::kind>)
-#define PDK_REGISTER_REDUCTIONS_(T)                \
-  PDK_REGISTER_REDUCTION_("Sum", T, kSum);         \
-  PDK_REGISTER_REDUCTION_("Mean", T, kMean);       \
-  PDK_REGISTER_REDUCTION_("Prod", T, kProd);       \
-  PDK_REGISTER_REDUCTION_("Max", T, kMax);         \
-  PDK_REGISTER_REDUCTION_("Min", T, kMin)
-PDK_REGISTER_REDUCTIONS_(float);
-PDK_REGISTER_REDUCTIONS_(double);
-PDK_REGISTER_REDUCTIONS_(Eigen::half);
-PDK_REGISTER_REDUCTIONS_(Eigen::bfloat16);
-PDK_REGISTER_REDUCTIONS_(int32);
-PDK_REGISTER_REDUCTIONS_(int64);
+#define PDK_REGISTER_REDUCTIONS_(T, HOST_MEMORY)              \
+  PDK_REGISTER_REDUCTION_("Sum", T, kSum, HOST_MEMORY);       \
+  PDK_REGISTER_REDUCTION_("Mean", T, kMean, HOST_MEMORY);     \
+  PDK_REGISTER_REDUCTION_("Prod", T, kProd, HOST_MEMORY);     \
+  PDK_REGISTER_REDUCTION_("Max", T, kMax, HOST_MEMORY);       \
+  PDK_REGISTER_REDUCTION_("Min", T, kMin, HOST_MEMORY)
+PDK_REGISTER_REDUCTIONS_(float, );
+PDK_REGISTER_REDUCTIONS_(double, );
+PDK_REGISTER_REDUCTIONS_(Eigen::half, );
+PDK_REGISTER_REDUCTIONS_(Eigen::bfloat16, );
+PDK_REGISTER_REDUCTIONS_(int32, .HostMemory("input").HostMemory("output"));
+PDK_REGISTER_REDUCTIONS_(int64, );
 REGISTER_KERNEL_BUILDER(Name("All").Device(DEVICE_PDK).HostMemory("reduction_indices"),
                         ReductionOp<bool, Kind::kAll>);
 REGISTER_KERNEL_BUILDER(Name("Any").Device(DEVICE_PDK).HostMemory("reduction_indices"),

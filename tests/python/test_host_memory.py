@@ -1,0 +1,152 @@
+"""int32 tensors of the PDK device live in host memory, as TensorFlow's own
+DEVICE_DEFAULT and GPU int32 kernels have them (src/kernels/int32_on_host.h).
+
+A PDK int32 kernel that wanted device memory where TensorFlow's control-flow
+kernels use host memory made TensorFlow copy the loop counter and the time
+step between the two memories in every iteration of a tf.while_loop (a
+_HostSend/_Recv pair per edge)."""
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tensorflow.python.framework import kernels
+
+from child_process import run_python
+
+
+def _constraints(k):
+    return tuple(sorted((c.name, tuple(sorted(c.allowed_values.list.type)))
+                        for c in k.constraint))
+
+
+def _compatible(a, b):
+    """Whether two kernels' type constraints can match the same node: every
+    attribute constrained by both allows a common dtype."""
+    da, db = dict(a), dict(b)
+    return all(set(da[n]) & set(db[n]) for n in da.keys() & db.keys())
+
+
+def test_int32_kernels_use_the_host_memory_of_tensorflows_device_default_kernels():
+    registered = kernels.get_all_registered_kernels().kernel
+    default = [k for k in registered if k.device_type == "DEFAULT"]
+    pdk = [k for k in registered if k.device_type == "PDK"]
+    int32 = tf.int32.as_datatype_enum
+    checked, mismatches = 0, []
+    for k in pdk:
+        ck = _constraints(k)
+        # The int32 instantiations: the op's main type attribute is int32.
+        main = [types for name, types in ck if name in ("T", "Tidx", "dtype")]
+        if not main or main[0] != (int32,):
+            continue
+        for d in default:
+            if d.op == k.op and _constraints(d) and _compatible(ck, _constraints(d)):
+                checked += 1
+                if sorted(k.host_memory_arg) != sorted(d.host_memory_arg):
+                    mismatches.append((k.op, ck, sorted(k.host_memory_arg),
+                                       sorted(d.host_memory_arg)))
+    assert checked >= 40, checked
+    assert not mismatches, mismatches
+
+
+@pytest.mark.parametrize("op", ["Pack", "StridedSlice", "Cast", "LogicalAnd", "LogicalOr",
+                                "LogicalNot"])
+def test_ops_without_a_device_default_int32_kernel_keep_int32_and_bool_on_host(op):
+    """Pack and StridedSlice follow TensorFlow's GPU kernels; Cast keeps its
+    int32 side on the host; the logical ops join a while loop's int32
+    comparisons and feed LoopCond."""
+    regs = [k for k in kernels.get_all_registered_kernels().kernel
+            if k.device_type == "PDK" and k.op == op]
+    int32 = tf.int32.as_datatype_enum
+    if op.startswith("Logical"):
+        chosen = regs
+    elif op == "Cast":
+        chosen = [k for k in regs if [int32] in [list(c.allowed_values.list.type)
+                                                 for c in k.constraint]]
+    else:
+        chosen = [k for k in regs
+                  if [c for c in k.constraint if c.name == "T"][0].allowed_values.list.type
+                  == [int32]]
+    assert chosen
+    for k in chosen:
+        if op == "Pack":
+            assert {"values", "output"} <= set(k.host_memory_arg), k
+        elif op == "Cast":
+            src, dst = ([c for c in k.constraint if c.name == n][0].allowed_values.list.type
+                        for n in ("SrcT", "DstT"))
+            want = ({"x"} if src == [int32] else set()) | ({"y"} if dst == [int32] else set())
+            assert set(k.host_memory_arg) == want, k
+        elif op == "StridedSlice":
+            assert {"input", "begin", "end", "strides", "output"} <= set(k.host_memory_arg), k
+        else:
+            assert {"x", "y"} <= set(k.host_memory_arg), k
+
+
+def test_int32_ops_on_pdk_match_the_cpu_and_run_pdk_kernels():
+    import tensorflow_pdk
+
+    a = np.array([[3, -7, 5], [0, 2, -1]], np.int32)
+    b = np.array([[2, 3, -5], [1, 2, 4]], np.int32)
+    fns = [lambda x, y: x + y, lambda x, y: x * y - y, tf.math.floordiv, tf.math.floormod,
+           lambda x, y: tf.cast(x < y, tf.int32), lambda x, y: tf.reduce_sum(x, 1),
+           lambda x, y: tf.reduce_max(y, 0),
+           lambda x, y: tf.concat([x, y], 0), lambda x, y: tf.stack([x, y]),
+           lambda x, y: tf.reshape(x, [-1])[1:4], lambda x, y: tf.abs(-x),
+           lambda x, y: tf.shape(x)[0] + tf.size(y)]
+    for fn in fns:
+        with tf.device("/CPU:0"):
+            want = fn(tf.constant(a), tf.constant(b))
+        tensorflow_pdk.reset_launch_counts()
+        with tf.device("/PDK:0"):
+            x, y = tf.identity(tf.constant(a)), tf.identity(tf.constant(b))
+            got = fn(x, y)
+        assert got.device.endswith("PDK:0"), got.device
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        assert sum(tensorflow_pdk.launch_counts().values()) > 0
+
+
+LOOP = """
+    import glob, os, tempfile
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    @tf.function
+    def loop(x, n):
+        def body(i, t, acc):
+            return i + 1, t + 2, tf.tanh(acc * 0.5 + tf.cast(t, tf.float32))
+        return tf.while_loop(lambda i, t, acc: tf.logical_and(i < n, t < 2 * n), body,
+                             (tf.constant(0), tf.constant(0), x))[2]
+
+    x = np.random.default_rng(0).standard_normal((16, 16)).astype("float32")
+    with tf.device("/CPU:0"):
+        want = loop(tf.constant(x), tf.constant(60)).numpy()
+    with tf.device("/PDK:0"):
+        xd, n = tf.identity(tf.constant(x)), tf.constant(60)
+        loop(xd, n)
+        logdir = tempfile.mkdtemp()
+        tf.profiler.experimental.start(logdir)
+        got = loop(xd, n).numpy()
+        tf.profiler.experimental.stop()
+    space = xplane_pb2.XSpace.FromString(open(glob.glob(os.path.join(
+        logdir, "plugins", "profile", "*", "*.xplane.pb"))[0], "rb").read())
+    copies, kernels = 0, 0
+    for p in space.planes:
+        if p.name.startswith("/device:CUSTOM:PDK"):
+            for line in p.lines:
+                for e in line.events:
+                    name = p.event_metadata[e.metadata_id].display_name
+                    copies += name.startswith("Memcpy")
+                    kernels += name == "Tanh"
+    print("REPORT " + json.dumps({"copies": copies, "tanh": kernels,
+                                  "max_err": float(np.abs(got - want).max())}))
+"""
+
+
+def test_while_loop_on_pdk_copies_nothing_per_iteration():
+    r = run_python(LOOP, prelude="import json, tensorflow as tf, numpy as np, tensorflow_pdk\n")
+    assert r.returncode == 0, r.stderr[-3000:]
+    rep = json.loads(next(ln for ln in r.stdout.splitlines()
+                          if ln.startswith("REPORT "))[len("REPORT "):])
+    assert rep["tanh"] == 60, rep          # the body ran on PDK, once per iteration
+    assert rep["max_err"] < 1e-5, rep
+    # With int32 in device memory: 786 copies for the 60 iterations.
+    assert rep["copies"] < 5, rep
