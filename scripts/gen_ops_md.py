@@ -168,17 +168,43 @@ def parse_errors(text: str) -> dict:
     return out
 
 
+def host_memory_cell(regs) -> str:
+    """The host-memory args of one op's registrations [(type_constraints,
+    host_memory)]: those every registration has, then those only some have
+    (int32 kernels keep int32 on the host), each with the type attribute value
+    that selects them: ``axis; values, output (int32)``, or for an op with
+    several type attributes ``x (SrcT=int32); y (DstT=int32)``."""
+    common = set.intersection(*(set(h) for _, h in regs))
+    order = [a for _, h in regs for a in h]
+    first = lambda xs: sorted(set(xs), key=order.index)  # noqa: E731
+    attrs = [a for a, _ in regs[0][0]]
+    by_label = collections.defaultdict(list)
+    for arg in first(set(order) - common):
+        label = "some"
+        for attr in attrs:
+            values = {dict(c).get(attr) for c, h in regs if arg in h}
+            if len(values) == 1:
+                (value,) = values
+                if all(arg in h for c, h in regs if dict(c).get(attr) == value):
+                    label = value if len(attrs) == 1 else f"{attr}={value}"
+                    break
+        by_label[label].append(arg)
+    parts = [", ".join(first(common))] if common else []
+    parts += [f"{', '.join(args)} ({label})" for label, args in by_label.items()]
+    return "; ".join(parts)
+
+
 def render(errors=None) -> str:
     """docs/ops.md's text; ``errors`` as from errors_from_json / parse_errors."""
     import tensorflow_pdk
 
     errors = errors or {}
     by_op = collections.defaultdict(set)
-    host = {}
+    host_sets = collections.defaultdict(list)
     for k in tensorflow_pdk.registered_kernels():
         by_op[k.op].add(tuple((a, d) for a, d in k.type_constraints))
-        if k.host_memory:
-            host[k.op] = ", ".join(k.host_memory)
+        host_sets[k.op].append((k.type_constraints, tuple(k.host_memory)))
+    host = {op: host_memory_cell(regs) for op, regs in host_sets.items()}
     files = kernel_files(set(by_op))
     lines = [
         "# Ops with PDK kernels",

@@ -211,8 +211,14 @@ class EmptyOp {
 PDK_REGISTER_KERNELS(InplaceOps, r) {
   pdk::ForEachType(pdk_compute::DataMovementTypes{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<ParallelConcatStartOp>("_ParallelConcatStart").Type("dtype", t));
-    r.Add(pdk::KernelDef<ParallelConcatUpdateOp>("_ParallelConcatUpdate").Type("T", t));
+    // int32: all in host memory, so the Identity that reads the start's
+    // buffer after the updates (by control edges) reads it without a copy,
+    // which TensorFlow would start as soon as the buffer exists.
+    r.Add(Int32OnHost<T>(
+        pdk::KernelDef<ParallelConcatStartOp>("_ParallelConcatStart").Type("dtype", t), {"output"}));
+    r.Add(Int32OnHost<T>(
+        pdk::KernelDef<ParallelConcatUpdateOp>("_ParallelConcatUpdate").Type("T", t),
+        {"value", "update", "output"}));
     r.Add(Int32OnHost<T>(
         pdk::KernelDef<InplaceOp<T, InplaceKind::kUpdate>>("InplaceUpdate").Type("T", t).HostMemory("i"),
         {"x", "v", "y"}));
