@@ -11,12 +11,12 @@
 #include <memory>
 #include <mutex>
 
+#include "hello.h"
 #include "pdk/device.h"
 #include "pdk/kernel.h"
 
 namespace hello {
 
-constexpr char kDeviceType[] = "HELLO";
 constexpr int64_t kMemory = int64_t(1) << 30;  // 1 GiB per device
 
 struct HelloTimer : pdk::Timer {
@@ -124,8 +124,6 @@ class HelloPlatform final : public pdk::Platform {
 };
 
 }  // namespace hello
-
-#define HELLO_EXPORT extern "C" __attribute__((visibility("default")))
 
 HELLO_EXPORT void SE_InitPlugin(SE_PlatformRegistrationParams* params, TF_Status* status) {
   static hello::HelloPlatform platform;

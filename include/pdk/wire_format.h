@@ -1,7 +1,7 @@
 // pdk/wire_format.h — the protocol-buffer wire format, read and written by
 // hand: a plugin built with the kit carries no protobuf runtime
-// (docs/architecture.md, "Graph optimizer"). Used by PDK's GraphDef codec
-// (src/graph/graph_def.cc), the profiler's XSpace writer (src/profiler/) and
+// (docs/architecture.md, "Graph optimizer"). Used by the kit's GraphDef codec
+// (pdk/graph_def.h), the profiler's XSpace writer (src/profiler/) and
 // the TF-style kit's NodeDef shape-attr reader (pdk/tf/op_kernel.h).
 // Encoding: https://protobuf.dev/programming-guides/encoding/.
 #ifndef PDK_WIRE_FORMAT_H_

@@ -1,47 +1,6 @@
 #include "graph/graph_view.h"
 
-#include <charconv>
-
 namespace pdk_graph {
-
-TensorRef ParseInput(std::string_view input) {
-  TensorRef r;
-  if (!input.empty() && input[0] == '^') {
-    r.node = std::string(input.substr(1));
-    r.port = TensorRef::kControl;
-    return r;
-  }
-  const size_t colon = input.rfind(':');
-  if (colon != std::string_view::npos && colon + 1 < input.size()) {
-    int port = 0;
-    const char* b = input.data() + colon + 1;
-    const char* e = input.data() + input.size();
-    auto [p, ec] = std::from_chars(b, e, port);
-    if (ec == std::errc() && p == e && port >= 0) {
-      r.node = std::string(input.substr(0, colon));
-      r.port = port;
-      return r;
-    }
-  }
-  r.node = std::string(input);
-  r.port = 0;
-  return r;
-}
-
-std::string DeviceTypeOf(std::string_view device) {
-  // The last "/"-separated component: "device:PDK:0", "PDK:0" or "cpu:0".
-  const size_t slash = device.rfind('/');
-  std::string_view last = slash == std::string_view::npos ? device : device.substr(slash + 1);
-  if (last.substr(0, 7) == "device:") last.remove_prefix(7);
-  const size_t colon = last.find(':');
-  std::string type(colon == std::string_view::npos ? last : last.substr(0, colon));
-  // Legacy lowercase spellings ("cpu", "gpu") are TensorFlow's CPU and GPU.
-  if (type == "cpu") return "CPU";
-  if (type == "gpu") return "GPU";
-  // Components that are not a device (job:, replica:, task:) mean unplaced.
-  if (type == "job" || type == "replica" || type == "task") return "";
-  return type;
-}
 
 GraphView::GraphView(const GraphDef& graph) : graph_(graph) {
   const int n = static_cast<int>(graph.node.size());

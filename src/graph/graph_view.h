@@ -19,21 +19,8 @@
 
 namespace pdk_graph {
 
-// One input string of a NodeDef, parsed. port == kControl for "^node".
-struct TensorRef {
-  static constexpr int kControl = -1;
-  std::string node;
-  int port = 0;
-  bool is_control() const { return port == kControl; }
-};
-
-// Parses "node", "node:3" or "^node". A malformed port ("a:x") is kept as part
-// of the name, so it matches no node and blocks every rewrite touching it.
-TensorRef ParseInput(std::string_view input);
-
-// The device type of a device name: "/job:localhost/replica:0/task:0/device:PDK:0"
-// -> "PDK"; also "/device:PDK:0", "/PDK:0", "PDK:0". "" if none.
-std::string DeviceTypeOf(std::string_view device);
+// TensorRef, ParseInput and DeviceTypeOf: the kit's (pdk/graph_def.h, via
+// graph/graph_def.h).
 
 // Drops the nodes whose index is marked in `remove` (one flag per node),
 // keeping the order of the others. The rewrites' last step.

@@ -1,14 +1,15 @@
 // PDK's graph optimizer, behind the Grappler C API
 // (tensorflow/c/experimental/grappler/grappler.h).
 //
-// The GraphDef-level API is graph/graph_def.h.
+// The GraphDef-level API is graph/graph_def.h (the kit's pdk/graph_def.h).
 //
 // TensorFlow calls `optimize_func` with a serialized GraphDef of a whole graph
 // (every device's nodes; Grappler runs before partitioning) and takes back a
-// serialized GraphDef. PDK parses it with its own small wire-format codec
-// (graph/graph_def.h), runs the rewrites in src/graph/rewrites/ on the nodes
-// placed on PDK, and serializes the result. Malformed input is an error status, never a crash; on any error
-// TensorFlow keeps the graph it had.
+// serialized GraphDef. The kit's graph optimizer (pdk/graph_optimizer.h)
+// parses it (pdk/graph_def.h), PDK runs the rewrites in src/graph/rewrites/ on
+// the nodes placed on PDK, and the kit serializes the result. Malformed input
+// is an error status, never a crash; on any error TensorFlow keeps the graph
+// it had.
 #ifndef PDK_SRC_GRAPH_OPTIMIZER_H_
 #define PDK_SRC_GRAPH_OPTIMIZER_H_
 
@@ -44,18 +45,14 @@ struct OptimizeOptions {
 // Rewrites that fired, by pattern name ("MatMul+BiasAdd+Relu").
 using RewriteCounts = std::map<std::string, uint64_t>;
 
-// Parse, Optimize, serialize (deterministically). `data` may be anything:
-// garbage or a truncated message gives InvalidArgument.
-pdk::Status OptimizeSerialized(const void* data, size_t size, const OptimizeOptions& options,
-                               std::string* out, RewriteCounts* fired);
-
-// TP_Optimizer::optimize_func. `item` may be null (tests): then nothing is
-// preserved beyond what the graph itself shows.
+// PDK's optimize_func (pdk::RunGraphOptimizer with PDK's rewrites), for tests;
+// TF_InitGraph installs the same through InitGraph. `item` may be null: then
+// nothing is preserved beyond what the graph itself shows.
 void OptimizeFunc(void* optimizer, const TF_Buffer* graph_buf, const TF_GrapplerItem* item,
                   TF_Buffer* optimized_graph_buf, TF_Status* status);
 
 // Fills TP_OptimizerRegistrationParams for device type `device_type`
-// (TF_InitGraph). `kernel_available` becomes OptimizeOptions::kernel_available
+// (TF_InitGraph; pdk::RegisterGraphOptimizer). `kernel_available` becomes OptimizeOptions::kernel_available
 // for every call of OptimizeFunc.
 void InitGraph(TP_OptimizerRegistrationParams* params, const char* device_type,
                std::function<bool(const std::string& op)> kernel_available, TF_Status* status);

@@ -4,9 +4,11 @@
 // pattern helper, Const tensor decoding, the rewrites on hand-built graphs
 // (Identity removal, cancelling Transposes, MatMul+BiasAdd[+activation]
 // including both Gelu layouts, TensorList gradients; where each must not
-// fire), the PDK_GRAPH_REWRITES=0 switch, and optimize_func on garbage.
+// fire), the PDK_GRAPH_REWRITES=0 switch, optimize_func on garbage, and the
+// kit's Grappler C API wrapper (pdk/graph_optimizer.h) as TF_InitGraph uses it.
 #include <cstdlib>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "graph/graph_view.h"
 #include "graph/optimizer.h"
 #include "graph/strict_placement.h"
+#include "pdk/graph_optimizer.h"
 #include "tensorflow/c/tf_buffer.h"
 #include "tensorflow/c/tf_status.h"
 #include "graph_test_util.h"
@@ -187,6 +190,73 @@ TEST(OptimizeFunc, GarbageGivesErrorStatus) {
   TF_Status* s = TF_NewStatus();
   OptimizeFunc(nullptr, nullptr, nullptr, nullptr, s);
   EXPECT_EQ(TF_GetCode(s), TF_INVALID_ARGUMENT);
+  TF_DeleteStatus(s);
+}
+
+// pdk::RegisterGraphOptimizer fills TensorFlow's structs and runs the C++
+// function from optimize_func: the device type and a graph in, the edited
+// graph out; errors and exceptions become statuses; short structs are refused.
+TEST(KitGraphOptimizer, RegistersAndRunsAFunction) {
+  TP_OptimizerConfigs configs{TP_OPTIMIZER_CONFIGS_STRUCT_SIZE};
+  TP_Optimizer optimizer{TP_OPTIMIZER_STRUCT_SIZE};
+  TP_OptimizerRegistrationParams params{TP_OPTIMIZER_REGISTRATION_PARAMS_STRUCT_SIZE};
+  params.optimizer_configs = &configs;
+  params.optimizer = &optimizer;
+  int mode = 0;  // 0: rename Relu nodes on MY_DEVICE, 1: error, 2: throw
+  TF_Status* s = TF_NewStatus();
+  pdk::RegisterGraphOptimizer(
+      &params, "MY_DEVICE",
+      [&](pdk::GraphDef& g, const pdk::OptimizerContext& ctx) -> pdk::Status {
+        if (mode == 1) return pdk::InvalidArgument("no thanks");
+        if (mode == 2) throw std::runtime_error("boom");
+        EXPECT_EQ(ctx.device_type, "MY_DEVICE");
+        for (pdk::NodeDef& n : g.node)
+          if (n.op == "Relu" && ctx.on_device(n)) n.op = "Relu6";
+        return pdk::Status::OK();
+      },
+      s);
+  ASSERT_EQ(TF_GetCode(s), TF_OK) << TF_Message(s);
+  EXPECT_STREQ(params.device_type, "MY_DEVICE");
+  ASSERT_NE(optimizer.optimize_func, nullptr);
+  EXPECT_EQ(optimizer.create_func, nullptr);
+  EXPECT_EQ(configs.remapping, TF_TriState_Default);  // TensorFlow's passes stay on
+
+  GraphDef g;
+  g.node = {Node("x", "Placeholder", {}), Node("a", "Relu", {"x"}), Node("b", "Relu", {"x"})};
+  g.node[1].device = "/job:localhost/replica:0/task:0/device:MY_DEVICE:0";
+  const std::string bytes = SerializeGraphDef(g);
+  TF_Buffer* in = TF_NewBufferFromString(bytes.data(), bytes.size());
+  TF_Buffer* out = TF_NewBuffer();
+  optimizer.optimize_func(nullptr, in, nullptr, out, s);
+  ASSERT_EQ(TF_GetCode(s), TF_OK) << TF_Message(s);
+  GraphDef back;
+  ASSERT_TRUE(ParseGraphDef(out->data, out->length, &back).ok());
+  EXPECT_EQ(back.node[1].op, "Relu6");
+  EXPECT_EQ(back.node[2].op, "Relu");  // on PDK: not this optimizer's
+
+  mode = 1;
+  optimizer.optimize_func(nullptr, in, nullptr, out, s);
+  EXPECT_EQ(TF_GetCode(s), TF_INVALID_ARGUMENT);
+  EXPECT_STREQ(TF_Message(s), "MY_DEVICE graph optimizer: no thanks");
+  mode = 2;
+  optimizer.optimize_func(nullptr, in, nullptr, out, s);
+  EXPECT_EQ(TF_GetCode(s), TF_INTERNAL);
+  EXPECT_STREQ(TF_Message(s), "MY_DEVICE graph optimizer: boom");
+  const char garbage[] = "\x0b\x01";
+  TF_Buffer* bad = TF_NewBufferFromString(garbage, 2);
+  mode = 0;
+  optimizer.optimize_func(nullptr, bad, nullptr, out, s);
+  EXPECT_EQ(TF_GetCode(s), TF_INVALID_ARGUMENT) << TF_Message(s);
+
+  TP_OptimizerConfigs short_configs{TP_OPTIMIZER_CONFIGS_STRUCT_SIZE - 4};
+  params.optimizer_configs = &short_configs;
+  params.device_type = nullptr;
+  pdk::RegisterGraphOptimizer(&params, "MY_DEVICE", nullptr, s);
+  EXPECT_EQ(TF_GetCode(s), TF_FAILED_PRECONDITION) << TF_Message(s);
+  EXPECT_EQ(params.device_type, nullptr);
+  TF_DeleteBuffer(bad);
+  TF_DeleteBuffer(out);
+  TF_DeleteBuffer(in);
   TF_DeleteStatus(s);
 }
 

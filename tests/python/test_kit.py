@@ -2,8 +2,8 @@
 TensorFlow: the ZeroOut port of docs/kit.md compiles as it stands and runs on
 /PDK:0; TF-style ops and kernels (tests/python/kit_plugin/probe_ops.cc) get
 every attr type, infer shapes, forward buffers; examples/hello_device builds
-against the installed kit and runs beside PDK; and the plugin defines none of
-TensorFlow's C++ symbols.
+against the installed kit and runs beside PDK, its graph rewrite next to PDK's;
+and the plugin defines none of TensorFlow's C++ symbols.
 
 The kernel library is built here with g++ from the repository's include/ and
 TensorFlow's headers, and loaded next to PDK with
@@ -197,17 +197,17 @@ def test_shape_functions_merge_make_and_fail_like_tensorflow(kit_library):
             "Shapes are [2,3] and [3,3].") in out
 
 
-def test_hello_device_builds_against_the_installed_kit_and_runs_beside_pdk(tmp_path):
-    """examples/hello_device: its own CMakeLists.txt, find_package(PDK CONFIG)
-    from the installed wheel (not this tree's include/), its own device type
-    HELLO, loaded into the process PDK runs in."""
+@pytest.fixture(scope="module")
+def hello_library(tmp_path_factory):
+    """examples/hello_device built with its own CMakeLists.txt and
+    find_package(PDK CONFIG) from the installed wheel (not this tree's include/)."""
     import tensorflow_pdk
 
     if not (pathlib.Path(tensorflow_pdk.get_include()) / "pdk" / "tf" / "op_kernel.h").exists():
         pytest.skip("the kit is not installed: tensorflow_pdk comes from the source tree")
     if shutil.which("cmake") is None:
         pytest.skip("cmake is not installed")
-    build = tmp_path / "build"
+    build = tmp_path_factory.mktemp("hello") / "build"
     configure = subprocess.run(
         ["cmake", "-S", str(ROOT / "examples" / "hello_device"), "-B", str(build),
          f"-DPython3_EXECUTABLE={sys.executable}", f"-DPDK_DIR={tensorflow_pdk.get_cmake_dir()}"],
@@ -218,11 +218,15 @@ def test_hello_device_builds_against_the_installed_kit_and_runs_beside_pdk(tmp_p
     assert made.returncode == 0, made.stdout[-4000:]
     flags = (build / "CMakeFiles" / "hello_device.dir" / "flags.make").read_text()
     assert f" {tensorflow_pdk.get_include()} " in flags and f"{ROOT}/include" not in flags, flags
-    lib = build / "libhello_device.so"
+    return build / "libhello_device.so"
+
+
+def test_hello_device_builds_against_the_installed_kit_and_runs_beside_pdk(hello_library):
+    """Its own device type HELLO, loaded into the process PDK runs in."""
     r = run_python(f"""
         from tensorflow.python.eager import context, execute
         from tensorflow.python.framework import load_library
-        load_library.load_pluggable_device_library({str(lib)!r})
+        load_library.load_pluggable_device_library({str(hello_library)!r})
         print("DEVICES", sorted({{d.device_type for d in tf.config.list_physical_devices()}}))
         with tf.device("/HELLO:0"):
             y = tf.math.square(tf.constant([1.0, -2.0, 3.0]))
@@ -237,6 +241,74 @@ def test_hello_device_builds_against_the_installed_kit_and_runs_beside_pdk(tmp_p
     assert "DEVICES ['CPU', 'HELLO', 'PDK']" in r.stdout
     assert "HELLO device:HELLO:0 [1.0, 4.0, 9.0] [0.5, 2.0, 4.5]" in r.stdout
     assert "PDK device:PDK:0 [1.0, 0.0]" in r.stdout
+
+
+def test_hello_device_graph_rewrite_folds_scales_beside_pdks_rewrites(hello_library):
+    """Two plugin optimizers in one process, each on its own nodes: HELLO's
+    fold of HelloScale chains (examples/hello_device/graph.cc) and PDK's
+    MatMul+BiasAdd+Relu fusion run on one graph; the partition graphs
+    TensorFlow executes show both, and the values equal the CPU's."""
+    r = run_python("""
+        import ctypes
+        from tensorflow.python.framework import load_library, op_def_library
+        LIB = %r
+        load_library.load_pluggable_device_library(LIB)
+        folds = ctypes.CDLL(LIB).hello_scale_folds  # the library TensorFlow loaded
+        folds.restype = ctypes.c_uint64
+        def scale(x, factor, name=None):
+            return op_def_library._apply_op_helper("HelloScale", x=x, factor=factor, name=name)[3][0]
+        x_val = np.array([1.0, -2.5, 3.25, 1e-3], np.float32)
+        a_val, w_val = np.ones([2, 3], np.float32), np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+        g = tf.Graph()
+        with g.as_default():
+            x = tf.compat.v1.placeholder(tf.float32, [4])
+            a = tf.compat.v1.placeholder(tf.float32, [2, 3])
+            with tf.device("/HELLO:0"):
+                kept = scale(x, 3.0, name="kept")       # fetched: must stay
+                chain = scale(scale(kept, 0.5, name="mid"), 4.0, name="out")
+            with tf.device("/PDK:0"):
+                dense = tf.nn.relu(tf.nn.bias_add(tf.matmul(a, tf.constant(w_val)),
+                                                  tf.constant([0.5, -0.5, 0.0, 1.0])))
+        before = folds()
+        tensorflow_pdk.reset_graph_rewrite_counts()
+        md = tf.compat.v1.RunMetadata()
+        with tf.compat.v1.Session(graph=g) as sess:
+            k, c, d = sess.run([kept, chain, dense], {x: x_val, a: a_val},
+                               options=tf.compat.v1.RunOptions(output_partition_graphs=True),
+                               run_metadata=md)
+        nodes = [n for pg in md.partition_graphs for n in pg.node]
+        print("SCALES", sorted((n.name, n.attr["factor"].f) for n in nodes if n.op == "HelloScale"))
+        print("SCALE_DEVICES", sorted({n.device.rsplit("/", 1)[-1] for n in nodes if n.op == "HelloScale"}))
+        print("FUSED", [n.device.rsplit("/", 1)[-1] for n in nodes if n.op == "_PdkFusedMatMul"])
+        print("FOLDS", folds() - before)
+        print("PDK_COUNT", tensorflow_pdk.graph_rewrite_counts().get("MatMul+BiasAdd+Relu", 0))
+        with tf.device("/CPU:0"):
+            ref_k = tf.constant(x_val) * 3.0
+            ref_c = ref_k * 0.5 * 4.0
+            ref_d = tf.nn.relu(tf.matmul(a_val, w_val) + [0.5, -0.5, 0.0, 1.0])
+        np.testing.assert_array_equal(k, ref_k.numpy())
+        np.testing.assert_array_equal(c, ref_c.numpy())  # x*6 == ((x*3)*0.5)*4 in float32: powers of 2
+        np.testing.assert_allclose(d, ref_d.numpy(), rtol=1e-6)
+
+        @tf.function
+        def f(v):
+            with tf.device("/HELLO:0"):
+                return scale(scale(v, 3.0), 0.5)
+        before = folds()
+        y = f(tf.constant(x_val))
+        print("FUNCTION", y.device.rsplit("/", 1)[-1], folds() - before)
+        np.testing.assert_array_equal(y.numpy(), (tf.constant(x_val) * 3.0 * 0.5).numpy())
+    """ % str(hello_library))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    # The chain folded into "out" (x * 3 * 0.5 * 4: factor 6); "mid" went,
+    # "kept" is a fetch, so it stays.
+    assert "SCALES [('kept', 3.0), ('out', 6.0)]" in r.stdout, r.stdout
+    assert "SCALE_DEVICES ['device:HELLO:0']" in r.stdout
+    assert "FUSED ['device:PDK:0']" in r.stdout  # PDK's optimizer, same graph
+    assert int(re.search(r"FOLDS (\d+)", r.stdout).group(1)) >= 2
+    assert int(re.search(r"PDK_COUNT (\d+)", r.stdout).group(1)) >= 1
+    m = re.search(r"FUNCTION (\S+) (\d+)", r.stdout)
+    assert m.group(1) == "device:HELLO:0" and int(m.group(2)) >= 1, r.stdout
 
 
 # ---- symbols ------------------------------------------------------------------

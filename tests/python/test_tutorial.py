@@ -11,6 +11,6 @@ def test_every_code_block_is_in_the_example():
     blocks = re.findall(r"```(cpp|cmake)\n(.*?)```", text, re.S)
     assert len(blocks) >= 10, "the tutorial lost its code"
     sources = [p.read_text() for p in (ROOT / "examples" / "hello_device").iterdir()
-               if p.suffix in (".cc", ".txt")]
+               if p.suffix in (".cc", ".h", ".txt")]
     missing = [code for _, code in blocks if not any(code in s for s in sources)]
     assert not missing, "tutorial blocks not found in examples/hello_device:\n" + "\n---\n".join(missing)

@@ -1,0 +1,238 @@
+// pdk/graph_optimizer.h — a plugin's graph optimizer behind the Grappler C API
+// (tensorflow/c/experimental/grappler/grappler.h), header-only.
+//
+// A plugin exports TF_InitGraph and registers one C++ function for its device
+// type:
+//
+//   extern "C" void TF_InitGraph(TP_OptimizerRegistrationParams* params, TF_Status* status) {
+//     pdk::RegisterGraphOptimizer(params, "MY_DEVICE",
+//         [](pdk::GraphDef& graph, const pdk::OptimizerContext& ctx) -> pdk::Status {
+//           for (pdk::NodeDef& n : graph.node)
+//             if (ctx.on_device(n) && !ctx.preserved(n.name)) { /* rewrite */ }
+//           return pdk::Status::OK();
+//         }, status);
+//   }
+//
+// TensorFlow's meta-optimizer then calls the function for every graph it
+// optimizes (a whole function graph: every device's nodes, after placement,
+// before partitioning; usually twice per graph, so a rewrite must be
+// idempotent). Every plugin optimizer registered in the process sees every
+// graph, so a rewrite touches only nodes placed on its own device type
+// (OptimizerContext::on_device). The function gets the parsed GraphDef
+// (pdk/graph_def.h) and edits it in place; the kit serializes the result.
+// Any error (malformed input, an error status, a C++ exception) reaches
+// TensorFlow as a status, and TensorFlow keeps the graph it had.
+//
+// Grappler C API                        -> the kit
+//   TP_OptimizerRegistrationParams       RegisterGraphOptimizer(params, device_type, fn, status)
+//     .device_type                         device_type (copied; kept for the process)
+//     .optimizer_configs                   left at TensorFlow's defaults (every pass on);
+//                                          a plugin may set them after the call
+//     .optimizer->optimize_func            the kit's: parse, fn, serialize
+//     .optimizer->create_func/destroy_func none
+//   optimize_func's TF_Buffer in/out     GraphDef& (parsed, then serialized back)
+//   TF_GetNodesToPreserveList,           OptimizerContext::preserve (fetch, feed and
+//   TF_GetFetchNodesList                   keep nodes: never removed or renamed)
+//   TF_Status                            pdk::Status
+#ifndef PDK_GRAPH_OPTIMIZER_H_
+#define PDK_GRAPH_OPTIMIZER_H_
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "pdk/device.h"  // CheckStructSize, PrepareStruct
+#include "pdk/graph_def.h"
+#include "pdk/status.h"
+#include "tensorflow/c/experimental/grappler/grappler.h"
+#include "tensorflow/c/tf_buffer.h"
+#include "tensorflow/c/tf_status.h"
+
+namespace pdk {
+
+// What a graph optimizer knows besides the graph.
+struct OptimizerContext {
+  // The device type the optimizer was registered for ("PDK", "HELLO").
+  std::string device_type;
+  // Fetch, feed and keep nodes of the graph (TF_GetNodesToPreserveList,
+  // TF_GetFetchNodesList): a rewrite never removes or renames them.
+  std::unordered_set<std::string> preserve;
+
+  bool preserved(const std::string& node) const { return preserve.count(node) > 0; }
+  // Placed on a device of this optimizer's type.
+  bool on_device(const NodeDef& n) const { return DeviceTypeOf(n.device) == device_type; }
+};
+
+// A graph optimizer: rewrites `graph` in place; an error leaves TensorFlow's
+// graph as it was.
+using GraphOptimizerFn = std::function<Status(GraphDef& graph, const OptimizerContext& ctx)>;
+
+namespace graph_internal {
+
+// The GrapplerItem accessors, resolved at run time: TF_GetNodesToPreserveList &
+// co. are defined in libtensorflow_cc.so.2, not in libtensorflow_framework.so.2,
+// which is all a plugin links (linking the 750 MB libtensorflow_cc.so.2 would
+// load it into every process that opens the plugin). TensorFlow's Python module
+// has it loaded whenever Grappler calls an optimizer, so the kit looks the
+// symbols up there (beside libtensorflow_framework.so.2).
+using ListSizeFn = void (*)(const TF_GrapplerItem*, int*, size_t*, TF_Status*);
+using ListFn = void (*)(const TF_GrapplerItem*, char**, size_t*, int, void*, size_t, TF_Status*);
+struct ItemApi {
+  ListSizeFn preserve_size = nullptr;
+  ListFn preserve = nullptr;
+  ListSizeFn fetch_size = nullptr;
+  ListFn fetch = nullptr;
+  bool ok() const { return preserve_size && preserve && fetch_size && fetch; }
+};
+
+inline const ItemApi& GetItemApi() {
+  static const ItemApi api = [] {
+    ItemApi a;
+    void* handle = nullptr;
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&TF_NewStatus), &info) && info.dli_fname) {
+      std::string dir(info.dli_fname);
+      dir = dir.substr(0, dir.find_last_of('/') + 1);
+      handle = dlopen((dir + "libtensorflow_cc.so.2").c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    }
+    auto sym = [&](const char* name) -> void* {
+      void* p = handle ? dlsym(handle, name) : nullptr;
+      return p ? p : dlsym(RTLD_DEFAULT, name);
+    };
+    a.preserve_size = reinterpret_cast<ListSizeFn>(sym("TF_GetNodesToPreserveListSize"));
+    a.preserve = reinterpret_cast<ListFn>(sym("TF_GetNodesToPreserveList"));
+    a.fetch_size = reinterpret_cast<ListSizeFn>(sym("TF_GetFetchNodesListSize"));
+    a.fetch = reinterpret_cast<ListFn>(sym("TF_GetFetchNodesList"));
+    // The handle stays open: the library is TensorFlow's own, loaded for good.
+    return a;
+  }();
+  return api;
+}
+
+inline Status ReadList(ListSizeFn size_fn, ListFn list_fn, const TF_GrapplerItem* item,
+                       std::unordered_set<std::string>* out) {
+  TFStatusPtr s = NewTFStatus();
+  int n = 0;
+  size_t storage_size = 0;
+  size_fn(item, &n, &storage_size, s.get());
+  if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+  if (n <= 0) return Status::OK();
+  std::vector<char*> values(n);
+  std::vector<size_t> lengths(n);
+  std::vector<char> storage(storage_size + 1);
+  list_fn(item, values.data(), lengths.data(), n, storage.data(), storage_size, s.get());
+  if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+  for (int i = 0; i < n; ++i) out->emplace(values[i], lengths[i]);
+  return Status::OK();
+}
+
+inline void FreeBuffer(void* data, size_t) { std::free(data); }
+
+// The optimizer RegisterGraphOptimizer installed (one per plugin: each plugin
+// has its own hidden copy of the kit).
+struct Registered {
+  std::string device_type;
+  GraphOptimizerFn fn;
+};
+inline Registered& TheOptimizer() {
+  static Registered* r = new Registered;  // never destroyed: TensorFlow may optimize at exit
+  return *r;
+}
+
+}  // namespace graph_internal
+
+// The fetch, feed and keep nodes of a GrapplerItem, added to `out`. A null
+// item (a test calling an optimizer directly) adds nothing.
+inline Status ReadNodesToPreserve(const TF_GrapplerItem* item,
+                                  std::unordered_set<std::string>* out) {
+  if (item == nullptr) return Status::OK();
+  const graph_internal::ItemApi& api = graph_internal::GetItemApi();
+  if (!api.ok())
+    return FailedPrecondition(
+        "TF_GetNodesToPreserveList is not available in this process; "
+        "not rewriting a graph whose fetch nodes are unknown");
+  PDK_RETURN_IF_ERROR(graph_internal::ReadList(api.preserve_size, api.preserve, item, out));
+  return graph_internal::ReadList(api.fetch_size, api.fetch, item, out);
+}
+
+// Hands `serialized` to TensorFlow as optimize_func's output buffer (malloc'd,
+// with its deallocator; a previous content is released).
+inline Status SetOptimizedGraph(const std::string& serialized, TF_Buffer* out) {
+  void* copy = std::malloc(serialized.size() ? serialized.size() : 1);
+  if (copy == nullptr) return ResourceExhausted("out of memory for the optimized GraphDef");
+  std::memcpy(copy, serialized.data(), serialized.size());
+  if (out->data_deallocator && out->data)
+    out->data_deallocator(const_cast<void*>(out->data), out->length);
+  out->data = copy;
+  out->length = serialized.size();
+  out->data_deallocator = &graph_internal::FreeBuffer;
+  return Status::OK();
+}
+
+// One optimize_func call: parse `graph_buf`, read the item's nodes to
+// preserve, run `fn`, serialize into `optimized_graph_buf`. Errors (null
+// buffers, a malformed GraphDef, fn's status, exceptions) go to `status`,
+// prefixed with "<device_type> graph optimizer".
+inline void RunGraphOptimizer(const GraphOptimizerFn& fn, const std::string& device_type,
+                              const TF_Buffer* graph_buf, const TF_GrapplerItem* item,
+                              TF_Buffer* optimized_graph_buf, TF_Status* status) {
+  const std::string where = device_type + " graph optimizer";
+  auto run = [&]() -> Status {
+    if (graph_buf == nullptr || optimized_graph_buf == nullptr)
+      return InvalidArgument("null buffer");
+    if (!fn) return FailedPrecondition("no optimizer registered");
+    OptimizerContext ctx;
+    ctx.device_type = device_type;
+    PDK_RETURN_IF_ERROR(ReadNodesToPreserve(item, &ctx.preserve));
+    GraphDef graph;
+    PDK_RETURN_IF_ERROR(ParseGraphDef(graph_buf->data, graph_buf->length, &graph));
+    PDK_RETURN_IF_ERROR(fn(graph, ctx));
+    return SetOptimizedGraph(SerializeGraphDef(graph), optimized_graph_buf);
+  };
+  const Status st = GuardedCall(where.c_str(), [&]() -> Status {
+    Status s = run();
+    return s.ok() ? s : Status(s.code(), where + ": " + s.message());
+  });
+  st.ToTF(status);
+}
+
+// TF_InitGraph's work: checks TensorFlow's struct sizes against the kit's
+// headers (a shorter struct: FailedPrecondition, nothing written), sets the
+// device type and the optimize_func that runs `fn`, and leaves every
+// TensorFlow pass at its default. Switching a pass off in optimizer_configs
+// switches it off for every device in the process, not only this one.
+inline void RegisterGraphOptimizer(TP_OptimizerRegistrationParams* params,
+                                   const char* device_type, GraphOptimizerFn fn,
+                                   TF_Status* status) {
+  Status st = GuardedCall("RegisterGraphOptimizer", [&]() -> Status {
+    if (params == nullptr || device_type == nullptr || *device_type == '\0')
+      return InvalidArgument("RegisterGraphOptimizer: null params or empty device type");
+    PDK_RETURN_IF_ERROR(CheckStructSize(params, TP_OPTIMIZER_REGISTRATION_PARAMS_STRUCT_SIZE,
+                                        "TP_OptimizerRegistrationParams"));
+    PDK_RETURN_IF_ERROR(CheckStructSize(params->optimizer_configs,
+                                        TP_OPTIMIZER_CONFIGS_STRUCT_SIZE, "TP_OptimizerConfigs"));
+    PDK_RETURN_IF_ERROR(PrepareStruct(params->optimizer, TP_OPTIMIZER_STRUCT_SIZE, "TP_Optimizer"));
+    graph_internal::Registered& r = graph_internal::TheOptimizer();
+    r.device_type = device_type;
+    r.fn = std::move(fn);
+    params->device_type = r.device_type.c_str();
+    params->optimizer_configs->struct_size = TP_OPTIMIZER_CONFIGS_STRUCT_SIZE;
+    params->optimizer->optimize_func = [](void*, const TF_Buffer* in, const TF_GrapplerItem* item,
+                                          TF_Buffer* out, TF_Status* s) {
+      const graph_internal::Registered& opt = graph_internal::TheOptimizer();
+      RunGraphOptimizer(opt.fn, opt.device_type, in, item, out, s);
+    };
+    return Status::OK();
+  });
+  st.ToTF(status);
+}
+
+}  // namespace pdk
+
+#endif  // PDK_GRAPH_OPTIMIZER_H_
