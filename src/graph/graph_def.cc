@@ -150,13 +150,23 @@ AttrValue AttrValue::Int(int64_t i) {
   return v;
 }
 
-AttrValue AttrValue::IntList(const std::vector<int64_t>& values) {
-  std::string packed, list;
+namespace {
+// AttrValue { list = 1: ListValue { <field>: values (packed varints) } }.
+std::string PackedListAttr(int field, const std::vector<int64_t>& values) {
+  std::string packed, list, attr;
   for (int64_t i : values) PutVarint(&packed, static_cast<uint64_t>(i));
-  if (!values.empty()) PutBytes(&list, 3, packed);  // ListValue.i = 3
-  AttrValue v;
-  PutBytes(&v.bytes_, 1, list);  // AttrValue.list = 1
-  return v;
+  if (!values.empty()) PutBytes(&list, field, packed);
+  PutBytes(&attr, 1, list);
+  return attr;
+}
+}  // namespace
+
+AttrValue AttrValue::IntList(const std::vector<int64_t>& values) {
+  return FromBytes(PackedListAttr(3, values));  // ListValue.i = 3
+}
+
+AttrValue AttrValue::TypeList(const std::vector<int64_t>& dtypes) {
+  return FromBytes(PackedListAttr(6, dtypes));  // ListValue.type = 6
 }
 
 AttrValue AttrValue::Int32Scalar(int32_t value) {

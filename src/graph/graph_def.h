@@ -54,6 +54,8 @@ class AttrValue {
   static AttrValue Int(int64_t i);
   // list { i: ... } (packed), as TensorFlow writes list(int) attributes.
   static AttrValue IntList(const std::vector<int64_t>& values);
+  // list { type: ... } (packed), a list(type) attribute.
+  static AttrValue TypeList(const std::vector<int64_t>& dtypes);
   // tensor { dtype: DT_INT32, tensor_shape {}, int_val: value }: a Const's
   // "value" for an int32 scalar.
   static AttrValue Int32Scalar(int32_t value);
