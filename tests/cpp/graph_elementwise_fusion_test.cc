@@ -179,5 +179,32 @@ TEST(FuseElementwise, CastAndSelectInputsKeepTheirDtypes) {
   EXPECT_EQ(f[0]->attr.at("Tin"), AttrValue::TypeList({DT_INT32, DT_FLOAT, 10}));
 }
 
+TEST(FuseElementwise, AddNIsAChainInInputNameOrder) {
+  // Grappler sorts AddN's inputs by name in its next pass; the chain sums in
+  // that order, the order TensorFlow's unfused graph ends up with.
+  GraphDef g;
+  g.node.push_back(Node("x", "Placeholder", {}));
+  g.node.push_back(Node("zz", "Exp", {"x"}));
+  g.node.push_back(Node("aa", "Neg", {"x"}));
+  NodeDef sum = Node("sum", "AddN", {"zz", "x", "aa"});
+  sum.attr["N"] = AttrValue::Int(3);
+  g.node.push_back(sum);
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["ElementwiseFusion nodes"], 3u);
+  const std::vector<const NodeDef*> f = FusedNodes(g);
+  ASSERT_EQ(f.size(), 1u);
+  // values: 0 x, 1 zz, 2 aa (topological order of the members), then
+  // aa + x, (aa + x) + zz.
+  const int64_t add = Code("AddN");
+  EXPECT_EQ(Ints(*f[0], "ops")[2], add);
+  EXPECT_EQ(Ints(*f[0], "ops")[3], add);
+  const std::vector<int64_t> args = Ints(*f[0], "args");
+  ASSERT_EQ(args.size(), 6u);
+  const int64_t aa = Ints(*f[0], "ops")[0] == Code("Neg") ? 1 : 2, zz = 3 - aa;
+  EXPECT_EQ(std::vector<int64_t>(args.begin() + 2, args.end()),
+            (std::vector<int64_t>{aa, 0, 3, zz}));
+  EXPECT_EQ(Ints(*f[0], "outputs"), (std::vector<int64_t>{4}));
+}
+
 }  // namespace
 }  // namespace pdk_graph

@@ -2,7 +2,7 @@
 // _PdkFusedElementwise node each (src/kernels/math/fused_elementwise.cc).
 //
 // Candidates: the ops of src/kernels/math/fused_elementwise.h (unary ops,
-// binary ops, the *Grad ops, Cast, SelectV2) with T (Cast: DstT) float32 or
+// binary ops, the *Grad ops, Cast, SelectV2, AddN of two or more inputs) with T (Cast: DstT) float32 or
 // float64 (Cast: SrcT float32, float64, float16, bfloat16, int32, int64 or
 // bool), placed on PDK, with all regular inputs present and
 //   - no control inputs and no control consumers (control edges stay on the
@@ -168,8 +168,10 @@ class Fusion {
     const int t = x.TypeAttr(kind == pdk_fused::Kind::kCast ? "DstT" : "T");
     if (t != DT_FLOAT && t != DT_DOUBLE) return -1;
     if (kind == pdk_fused::Kind::kCast && !IsCastSource(x.TypeAttr("SrcT"))) return -1;
-    const int arity = pdk_fused::Arity(kind);
-    if (view_.num_regular_inputs(x) != arity) return -1;
+    const int arity = kind == pdk_fused::Kind::kAddN ? view_.num_regular_inputs(x)
+                                                     : pdk_fused::Arity(kind);
+    if (view_.num_regular_inputs(x) != arity || arity < 1) return -1;
+    if (kind == pdk_fused::Kind::kAddN && arity < 2) return -1;
     for (int k = 0; k < arity; ++k)
       if (!view_.regular_fanin(x, k)) return -1;
     if (!view_.control_fanins(x).empty() || !view_.control_fanouts(x).empty()) return -1;
@@ -300,12 +302,34 @@ void FuseElementwise(GraphDef* graph, const RewriteContext& ctx) {
         }
       }
       const int num_inputs = static_cast<int>(inputs.size());
-      for (size_t j = 0; j < group.size(); ++j) value_of[group[j]] = num_inputs + static_cast<int>(j);
       std::vector<std::string> replaced;
+      int next = num_inputs;  // value index of the next instruction
       for (size_t j = 0; j < group.size(); ++j) {
         const NodeDef& x = graph->node[group[j]];
-        ops.push_back(fusion.code(group[j]));
-        for (const auto& [member, v] : operands[j]) args.push_back(member ? value_of.at(v) : v);
+        std::vector<int64_t> vals;
+        for (const auto& [member, v] : operands[j]) vals.push_back(member ? value_of.at(v) : v);
+        if (fusion.code(group[j]) == pdk_fused::FindFusedOp("AddN")) {
+          // Summed in the order of the input names: Grappler's canonicalizer
+          // (grappler/utils/canonicalizer.cc) sorts the inputs of AddN, a
+          // commutative op, by name in its next pass, which it would do with
+          // the fused outputs' names here.
+          std::vector<size_t> order(vals.size());
+          std::iota(order.begin(), order.end(), 0);
+          std::stable_sort(order.begin(), order.end(),
+                           [&](size_t a, size_t b) { return x.input[a] < x.input[b]; });
+          int64_t acc = vals[order[0]];
+          for (size_t k = 1; k < order.size(); ++k) {
+            ops.push_back(fusion.code(group[j]));
+            args.push_back(acc);
+            args.push_back(vals[order[k]]);
+            acc = next++;
+          }
+        } else {
+          ops.push_back(fusion.code(group[j]));
+          args.insert(args.end(), vals.begin(), vals.end());
+          ++next;
+        }
+        value_of[group[j]] = next - 1;
         bool outside = view.num_regular_fanouts(x) == 0;
         for (const NodeDef* c : view.regular_consumers(x))
           outside = outside || fusion.group_of(fusion.index_of(c)) != g;

@@ -10,7 +10,8 @@
 //       fused_elementwise.h): instruction j applies TensorFlow op ops[j] to
 //       its operands (inputs or earlier results), with that op's semantics:
 //       unary ops, binary ops with NumPy broadcasting, the *Grad ops, Cast
-//       (any dtype PDK's Cast takes -> T), SelectV2 (bool condition).
+//       (any dtype PDK's Cast takes -> T), SelectV2 (bool condition), AddN
+//       (as a chain of equal-shape additions).
 //     z[k]: the value of instruction outputs[k], shaped as that op's output.
 //
 // Evaluation. When every value of the group has one shape S or holds one
@@ -122,6 +123,7 @@ void Visit(Code c, V& v) {
     case Code::kEluGrad: return v.ReluGrad(relu::EluGradFn());
     case Code::kCast: return v.Cast();
     case Code::kSelectV2: return v.Select();
+    case Code::kAddN: return v.Grad(ei::scalar_sum_op<T, T>());  // equal shapes
   }
 }
 
@@ -395,6 +397,11 @@ class FusedElementwiseOp {
         out = a;
         return pdk::Status::OK();
       }
+      case Kind::kAddN:
+        PDK_RETURN_IF_ERROR(pdk::CheckSameShape(label.c_str(), "inputs[0]", a, "inputs[i]",
+                                                (*shapes)[in.arg[1]]));
+        out = a;
+        return pdk::Status::OK();
       case Kind::kReluGrad:
         PDK_RETURN_IF_ERROR(pdk::CheckSameShape(
             label.c_str(), "gradients", a, in.code == Code::kEluGrad ? "outputs" : "features",

@@ -26,9 +26,13 @@ namespace pdk_fused {
 //   kGrad:     z = f(y, dy), equal element counts, y's shape (cwise_binary.cc);
 //   kReluGrad: z = f(gradients, features|outputs), equal shapes (relu.cc);
 //   kCast:     y = T(x), x of any dtype Cast supports;
-//   kSelect:   SelectV2(condition (bool), t, e) with NumPy broadcasting.
-enum class Kind { kUnary, kBinary, kGrad, kReluGrad, kCast, kSelect };
+//   kSelect:   SelectV2(condition (bool), t, e) with NumPy broadcasting;
+//   kAddN:     z = x + y, equal shapes: one step of AddN, which the rewrite
+//              writes as a chain ((x0 + x1) + x2) + ..., the order in which
+//              add_n.cc sums.
+enum class Kind { kUnary, kBinary, kGrad, kReluGrad, kCast, kSelect, kAddN };
 
+// Operands per instruction (an AddN node of N inputs is N - 1 instructions).
 constexpr int Arity(Kind k) {
   return k == Kind::kUnary || k == Kind::kCast ? 1 : k == Kind::kSelect ? 3 : 2;
 }
@@ -46,7 +50,7 @@ constexpr int Arity(Kind k) {
   X(SigmoidGrad, kGrad) X(TanhGrad, kGrad) X(SqrtGrad, kGrad) X(RsqrtGrad, kGrad)         \
   X(ReciprocalGrad, kGrad)                                                                \
   X(ReluGrad, kReluGrad) X(Relu6Grad, kReluGrad) X(EluGrad, kReluGrad)                    \
-  X(Cast, kCast) X(SelectV2, kSelect)
+  X(Cast, kCast) X(SelectV2, kSelect) X(AddN, kAddN)
 
 enum class Code : int {
 #define PDK_FUSED_CODE_(NAME, KIND) k##NAME,
