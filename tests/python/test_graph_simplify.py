@@ -26,6 +26,15 @@ import tensorflow_pdk as tp
 from tensorflow_pdk import placement
 
 
+@pytest.fixture(autouse=True)
+def _without_elementwise_fusion(monkeypatch):
+    """These tests look at the elementwise nodes around the rewrites they
+    test; the generic elementwise fusion (test_graph_elementwise_fusion.py)
+    would take those nodes over."""
+    have = os.environ.get("PDK_GRAPH_DISABLE", "")
+    monkeypatch.setenv("PDK_GRAPH_DISABLE", ",".join(x for x in (have, "elementwise_fusion") if x))
+
+
 @contextlib.contextmanager
 def _rewrites(enabled):
     old = os.environ.get("PDK_GRAPH_REWRITES")
