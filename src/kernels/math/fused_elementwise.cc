@@ -289,6 +289,8 @@ class FusedElementwiseOp {
       if (k + arity > args.size()) break;
       for (int i = 0; i < arity; ++i) in.arg[i] = static_cast<int>(args[k++]);
       program_.push_back(in);
+      labels_.push_back(std::string(pdk_fused::kFusedOps[c].name) +
+                        " (fused into _PdkFusedElementwise '" + name_ + "')");
     }
     if (program_.size() != ops.size() || k != args.size())
       return pdk::InvalidArgument("_PdkFusedElementwise '", name_, "': ", args.size(),
@@ -312,7 +314,7 @@ class FusedElementwiseOp {
     }
     // Shapes (and the unfused ops' checks) in program order.
     for (size_t j = 0; j < program_.size(); ++j) {
-      PDK_RETURN_IF_ERROR(InferShape(program_[j], dtypes, &shapes, num_inputs + j));
+      PDK_RETURN_IF_ERROR(InferShape(program_[j], labels_[j], dtypes, &shapes, num_inputs + j));
     }
 
     // Fast path: every value has shape S (the largest) or one element.
@@ -323,7 +325,7 @@ class FusedElementwiseOp {
         n = shapes[v].num_elements();
         s = &shapes[v];
       }
-    bool fast = n > 1;
+    bool fast = true;  // also when every value holds one element (or none)
     for (int v = 0; v < num_values && fast; ++v)
       fast = shapes[v].num_elements() == 1 || shapes[v] == *s;
 
@@ -336,11 +338,6 @@ class FusedElementwiseOp {
   }
 
  private:
-  std::string Label(Code c) const {
-    return std::string(pdk_fused::kFusedOps[static_cast<int>(c)].name) +
-           " (fused into _PdkFusedElementwise '" + name_ + "')";
-  }
-
   pdk::Status Validate(const pdk::Context& ctx, int num_inputs) const {
     const int num_values = num_inputs + static_cast<int>(program_.size());
     for (size_t j = 0; j < program_.size(); ++j)
@@ -363,9 +360,9 @@ class FusedElementwiseOp {
   }
 
   // shapes[v] for instruction `in`, with the unfused kernel's checks.
-  pdk::Status InferShape(const Instr& in, const std::vector<TF_DataType>& dtypes,
+  pdk::Status InferShape(const Instr& in, const std::string& label,
+                         const std::vector<TF_DataType>& dtypes,
                          std::vector<pdk::Shape>* shapes, size_t v) const {
-    const std::string label = Label(in.code);
     const TF_DataType t = pdk::kDataType<T>;
     for (int i = 0; i < pdk_fused::Arity(in.kind); ++i) {
       const TF_DataType dt = dtypes[in.arg[i]];
@@ -487,6 +484,9 @@ class FusedElementwiseOp {
     const Eigen::TensorOpCost cost(double(kBlock * bytes_in),
                                    double(kBlock * sizeof(T) * outputs_.size()),
                                    double(kBlock * 8 * program_.size()));
+    bool any_full = false;
+    for (int v = num_inputs; v < num_values; ++v) any_full = any_full || is_full(v);
+    if (!any_full || n == 0) return pdk::Status::OK();
     const int64_t blocks = (n + kBlock - 1) / kBlock;
     auto run = [&, num_slots](Eigen::Index first, Eigen::Index last) {
       std::vector<T> scratch(static_cast<size_t>(num_slots) * kBlock);
@@ -535,8 +535,8 @@ class FusedElementwiseOp {
         values[v] = &temps[j];
       }
       const Instr& in = program_[j];
-      const std::string label = Label(in.code);
-      TensorEval<T> e{pdk_compute::Device(ctx), label.c_str(), {}, values[v], pdk::Status::OK()};
+      TensorEval<T> e{pdk_compute::Device(ctx), labels_[j].c_str(), {}, values[v],
+                      pdk::Status::OK()};
       for (int i = 0; i < pdk_fused::Arity(in.kind); ++i) e.a[i] = values[in.arg[i]];
       Visit<T>(in.code, e);
       PDK_RETURN_IF_ERROR(e.status);
@@ -546,6 +546,7 @@ class FusedElementwiseOp {
 
   std::string name_;
   std::vector<Instr> program_;
+  std::vector<std::string> labels_;  // per instruction, for messages
   std::vector<int> outputs_;
 };
 
