@@ -10,8 +10,6 @@ Each case runs a tf.function on PDK, reads its PDK partition graph
 replaced ops, and compares outputs (and gradients) with the same function on
 /CPU:0. The negative cases check the rewrite leaves the graph alone.
 """
-import os
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -20,15 +18,9 @@ import keras
 import tensorflow_pdk as tp
 from tensorflow_pdk import placement
 
-
-@pytest.fixture(autouse=True)
-def _without_elementwise_fusion(monkeypatch):
-    """These tests look at the elementwise nodes around the rewrites they
-    test; the generic elementwise fusion (test_graph_elementwise_fusion.py)
-    would take those nodes over."""
-    have = os.environ.get("PDK_GRAPH_DISABLE", "")
-    monkeypatch.setenv("PDK_GRAPH_DISABLE", ",".join(x for x in (have, "elementwise_fusion") if x))
-
+# These tests look at the elementwise nodes around the rewrites they test; the
+# generic elementwise fusion would take those nodes over (conftest.py).
+pytestmark = pytest.mark.usefixtures("without_elementwise_fusion")
 
 FUSED = "_PdkFusedConv2D"
 TOL = dict(rtol=1e-4, atol=1e-4)  # im2col + OpenBLAS vs TF's oneDNN/Eigen summation order

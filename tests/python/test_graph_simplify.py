@@ -25,14 +25,9 @@ import tensorflow as tf
 import tensorflow_pdk as tp
 from tensorflow_pdk import placement
 
-
-@pytest.fixture(autouse=True)
-def _without_elementwise_fusion(monkeypatch):
-    """These tests look at the elementwise nodes around the rewrites they
-    test; the generic elementwise fusion (test_graph_elementwise_fusion.py)
-    would take those nodes over."""
-    have = os.environ.get("PDK_GRAPH_DISABLE", "")
-    monkeypatch.setenv("PDK_GRAPH_DISABLE", ",".join(x for x in (have, "elementwise_fusion") if x))
+# These tests look at the elementwise nodes around the rewrites they test; the
+# generic elementwise fusion would take those nodes over (conftest.py).
+pytestmark = pytest.mark.usefixtures("without_elementwise_fusion")
 
 
 @contextlib.contextmanager
