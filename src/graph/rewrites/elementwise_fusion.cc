@@ -7,7 +7,8 @@
 // bool), placed on PDK, with all regular inputs present and
 //   - no control inputs and no control consumers (control edges stay on the
 //     nodes that have them),
-//   - not fetch, feed or keep nodes (ctx.preserved: never swallowed).
+//   - not fetch, feed or keep nodes (ctx.preserved: never swallowed),
+//   - not on or after a cycle of the graph (TF1 while loops: left alone).
 // Two candidates join a group when one reads output 0 of the other, both on
 // the same device with the same T. A group of two or more nodes becomes one
 // node, when that creates no cycle: no path may leave the group and come back
