@@ -56,6 +56,8 @@ class AttrValue {
   static AttrValue Int(int64_t i);
   // list { i: ... } (packed), as TensorFlow writes list(int) attributes.
   static AttrValue IntList(const std::vector<int64_t>& values);
+  // list { type: ... } (packed), a list(type) attribute.
+  static AttrValue TypeList(const std::vector<int64_t>& dtypes);
   // tensor { dtype: DT_INT32, tensor_shape {}, int_val: value }: a Const's
   // "value" for an int32 scalar.
   static AttrValue Int32Scalar(int32_t value);
@@ -284,13 +286,23 @@ inline AttrValue AttrValue::Int(int64_t i) {
   return v;
 }
 
-inline AttrValue AttrValue::IntList(const std::vector<int64_t>& values) {
-  std::string packed, list;
+namespace internal {
+// AttrValue { list = 1: ListValue { <field>: values (packed varints) } }.
+inline std::string PackedListAttr(int field, const std::vector<int64_t>& values) {
+  std::string packed, list, attr;
   for (int64_t i : values) wire::PutVarint(&packed, static_cast<uint64_t>(i));
-  if (!values.empty()) wire::PutBytes(&list, 3, packed);  // ListValue.i = 3
-  AttrValue v;
-  wire::PutBytes(&v.bytes_, 1, list);  // AttrValue.list = 1
-  return v;
+  if (!values.empty()) wire::PutBytes(&list, field, packed);
+  wire::PutBytes(&attr, 1, list);
+  return attr;
+}
+}  // namespace internal
+
+inline AttrValue AttrValue::IntList(const std::vector<int64_t>& values) {
+  return FromBytes(internal::PackedListAttr(3, values));  // ListValue.i = 3
+}
+
+inline AttrValue AttrValue::TypeList(const std::vector<int64_t>& dtypes) {
+  return FromBytes(internal::PackedListAttr(6, dtypes));  // ListValue.type = 6
 }
 
 inline AttrValue AttrValue::Int32Scalar(int32_t value) {

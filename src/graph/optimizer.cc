@@ -25,7 +25,8 @@ bool ReportEnabled() { return pdk::env::Flag("PDK_GRAPH_REPORT", false); }
 // The optional rewrites, by the names PDK_GRAPH_DISABLE takes.
 constexpr const char* kOptionalRewrites[] = {"identity_removal", "transpose_pairs",
                                              "matmul_fusion",    "pad_conv",
-                                             "conv_fusion",      "adam_fusion"};
+                                             "conv_fusion",      "adam_fusion",
+                                             "elementwise_fusion"};
 
 // PDK_GRAPH_REWRITES=0 -> {"all"}; PDK_GRAPH_DISABLE=a,b -> {"a", "b"}; a
 // name that is no optional rewrite is ignored with a warning listing them.
@@ -113,6 +114,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   if (on("pad_conv")) FoldPadIntoConv(graph, ctx);
   if (on("conv_fusion")) FuseConv(graph, ctx);
   if (on("adam_fusion")) FuseKerasAdam(graph, ctx);
+  if (on("elementwise_fusion")) FuseElementwise(graph, ctx);
   RewriteTensorListGradients(graph, ctx);
   if (StrictEnabled()) EnforceStrictPlacement(graph, options.report);  // PDK_STRICT=1
   return pdk::Status::OK();

@@ -35,7 +35,7 @@ struct OptimizeOptions {
   // Empty: every op is available.
   std::function<bool(const std::string& op)> kernel_available;
   // Optional rewrites switched off by name ("matmul_fusion", "pad_conv",
-  // "conv_fusion"; "all" = every one). From PDK_GRAPH_REWRITES=0 (-> "all")
+  // "conv_fusion", "adam_fusion", "elementwise_fusion", ...; "all" = every one). From PDK_GRAPH_REWRITES=0 (-> "all")
   // and PDK_GRAPH_DISABLE=<name>,<name> (read at each optimizer call).
   // Rewrites TensorFlow needs to run a graph on PDK at all (TensorList
   // gradients) cannot be switched off.

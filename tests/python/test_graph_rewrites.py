@@ -165,7 +165,9 @@ def test_dense_gelu_training_graph_does_not_fuse_gelu(rng, approximate):
     counts = tp.graph_rewrite_counts()
     assert not [k for k in counts if "Gelu" in k], counts
     assert counts.get("MatMul+BiasAdd", 0) >= 2, counts
-    assert ("Tanh" if approximate else "Erfc") in ops, ops
+    # The Gelu subgraph runs on its own: as its ops, or in the generic
+    # elementwise fusion's kernel.
+    assert ("Tanh" if approximate else "Erfc") in ops or "_PdkFusedElementwise" in ops, ops
     np.testing.assert_allclose(loss.numpy(), closs.numpy(), rtol=1e-4)
     for g, c in zip(grads, cgrads):
         np.testing.assert_allclose(g.numpy(), c.numpy(), rtol=1e-4, atol=1e-4)

@@ -18,6 +18,10 @@ import keras
 import tensorflow_pdk as tp
 from tensorflow_pdk import placement
 
+# These tests look at the elementwise nodes around the rewrites they test; the
+# generic elementwise fusion would take those nodes over (conftest.py).
+pytestmark = pytest.mark.usefixtures("without_elementwise_fusion")
+
 FUSED = "_PdkFusedConv2D"
 TOL = dict(rtol=1e-4, atol=1e-4)  # im2col + OpenBLAS vs TF's oneDNN/Eigen summation order
 

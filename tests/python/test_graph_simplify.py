@@ -25,6 +25,10 @@ import tensorflow as tf
 import tensorflow_pdk as tp
 from tensorflow_pdk import placement
 
+# These tests look at the elementwise nodes around the rewrites they test; the
+# generic elementwise fusion would take those nodes over (conftest.py).
+pytestmark = pytest.mark.usefixtures("without_elementwise_fusion")
+
 
 @contextlib.contextmanager
 def _rewrites(enabled):

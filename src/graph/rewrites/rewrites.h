@@ -84,6 +84,11 @@ void FuseConv(GraphDef* graph, const RewriteContext& ctx);
 // (src/graph/rewrites/keras_adam.cc, src/kernels/training/keras_adam_update.cc).
 void FuseKerasAdam(GraphDef* graph, const RewriteContext& ctx);
 
+// Connected groups of elementwise ops (unary, binary, *Grad, Cast, SelectV2)
+// on one PDK device -> one _PdkFusedElementwise each
+// (src/graph/rewrites/elementwise_fusion.cc, src/kernels/math/fused_elementwise.cc).
+void FuseElementwise(GraphDef* graph, const RewriteContext& ctx);
+
 // Variant arithmetic in TensorList loop gradients, which TensorFlow has no
 // DEVICE_DEFAULT kernel for (src/graph/rewrites/tensor_list_gradients.cc):
 //   AddN(acc, TensorListSetItem(TensorListReserve, i, dx))

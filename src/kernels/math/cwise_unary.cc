@@ -13,59 +13,15 @@
 #include <type_traits>
 
 #include "compute/eigen.h"
-#include "compute/exact_sqrt.h"
 #include "compute/unary.h"
+#include "kernels/math/cwise_functors.h"
 #include "pdk/kernel.h"
 #include "kernels/int32_on_host.h"
 
 namespace pdk_kernels {
-namespace unary {
-
-// sign(x): -1, 0 or 1; NaN stays NaN.
-template <class T>
-struct SignFn {
-  T operator()(const T& x) const {
-    if (x > T(0)) return T(1);
-    if (x < T(0)) return T(-1);
-    return x == T(0) ? T(0) : x;
-  }
-};
-struct NotFn {
-  bool operator()(const bool& x) const { return !x; }
-};
-
-// Each op: Apply(x) builds the Eigen expression for a flat view x.
-#define PDK_UNARY_(NAME, EXPR)                   \
-  struct NAME {                                  \
-    template <class X>                           \
-    static auto Apply(const X& x) {              \
-      return EXPR;                               \
-    }                                            \
-  }
-PDK_UNARY_(Neg, -x);
-PDK_UNARY_(Square, x.square());
-PDK_UNARY_(Abs, x.abs());
-PDK_UNARY_(Sign, x.unaryExpr(SignFn<typename X::Scalar>()));
-PDK_UNARY_(Round, x.rint());
-PDK_UNARY_(Sqrt, pdk_compute::ExactSqrt(x));  // IEEE, as TF's CPU (exact_sqrt.h)
-PDK_UNARY_(Rsqrt, x.rsqrt());
-PDK_UNARY_(Exp, x.exp());
-PDK_UNARY_(Log, x.log());
-PDK_UNARY_(Log1p, x.log1p());
-PDK_UNARY_(Reciprocal, x.inverse());
-PDK_UNARY_(Floor, x.floor());
-PDK_UNARY_(Ceil, x.ceil());
-PDK_UNARY_(Sigmoid, x.sigmoid());
-PDK_UNARY_(Tanh, x.tanh());
-PDK_UNARY_(LogicalNot, x.unaryExpr(NotFn()));
-#undef PDK_UNARY_
-
-}  // namespace unary
-
 namespace {
 
 using pdk_compute::UnaryOp;
-
 
 // y = x without a copy (Round on integers).
 class PassThroughOp {

@@ -14,32 +14,16 @@
 // in TF 2.21, so Erfc is on its forward path.
 #include "compute/eigen.h"
 #include "compute/unary.h"
+#include "kernels/math/cwise_functors.h"
 #include "pdk/kernel.h"
 
 namespace pdk_kernels {
-namespace {
-
-struct ErfFn {
-  template <class X>
-  static auto Apply(const X& x) {
-    return x.erf();
-  }
-};
-struct ErfcFn {
-  template <class X>
-  static auto Apply(const X& x) {
-    return x.erfc();
-  }
-};
-
-
-}  // namespace
 
 PDK_REGISTER_KERNELS(MathErf, r) {
   pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, ErfFn>>("Erf").Type("T", t));
-    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, ErfcFn>>("Erfc").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, unary::Erf>>("Erf").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, unary::Erfc>>("Erfc").Type("T", t));
   });
 }
 

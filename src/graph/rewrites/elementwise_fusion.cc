@@ -1,0 +1,373 @@
+// Connected groups of elementwise ops on one PDK device -> one
+// _PdkFusedElementwise node each (src/kernels/math/fused_elementwise.cc).
+//
+// Candidates: the ops of src/kernels/math/fused_elementwise.h (unary ops,
+// binary ops, the *Grad ops, Cast, SelectV2, AddN of two or more inputs) with T (Cast: DstT) float32 or
+// float64 (Cast: SrcT float32, float64, float16, bfloat16, int32, int64 or
+// bool), placed on PDK, with all regular inputs present and
+//   - no control inputs and no control consumers (control edges stay on the
+//     nodes that have them),
+//   - not fetch, feed or keep nodes (ctx.preserved: never swallowed),
+//   - not on or after a cycle of the graph (TF1 while loops: left alone).
+// Two candidates join a group when one reads output 0 of the other, both on
+// the same device with the same T. A group of two or more nodes becomes one
+// node, when that creates no cycle: no path may leave the group and come back
+// to it (through any node, including groups fused before it); a group that
+// has such a path is split into the nodes on it and the others, and each
+// part is tried again. Shapes need not be known: the kernel evaluates the
+// program with each op's own broadcasting and checks (a fast blocked pass
+// when all values have one shape or one element).
+//
+// The fused node, named "<last node of the group>/pdk_fused_elementwise",
+// reads each distinct outside tensor once (Tin: their dtypes), runs the
+// group's ops in topological order (attrs ops/args/outputs,
+// fused_elementwise.h) and has one output per group node that something
+// outside the group reads (or that nothing reads); every such reader is
+// rewired to it. Counts: "ElementwiseFusion" (groups) and
+// "ElementwiseFusion nodes" (nodes replaced). Idempotent: the fused op is no
+// candidate. Switch: PDK_GRAPH_DISABLE=elementwise_fusion.
+#include <algorithm>
+#include <climits>
+#include <deque>
+#include <numeric>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/graph_view.h"
+#include "graph/rewrites/rewrites.h"
+#include "kernels/math/fused_elementwise.h"
+
+namespace pdk_graph {
+namespace {
+
+constexpr char kFusedOp[] = "_PdkFusedElementwise";
+// tensorflow.DataType values (types.proto) beyond graph_def.h's.
+constexpr int kDtBool = 10, kDtBfloat16 = 14, kDtHalf = 19;
+
+bool IsCastSource(int dt) {
+  return dt == DT_FLOAT || dt == DT_DOUBLE || dt == kDtHalf || dt == kDtBfloat16 ||
+         dt == DT_INT32 || dt == DT_INT64 || dt == kDtBool;
+}
+
+int Find(std::vector<int>& parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+class Fusion {
+ public:
+  Fusion(const GraphDef& graph, const GraphView& view, const RewriteContext& ctx)
+      : graph_(graph), view_(view), ctx_(ctx), n_(static_cast<int>(graph.node.size())) {}
+
+  // The accepted groups, each in topological order.
+  std::vector<std::vector<int>> Run() {
+    Index();
+    // Connected components of the candidate graph.
+    std::vector<int> parent(n_);
+    std::iota(parent.begin(), parent.end(), 0);
+    for (int i = 0; i < n_; ++i)
+      for (int p : member_inputs_[i]) parent[Find(parent, i)] = Find(parent, p);
+    std::unordered_map<int, std::vector<int>> comps;
+    for (int i = 0; i < n_; ++i)
+      if (code_[i] >= 0) comps[Find(parent, i)].push_back(i);
+    std::deque<std::vector<int>> queue;
+    for (auto& [root, nodes] : comps)
+      if (nodes.size() >= 2) queue.push_back(std::move(nodes));
+    // Deterministic order: by the first node's position.
+    std::sort(queue.begin(), queue.end(),
+              [](const std::vector<int>& a, const std::vector<int>& b) { return a[0] < b[0]; });
+
+    std::vector<std::vector<int>> groups;
+    group_of_.assign(n_, -1);
+    while (!queue.empty()) {
+      std::vector<int> m = std::move(queue.front());
+      queue.pop_front();
+      bool in_cycle = false;
+      for (int x : m) in_cycle = in_cycle || topo_[x] < 0;
+      if (in_cycle) continue;  // a v1 loop: left alone
+      std::vector<int> bad = ReachedFromOutside(m);
+      if (bad.empty()) {
+        std::sort(m.begin(), m.end(), [&](int a, int b) { return topo_[a] < topo_[b]; });
+        const int g = static_cast<int>(groups.size());
+        int lo = INT_MAX;
+        for (int x : m) {
+          group_of_[x] = g;
+          lo = std::min(lo, topo_[x]);
+        }
+        group_min_topo_.push_back(lo);
+        groups.push_back(m);
+        groups_.push_back(std::move(m));
+        continue;
+      }
+      std::vector<char> is_bad(n_, 0);
+      for (int x : bad) is_bad[x] = 1;
+      std::vector<int> good;
+      for (int x : m)
+        if (!is_bad[x]) good.push_back(x);
+      for (const std::vector<int>* part : {&good, &bad})
+        for (std::vector<int>& c : Components(*part))
+          if (c.size() >= 2) queue.push_back(std::move(c));
+    }
+    return groups;
+  }
+
+  int code(int i) const { return code_[i]; }
+  int dtype(int i) const { return dtype_[i]; }
+  int group_of(int i) const { return group_of_[i]; }
+  int index_of(const NodeDef* x) const { return static_cast<int>(x - graph_.node.data()); }
+
+ private:
+  void Index() {
+    code_.assign(n_, -1);
+    dtype_.assign(n_, DT_INVALID);
+    succ_.assign(n_, {});
+    member_inputs_.assign(n_, {});
+    std::vector<int> indegree(n_, 0);
+    for (int i = 0; i < n_; ++i) {
+      const NodeDef& x = graph_.node[i];
+      for (const NodeDef* c : view_.regular_consumers(x)) succ_[i].push_back(index_of(c));
+      for (const NodeDef* c : view_.control_fanouts(x)) succ_[i].push_back(index_of(c));
+      for (int s : succ_[i]) ++indegree[s];
+      code_[i] = Candidate(x, &dtype_[i]);
+    }
+    // Topological positions (Kahn); nodes on a cycle (v1 loops) keep -1.
+    topo_.assign(n_, -1);
+    std::vector<int> ready;
+    for (int i = 0; i < n_; ++i)
+      if (indegree[i] == 0) ready.push_back(i);
+    int pos = 0;
+    while (!ready.empty()) {
+      const int x = ready.back();
+      ready.pop_back();
+      topo_[x] = pos++;
+      for (int s : succ_[x])
+        if (--indegree[s] == 0) ready.push_back(s);
+    }
+    // Edges inside the candidate graph: output 0 of a candidate on the same
+    // device with the same T.
+    for (int i = 0; i < n_; ++i) {
+      if (code_[i] < 0) continue;
+      const NodeDef& x = graph_.node[i];
+      for (int k = 0; k < view_.num_regular_inputs(x); ++k) {
+        int port = -1;
+        const NodeDef* p = view_.regular_fanin(x, k, &port);
+        const int pi = index_of(p);
+        if (port == 0 && code_[pi] >= 0 && p->device == x.device && dtype_[pi] == dtype_[i] &&
+            OperandDtype(i, k) == dtype_[i])
+          member_inputs_[i].push_back(pi);
+      }
+    }
+  }
+
+  // The op code if `x` may join a group (and its T in *dtype), else -1.
+  int Candidate(const NodeDef& x, int* dtype) const {
+    if (!GraphView::IsOnPdk(x) || ctx_.preserved(x.name)) return -1;
+    const int c = pdk_fused::FindFusedOp(x.op);
+    if (c < 0) return -1;
+    const pdk_fused::Kind kind = pdk_fused::kFusedOps[c].kind;
+    const int t = x.TypeAttr(kind == pdk_fused::Kind::kCast ? "DstT" : "T");
+    if (t != DT_FLOAT && t != DT_DOUBLE) return -1;
+    if (kind == pdk_fused::Kind::kCast && !IsCastSource(x.TypeAttr("SrcT"))) return -1;
+    const int arity = kind == pdk_fused::Kind::kAddN ? view_.num_regular_inputs(x)
+                                                     : pdk_fused::Arity(kind);
+    if (view_.num_regular_inputs(x) != arity || arity < 1) return -1;
+    if (kind == pdk_fused::Kind::kAddN && arity < 2) return -1;
+    for (int k = 0; k < arity; ++k)
+      if (!view_.regular_fanin(x, k)) return -1;
+    if (!view_.control_fanins(x).empty() || !view_.control_fanouts(x).empty()) return -1;
+    *dtype = t;
+    return c;
+  }
+
+ public:
+  // The dtype node i's op reads at operand k.
+  int OperandDtype(int i, int k) const {
+    const NodeDef& x = graph_.node[i];
+    const pdk_fused::Kind kind = pdk_fused::kFusedOps[code_[i]].kind;
+    if (kind == pdk_fused::Kind::kCast) return x.TypeAttr("SrcT");
+    if (kind == pdk_fused::Kind::kSelect && k == 0) return kDtBool;
+    return dtype_[i];
+  }
+
+ private:
+  // The members of `m` reachable from a node outside `m` that reads one of
+  // them (groups accepted before count as one node). Empty: fusing `m`
+  // creates no cycle.
+  std::vector<int> ReachedFromOutside(const std::vector<int>& m) {
+    std::vector<char> member(n_, 0);
+    int hi = -1;
+    for (int x : m) {
+      member[x] = 1;
+      hi = std::max(hi, topo_[x]);
+    }
+    std::vector<char> seen(n_, 0);
+    std::vector<int> stack, bad;
+    for (int x : m)
+      for (int s : succ_[x])
+        if (!member[s]) stack.push_back(s);
+    std::vector<char> group_done(group_min_topo_.size(), 0);
+    while (!stack.empty()) {
+      const int x = stack.back();
+      stack.pop_back();
+      if (seen[x]) continue;
+      seen[x] = 1;
+      const int g = group_of_[x];
+      // Nothing after the last member in topological order reaches it.
+      if ((g >= 0 ? group_min_topo_[g] : topo_[x]) > hi && topo_[x] >= 0) continue;
+      if (member[x]) bad.push_back(x);
+      for (int s : succ_[x]) stack.push_back(s);
+      if (g >= 0 && !group_done[g]) {  // a fused group is one node
+        group_done[g] = 1;
+        for (int y : groups_[g]) stack.push_back(y);
+      }
+    }
+    return bad;
+  }
+
+  // Connected components of the subgraph of candidate edges among `nodes`.
+  std::vector<std::vector<int>> Components(const std::vector<int>& nodes) const {
+    std::unordered_map<int, int> parent;
+    for (int x : nodes) parent[x] = x;
+    auto find = [&](int x) {
+      while (parent[x] != x) x = parent[x] = parent[parent[x]];
+      return x;
+    };
+    for (int x : nodes)
+      for (int p : member_inputs_[x])
+        if (parent.count(p)) parent[find(x)] = find(p);
+    std::unordered_map<int, std::vector<int>> out;
+    for (int x : nodes) out[find(x)].push_back(x);
+    std::vector<std::vector<int>> v;
+    for (auto& [r, c] : out) v.push_back(std::move(c));
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
+    return v;
+  }
+
+  const GraphDef& graph_;
+  const GraphView& view_;
+  const RewriteContext& ctx_;
+  const int n_;
+  std::vector<int> code_, dtype_, topo_, group_of_, group_min_topo_;
+  std::vector<std::vector<int>> succ_, member_inputs_, groups_;
+};
+
+// "node" for port 0, else "node:port".
+std::string TensorName(const std::string& node, int port) {
+  return port == 0 ? node : node + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+void FuseElementwise(GraphDef* graph, const RewriteContext& ctx) {
+  if (!ctx.can_emit(kFusedOp)) return;
+  std::vector<NodeDef> fused;
+  std::unordered_map<std::string, std::string> rewire;  // member name -> fused output
+  std::vector<bool> remove(graph->node.size(), false);
+  {
+    GraphView view(*graph);
+    if (view.has_duplicate_names()) return;
+    Fusion fusion(*graph, view, ctx);
+    const std::vector<std::vector<int>> groups = fusion.Run();
+    for (const std::vector<int>& group : groups) {
+      const NodeDef& last = graph->node[group.back()];
+      std::string name = last.name + "/pdk_fused_elementwise";
+      for (int k = 1; view.node(name); ++k)
+        name = last.name + "/pdk_fused_elementwise_" + std::to_string(k);
+      const int g = fusion.group_of(group[0]);
+
+      std::unordered_map<int, int> value_of;  // member -> value index (set below)
+      std::unordered_map<std::string, int> input_of;
+      std::vector<std::string> inputs;
+      std::vector<int64_t> tin;
+      std::vector<int64_t> ops, args, outputs;
+      // Inputs first: every outside tensor a member reads.
+      std::vector<std::vector<std::pair<bool, int>>> operands(group.size());
+      for (size_t j = 0; j < group.size(); ++j) {
+        const NodeDef& x = graph->node[group[j]];
+        for (int k = 0; k < view.num_regular_inputs(x); ++k) {
+          int port = -1;
+          const NodeDef* p = view.regular_fanin(x, k, &port);
+          const int pi = fusion.index_of(p);
+          if (fusion.group_of(pi) == g && port == 0) {
+            operands[j].push_back({true, pi});
+            continue;
+          }
+          const std::string t = TensorName(p->name, port);
+          auto [it, added] = input_of.emplace(t, static_cast<int>(inputs.size()));
+          if (added) {
+            inputs.push_back(t);
+            tin.push_back(fusion.OperandDtype(group[j], k));
+          }
+          operands[j].push_back({false, it->second});
+        }
+      }
+      const int num_inputs = static_cast<int>(inputs.size());
+      std::vector<std::string> replaced;
+      int next = num_inputs;  // value index of the next instruction
+      for (size_t j = 0; j < group.size(); ++j) {
+        const NodeDef& x = graph->node[group[j]];
+        std::vector<int64_t> vals;
+        for (const auto& [member, v] : operands[j]) vals.push_back(member ? value_of.at(v) : v);
+        if (fusion.code(group[j]) == pdk_fused::FindFusedOp("AddN")) {
+          // Summed in the order of the input names: Grappler's canonicalizer
+          // (grappler/utils/canonicalizer.cc) sorts the inputs of AddN, a
+          // commutative op, by name in its next pass, which it would do with
+          // the fused outputs' names here.
+          std::vector<size_t> order(vals.size());
+          std::iota(order.begin(), order.end(), 0);
+          std::stable_sort(order.begin(), order.end(),
+                           [&](size_t a, size_t b) { return x.input[a] < x.input[b]; });
+          int64_t acc = vals[order[0]];
+          for (size_t k = 1; k < order.size(); ++k) {
+            ops.push_back(fusion.code(group[j]));
+            args.push_back(acc);
+            args.push_back(vals[order[k]]);
+            acc = next++;
+          }
+        } else {
+          ops.push_back(fusion.code(group[j]));
+          args.insert(args.end(), vals.begin(), vals.end());
+          ++next;
+        }
+        value_of[group[j]] = next - 1;
+        bool outside = view.num_regular_fanouts(x) == 0;
+        for (const NodeDef* c : view.regular_consumers(x))
+          outside = outside || fusion.group_of(fusion.index_of(c)) != g;
+        if (outside) {
+          rewire[x.name] = TensorName(name, static_cast<int>(outputs.size()));
+          outputs.push_back(value_of.at(group[j]));
+        }
+        remove[group[j]] = true;
+        replaced.push_back(x.name);
+      }
+      std::map<std::string, AttrValue> attr;
+      attr["T"] = AttrValue::Type(fusion.dtype(group[0]));
+      attr["Tin"] = AttrValue::TypeList(tin);
+      attr["num_outputs"] = AttrValue::Int(static_cast<int64_t>(outputs.size()));
+      attr["ops"] = AttrValue::IntList(ops);
+      attr["args"] = AttrValue::IntList(args);
+      attr["outputs"] = AttrValue::IntList(outputs);
+      fused.push_back(MakeNode(name, kFusedOp, last.device, inputs, std::move(attr)));
+      ctx.Fired("ElementwiseFusion", std::string(kFusedOp) + " '" + name + "'", replaced);
+      (*ctx.fired)["ElementwiseFusion nodes"] += group.size();
+    }
+  }
+  if (fused.empty()) return;
+  // Readers of members (outside nodes and other groups) read the fused outputs.
+  auto rewire_inputs = [&](NodeDef& x) {
+    for (std::string& in : x.input) {
+      const TensorRef r = ParseInput(in);
+      if (r.port != 0) continue;  // members have one output and no control consumers
+      auto it = rewire.find(r.node);
+      if (it != rewire.end()) in = it->second;
+    }
+  };
+  for (size_t i = 0; i < graph->node.size(); ++i)
+    if (!remove[i]) rewire_inputs(graph->node[i]);
+  for (NodeDef& n : fused) rewire_inputs(n);
+  RemoveNodes(graph, remove);
+  for (NodeDef& n : fused) graph->node.push_back(std::move(n));
+}
+
+}  // namespace pdk_graph

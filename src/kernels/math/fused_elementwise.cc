@@ -1,0 +1,560 @@
+// _PdkFusedElementwise: PDK's own op for a connected group of elementwise ops,
+// produced only by PDK's graph optimizer (src/graph/rewrites/
+// elementwise_fusion.cc). Not a TensorFlow op: defined here with REGISTER_OP
+// (pdk/tf/op.h), next to its kernel.
+//
+//   _PdkFusedElementwise(x: Tin; T, num_outputs, ops, args, outputs)
+//       -> z: num_outputs * T
+//     x: the group's inputs, of any shapes; T = float32 or float64.
+//     ops/args/outputs: the group as a program (src/kernels/math/
+//       fused_elementwise.h): instruction j applies TensorFlow op ops[j] to
+//       its operands (inputs or earlier results), with that op's semantics:
+//       unary ops, binary ops with NumPy broadcasting, the *Grad ops, Cast
+//       (any dtype PDK's Cast takes -> T), SelectV2 (bool condition), AddN
+//       (as a chain of equal-shape additions).
+//     z[k]: the value of instruction outputs[k], shaped as that op's output.
+//
+// Evaluation. When every value of the group has one shape S or holds one
+// element (the common case: same-shape tensors and scalars), the kernel
+// evaluates the one-element values once and then the whole program block by
+// block (kBlock elements; the intermediates of a block stay in L1) over S,
+// the blocks spread over the device pool: one pass over memory instead of
+// one per op. Otherwise (row or other broadcasting inside the group) it
+// evaluates op by op over whole tensors with exactly the unfused kernels'
+// broadcasting code (compute/broadcast.h).
+//
+// Results are bit-identical to PDK's unfused kernels: each instruction is the
+// unfused kernel's own Eigen expression (the functors of cwise_functors.h and
+// relu_functors.h, Eigen's scalar_*_op), evaluated with the same split into
+// packets and a scalar tail (blocks start at multiples of kBlock, a multiple
+// of every packet size, so exactly the last size % packet elements of S take
+// the scalar path, as in Eigen's executor for the unfused op), a one-element
+// operand as a constant as compute/broadcast.h does, and every intermediate
+// rounded to T as it is stored. This file and the unfused kernels' files are
+// compiled with -ffp-contract=off (CMakeLists.txt).
+//
+// Errors (InvalidArgument): the unfused op's own check, with its message,
+// prefixed by the op name and the fused node's name (shapes that don't
+// broadcast, *Grad operands of different sizes or shapes); a malformed
+// program (operand or output index out of range, wrong dtype).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "compute/broadcast.h"
+#include "compute/eigen.h"
+#include "kernels/math/cwise_functors.h"
+#include "kernels/math/fused_elementwise.h"
+#include "kernels/nn/relu_functors.h"
+#include "pdk/kernel.h"
+#include "pdk/tf/op.h"
+
+namespace tensorflow {
+
+// Defined (replayed) before the kernel below. Output shapes are unknown to
+// shape inference (the C API's default shape function).
+REGISTER_OP("_PdkFusedElementwise")
+    .Input("x: Tin")
+    .Output("z: num_outputs * T")
+    .Attr("Tin: list(type)")
+    .Attr("T: {float, double}")
+    .Attr("num_outputs: int >= 1")
+    .Attr("ops: list(int)")
+    .Attr("args: list(int)")
+    .Attr("outputs: list(int)");
+
+}  // namespace tensorflow
+
+namespace pdk_kernels {
+namespace {
+
+namespace ei = Eigen::internal;
+using pdk_compute::ConstFlat;
+using pdk_compute::Flat;
+using pdk_fused::Code;
+using pdk_fused::Kind;
+
+// Elements per block: a multiple of 4 packets for every ISA (Eigen's unrolled
+// loop), 4 KiB of float32 per intermediate.
+constexpr int64_t kBlock = 1024;
+
+// A relu.cc functor (Fn()(x, alpha)) as a unary Apply.
+template <class Fn>
+struct ReluApply {
+  template <class X>
+  static auto Apply(const X& x) {
+    using T = std::remove_const_t<typename Eigen::internal::traits<X>::Scalar>;
+    return Fn()(x, T(0));
+  }
+};
+
+// Calls the visitor's method for op `c` with the op's functor.
+template <class T, class V>
+void Visit(Code c, V& v) {
+  switch (c) {
+#define PDK_U_(NAME) \
+  case Code::k##NAME: return v.template Unary<unary::NAME>();
+    PDK_U_(Neg) PDK_U_(Square) PDK_U_(Abs) PDK_U_(Sign) PDK_U_(Round) PDK_U_(Sqrt)
+    PDK_U_(Rsqrt) PDK_U_(Exp) PDK_U_(Log) PDK_U_(Log1p) PDK_U_(Reciprocal) PDK_U_(Floor)
+    PDK_U_(Ceil) PDK_U_(Sigmoid) PDK_U_(Tanh) PDK_U_(Erf) PDK_U_(Erfc)
+#undef PDK_U_
+    case Code::kRelu: return v.template Unary<ReluApply<relu::ReluFn>>();
+    case Code::kRelu6: return v.template Unary<ReluApply<relu::Relu6Fn>>();
+    case Code::kElu: return v.template Unary<ReluApply<relu::EluFn>>();
+    case Code::kAddV2:
+    case Code::kAdd: return v.Binary(ei::scalar_sum_op<T, T>());
+    case Code::kSub: return v.Binary(ei::scalar_difference_op<T, T>());
+    case Code::kMul: return v.Binary(ei::scalar_product_op<T, T>());
+    case Code::kRealDiv: return v.Binary(ei::scalar_quotient_op<T, T>());
+    case Code::kDivNoNan: return v.Binary(functors::DivNoNan<T>());
+    case Code::kMaximum: return v.Binary(ei::scalar_max_op<T, T, Eigen::PropagateNaN>());
+    case Code::kMinimum: return v.Binary(ei::scalar_min_op<T, T, Eigen::PropagateNaN>());
+    case Code::kSquaredDifference: return v.Binary(functors::SquaredDifference<T>());
+    case Code::kPow: return v.Binary(ei::scalar_pow_op<T, T>());
+    case Code::kSigmoidGrad: return v.Grad(functors::SigmoidGrad<T>());
+    case Code::kTanhGrad: return v.Grad(functors::TanhGrad<T>());
+    case Code::kSqrtGrad: return v.Grad(functors::SqrtGrad<T>());
+    case Code::kRsqrtGrad: return v.Grad(functors::RsqrtGrad<T>());
+    case Code::kReciprocalGrad: return v.Grad(functors::ReciprocalGrad<T>());
+    case Code::kReluGrad: return v.ReluGrad(relu::ReluGradFn());
+    case Code::kRelu6Grad: return v.ReluGrad(relu::Relu6GradFn());
+    case Code::kEluGrad: return v.ReluGrad(relu::EluGradFn());
+    case Code::kCast: return v.Cast();
+    case Code::kSelectV2: return v.Select();
+    case Code::kAddN: return v.Grad(ei::scalar_sum_op<T, T>());  // equal shapes
+  }
+}
+
+// Calls f(Src{}) for Cast's source dtype.
+template <class F>
+void VisitCastSource(TF_DataType dt, F&& f) {
+  switch (dt) {
+    case TF_FLOAT: return f(float{});
+    case TF_DOUBLE: return f(double{});
+    case TF_HALF: return f(Eigen::half{});
+    case TF_BFLOAT16: return f(Eigen::bfloat16{});
+    case TF_INT32: return f(int32_t{});
+    case TF_INT64: return f(int64_t{});
+    case TF_BOOL: return f(bool{});
+    default: return;
+  }
+}
+
+bool IsCastSource(TF_DataType dt) {
+  bool ok = false;
+  VisitCastSource(dt, [&](auto) { ok = true; });
+  return ok;
+}
+
+// One instruction over `len` elements on the calling thread: operand i is
+// `len` elements at a[i] (full[i]) or one element broadcast (!full[i]).
+template <class T>
+struct BlockEval {
+  int64_t len;
+  const void* a[3];
+  bool full[3];
+  TF_DataType cast_src;
+  T* out;
+
+  template <class U>
+  ConstFlat<U> in(int i) const {
+    return ConstFlat<U>(static_cast<const U*>(a[i]), len);
+  }
+  Flat<T> o() const { return Flat<T>(out, len); }
+
+  template <class F>
+  void Unary() {
+    o() = F::Apply(in<T>(0));
+  }
+  // As pdk_compute::EvalBinary: flat, or a one-element side as a constant.
+  template <class F>
+  void Binary(const F& f) {
+    if (full[0] && full[1]) {
+      o() = in<T>(0).binaryExpr(in<T>(1), f);
+    } else if (!full[0]) {
+      const ConstFlat<T> b = in<T>(1);
+      o() = b.constant(*static_cast<const T*>(a[0])).binaryExpr(b, f);
+    } else {
+      const ConstFlat<T> x = in<T>(0);
+      o() = x.binaryExpr(x.constant(*static_cast<const T*>(a[1])), f);
+    }
+  }
+  template <class F>
+  void Grad(const F& f) {  // both operands full (equal shapes)
+    o() = in<T>(0).binaryExpr(in<T>(1), f);
+  }
+  template <class Fn>
+  void ReluGrad(const Fn& fn) {  // both operands full (equal shapes)
+    o() = fn(in<T>(0), in<T>(1), T(0));
+  }
+  void Cast() {
+    VisitCastSource(cast_src, [&](auto s) {
+      using Src = decltype(s);
+      o() = in<Src>(0).template cast<T>();
+    });
+  }
+  // As compute/broadcast.h's SelectFlat: no arithmetic.
+  void Select() {
+    const auto* c = static_cast<const unsigned char*>(a[0]);
+    const T* t = static_cast<const T*>(a[1]);
+    const T* e = static_cast<const T*>(a[2]);
+    for (int64_t i = 0; i < len; ++i) {
+      const T x = t[full[1] ? i : 0], y = e[full[2] ? i : 0];
+      out[i] = c[full[0] ? i : 0] != 0 ? x : y;
+    }
+  }
+};
+
+// One instruction over whole tensors with the unfused kernels' broadcasting,
+// on the device pool.
+template <class T>
+struct TensorEval {
+  const Eigen::ThreadPoolDevice& dev;
+  const char* label;
+  const pdk::Tensor* a[3];
+  const pdk::Tensor* out;
+  pdk::Status status;
+
+  int64_t n() const { return out->num_elements(); }
+  template <class U>
+  ConstFlat<U> in(int i) const {
+    return ConstFlat<U>(a[i]->data<U>(), a[i]->num_elements());
+  }
+  Flat<T> o() const { return Flat<T>(out->data<T>(), n()); }
+
+  template <class F>
+  void Unary() {
+    if (n() > 0) o().device(dev) = F::Apply(in<T>(0));
+  }
+  template <class F>
+  void Binary(const F& f) {
+    auto plan = pdk_compute::PlanBroadcast<2>(label, {"x", "y"}, {a[0]->shape(), a[1]->shape()});
+    if (!plan.ok()) {
+      status = plan.status();
+      return;
+    }
+    pdk_compute::EvalBinary<T, T>(dev, *plan, a[0]->data<T>(), a[1]->data<T>(),
+                                  out->data<T>(), f);
+  }
+  template <class F>
+  void Grad(const F& f) {  // cwise_binary.cc's GradOp: equal element counts
+    if (n() > 0) o().device(dev) = in<T>(0).binaryExpr(in<T>(1), f);
+  }
+  template <class Fn>
+  void ReluGrad(const Fn& fn) {
+    if (n() > 0) o().device(dev) = fn(in<T>(0), in<T>(1), T(0));
+  }
+  void Cast() {
+    if (n() == 0) return;
+    VisitCastSource(a[0]->dtype(), [&](auto s) {
+      using Src = decltype(s);
+      o().device(dev) = in<Src>(0).template cast<T>();
+    });
+  }
+  void Select() {
+    auto plan = pdk_compute::PlanBroadcast<3>(label, {"condition", "t", "e"},
+                                              {a[0]->shape(), a[1]->shape(), a[2]->shape()});
+    if (!plan.ok()) {
+      status = plan.status();
+      return;
+    }
+    pdk_compute::EvalSelect<T>(dev, *plan, a[0]->data<bool>(), a[1]->data<T>(),
+                               a[2]->data<T>(), out->data<T>());
+  }
+};
+
+struct Instr {
+  Code code;
+  Kind kind;
+  int arg[3];
+};
+
+template <class T>
+class FusedElementwiseOp {
+ public:
+  pdk::Status Init(const pdk::Attrs& attrs) {
+    name_ = attrs.node_name();
+    std::vector<int64_t> ops, args, outputs;
+    PDK_RETURN_IF_ERROR(attrs.Get("ops", &ops));
+    PDK_RETURN_IF_ERROR(attrs.Get("args", &args));
+    PDK_RETURN_IF_ERROR(attrs.Get("outputs", &outputs));
+    size_t k = 0;
+    for (int64_t c : ops) {
+      if (c < 0 || c >= pdk_fused::kNumFusedOps)
+        return pdk::InvalidArgument("_PdkFusedElementwise '", name_, "': unknown op code ", c);
+      Instr in{static_cast<Code>(c), pdk_fused::kFusedOps[c].kind, {-1, -1, -1}};
+      const int arity = pdk_fused::Arity(in.kind);
+      if (k + arity > args.size()) break;
+      for (int i = 0; i < arity; ++i) in.arg[i] = static_cast<int>(args[k++]);
+      program_.push_back(in);
+      labels_.push_back(std::string(pdk_fused::kFusedOps[c].name) +
+                        " (fused into _PdkFusedElementwise '" + name_ + "')");
+    }
+    if (program_.size() != ops.size() || k != args.size())
+      return pdk::InvalidArgument("_PdkFusedElementwise '", name_, "': ", args.size(),
+                                  " operands do not fit the ", ops.size(), " ops");
+    outputs_.assign(outputs.begin(), outputs.end());
+    return pdk::Status::OK();
+  }
+
+  pdk::Status Compute(pdk::Context& ctx) const {
+    const int num_inputs = ctx.num_inputs();
+    const int num_values = num_inputs + static_cast<int>(program_.size());
+    PDK_RETURN_IF_ERROR(Validate(ctx, num_inputs));
+
+    std::vector<pdk::Tensor> inputs(num_inputs);
+    std::vector<pdk::Shape> shapes(num_values);
+    std::vector<TF_DataType> dtypes(num_values, pdk::kDataType<T>);
+    for (int i = 0; i < num_inputs; ++i) {
+      PDK_ASSIGN_OR_RETURN(inputs[i], ctx.input(i));
+      shapes[i] = inputs[i].shape();
+      dtypes[i] = inputs[i].dtype();
+    }
+    // Shapes (and the unfused ops' checks) in program order.
+    for (size_t j = 0; j < program_.size(); ++j) {
+      PDK_RETURN_IF_ERROR(InferShape(program_[j], labels_[j], dtypes, &shapes, num_inputs + j));
+    }
+
+    // Fast path: every value has shape S (the largest) or one element.
+    int64_t n = 0;
+    const pdk::Shape* s = nullptr;
+    for (int v = 0; v < num_values; ++v)
+      if (!s || shapes[v].num_elements() > n) {
+        n = shapes[v].num_elements();
+        s = &shapes[v];
+      }
+    bool fast = true;  // also when every value holds one element (or none)
+    for (int v = 0; v < num_values && fast; ++v)
+      fast = shapes[v].num_elements() == 1 || shapes[v] == *s;
+
+    std::vector<pdk::Tensor> outs(outputs_.size());
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      PDK_ASSIGN_OR_RETURN(outs[k], ctx.allocate_output(static_cast<int>(k), shapes[outputs_[k]]));
+    }
+    if (fast) return RunBlocks(ctx, inputs, shapes, dtypes, n, outs);
+    return RunTensors(ctx, inputs, shapes, dtypes, outs);
+  }
+
+ private:
+  pdk::Status Validate(const pdk::Context& ctx, int num_inputs) const {
+    const int num_values = num_inputs + static_cast<int>(program_.size());
+    for (size_t j = 0; j < program_.size(); ++j)
+      for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i)
+        if (program_[j].arg[i] < 0 || program_[j].arg[i] >= num_inputs + static_cast<int>(j))
+          return pdk::InvalidArgument("_PdkFusedElementwise '", name_, "': op ", j,
+                                      " reads value ", program_[j].arg[i], " (", num_inputs,
+                                      " inputs, ", j, " earlier ops)");
+    if (static_cast<int>(outputs_.size()) != ctx.num_outputs())
+      return pdk::InvalidArgument("_PdkFusedElementwise '", name_, "': ", outputs_.size(),
+                                  " outputs listed for ", ctx.num_outputs());
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      if (outputs_[k] < num_inputs || outputs_[k] >= num_values ||
+          std::count(outputs_.begin(), outputs_.end(), outputs_[k]) != 1)
+        return pdk::InvalidArgument("_PdkFusedElementwise '", name_, "': output ", k,
+                                    " names value ", outputs_[k],
+                                    ", not one op result listed once");
+    }
+    return pdk::Status::OK();
+  }
+
+  // shapes[v] for instruction `in`, with the unfused kernel's checks.
+  pdk::Status InferShape(const Instr& in, const std::string& label,
+                         const std::vector<TF_DataType>& dtypes,
+                         std::vector<pdk::Shape>* shapes, size_t v) const {
+    const TF_DataType t = pdk::kDataType<T>;
+    for (int i = 0; i < pdk_fused::Arity(in.kind); ++i) {
+      const TF_DataType dt = dtypes[in.arg[i]];
+      const bool ok = in.kind == Kind::kCast     ? IsCastSource(dt)
+                      : in.kind == Kind::kSelect && i == 0 ? dt == TF_BOOL
+                                                            : dt == t;
+      if (!ok)
+        return pdk::InvalidArgument(label, ": operand ", i, " has dtype ",
+                                    pdk::DataTypeName(dt));
+    }
+    const pdk::Shape& a = (*shapes)[in.arg[0]];
+    pdk::Shape& out = (*shapes)[v];
+    switch (in.kind) {
+      case Kind::kUnary:
+      case Kind::kCast:
+        out = a;
+        return pdk::Status::OK();
+      case Kind::kBinary: {
+        PDK_ASSIGN_OR_RETURN(auto plan, pdk_compute::PlanBroadcast<2>(
+                                            label.c_str(), {"x", "y"}, {a, (*shapes)[in.arg[1]]}));
+        out = plan.out;
+        return pdk::Status::OK();
+      }
+      case Kind::kGrad: {
+        const pdk::Shape& b = (*shapes)[in.arg[1]];
+        if (a.num_elements() != b.num_elements())
+          return pdk::InvalidArgument(label, ": y.shape ", a, " and dy.shape ", b,
+                                      " must have the same number of elements");
+        out = a;
+        return pdk::Status::OK();
+      }
+      case Kind::kAddN:
+        PDK_RETURN_IF_ERROR(pdk::CheckSameShape(label.c_str(), "inputs[0]", a, "inputs[i]",
+                                                (*shapes)[in.arg[1]]));
+        out = a;
+        return pdk::Status::OK();
+      case Kind::kReluGrad:
+        PDK_RETURN_IF_ERROR(pdk::CheckSameShape(
+            label.c_str(), "gradients", a, in.code == Code::kEluGrad ? "outputs" : "features",
+            (*shapes)[in.arg[1]]));
+        out = a;
+        return pdk::Status::OK();
+      case Kind::kSelect: {
+        PDK_ASSIGN_OR_RETURN(auto plan, pdk_compute::PlanBroadcast<3>(
+                                            label.c_str(), {"condition", "t", "e"},
+                                            {a, (*shapes)[in.arg[1]], (*shapes)[in.arg[2]]}));
+        out = plan.out;
+        return pdk::Status::OK();
+      }
+    }
+    return pdk::Status::OK();
+  }
+
+  // The fast path: one-element values once, then the rest block by block.
+  pdk::Status RunBlocks(pdk::Context& ctx, const std::vector<pdk::Tensor>& inputs,
+                        const std::vector<pdk::Shape>& shapes,
+                        const std::vector<TF_DataType>& dtypes, int64_t n,
+                        std::vector<pdk::Tensor>& outs) const {
+    const int num_inputs = static_cast<int>(inputs.size());
+    const int num_values = num_inputs + static_cast<int>(program_.size());
+    auto is_full = [&](int v) { return shapes[v].num_elements() != 1; };
+
+    // Where each value lives: output tensor, scratch slot, or (one element)
+    // scalar storage.
+    std::vector<int> out_of(num_values, -1);
+    for (size_t k = 0; k < outputs_.size(); ++k) out_of[outputs_[k]] = static_cast<int>(k);
+    std::vector<T> scalar(num_values);
+    std::vector<const void*> scalar_ptr(num_values, nullptr);
+    for (int i = 0; i < num_inputs; ++i) scalar_ptr[i] = inputs[i].raw_data();
+    for (size_t j = 0; j < program_.size(); ++j) {
+      const int v = num_inputs + static_cast<int>(j);
+      if (is_full(v)) continue;
+      BlockEval<T> e{1, {}, {true, true, true}, TF_FLOAT, &scalar[v]};
+      for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i)
+        e.a[i] = scalar_ptr[program_[j].arg[i]];
+      e.cast_src = dtypes[program_[j].arg[0]];
+      Visit<T>(program_[j].code, e);
+      scalar_ptr[v] = &scalar[v];
+      if (out_of[v] >= 0) *outs[out_of[v]].template data<T>() = scalar[v];
+    }
+
+    // Scratch slots for full intermediates, reused after their last read.
+    std::vector<int> last_use(num_values, -1), slot(num_values, -1);
+    for (size_t j = 0; j < program_.size(); ++j)
+      for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i)
+        last_use[program_[j].arg[i]] = static_cast<int>(j);
+    std::vector<int> free_slots;
+    int num_slots = 0;
+    for (size_t j = 0; j < program_.size(); ++j) {
+      const int v = num_inputs + static_cast<int>(j);
+      if (!is_full(v)) continue;
+      if (out_of[v] < 0) {
+        if (free_slots.empty()) {
+          slot[v] = num_slots++;
+        } else {
+          slot[v] = free_slots.back();
+          free_slots.pop_back();
+        }
+      }
+      for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i) {
+        const int u = program_[j].arg[i];
+        if (slot[u] >= 0 && last_use[u] == static_cast<int>(j) &&
+            std::find(free_slots.begin(), free_slots.end(), slot[u]) == free_slots.end())
+          free_slots.push_back(slot[u]);
+      }
+    }
+
+    std::vector<const char*> base(num_values, nullptr);  // full inputs / outputs
+    for (int i = 0; i < num_inputs; ++i)
+      base[i] = static_cast<const char*>(inputs[i].raw_data());
+    for (int v = num_inputs; v < num_values; ++v)
+      if (out_of[v] >= 0) base[v] = static_cast<const char*>(outs[out_of[v]].raw_data());
+    std::vector<int> elem_size(num_values, sizeof(T));
+    for (int i = 0; i < num_inputs; ++i) elem_size[i] = static_cast<int>(TF_DataTypeSize(dtypes[i]));
+
+    int64_t bytes_in = 0;
+    for (int i = 0; i < num_inputs; ++i)
+      if (is_full(i)) bytes_in += elem_size[i];
+    const Eigen::TensorOpCost cost(double(kBlock * bytes_in),
+                                   double(kBlock * sizeof(T) * outputs_.size()),
+                                   double(kBlock * 8 * program_.size()));
+    bool any_full = false;
+    for (int v = num_inputs; v < num_values; ++v) any_full = any_full || is_full(v);
+    if (!any_full || n == 0) return pdk::Status::OK();
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    auto run = [&, num_slots](Eigen::Index first, Eigen::Index last) {
+      std::vector<T> scratch(static_cast<size_t>(num_slots) * kBlock);
+      auto ptr = [&](int v, int64_t off) -> const void* {
+        if (!is_full(v)) return scalar_ptr[v];
+        if (slot[v] >= 0) return scratch.data() + slot[v] * kBlock;
+        return base[v] + off * elem_size[v];
+      };
+      for (Eigen::Index b = first; b < last; ++b) {
+        const int64_t off = b * kBlock, len = std::min(kBlock, n - off);
+        for (size_t j = 0; j < program_.size(); ++j) {
+          const int v = num_inputs + static_cast<int>(j);
+          if (!is_full(v)) continue;
+          const Instr& in = program_[j];
+          BlockEval<T> e{len, {}, {}, dtypes[in.arg[0]],
+                         static_cast<T*>(const_cast<void*>(ptr(v, off)))};
+          for (int i = 0; i < pdk_fused::Arity(in.kind); ++i) {
+            e.a[i] = ptr(in.arg[i], off);
+            e.full[i] = is_full(in.arg[i]);
+          }
+          Visit<T>(in.code, e);
+        }
+      }
+    };
+    pdk_compute::Device(ctx).parallelFor(blocks, cost, run);
+    return pdk::Status::OK();
+  }
+
+  // The general path: op by op over whole tensors, with broadcasting.
+  pdk::Status RunTensors(pdk::Context& ctx, const std::vector<pdk::Tensor>& inputs,
+                         const std::vector<pdk::Shape>& shapes,
+                         const std::vector<TF_DataType>& dtypes,
+                         std::vector<pdk::Tensor>& outs) const {
+    const int num_inputs = static_cast<int>(inputs.size());
+    std::vector<const pdk::Tensor*> values(num_inputs + program_.size(), nullptr);
+    for (int i = 0; i < num_inputs; ++i) values[i] = &inputs[i];
+    std::vector<int> out_of(values.size(), -1);
+    for (size_t k = 0; k < outputs_.size(); ++k) out_of[outputs_[k]] = static_cast<int>(k);
+    std::vector<pdk::Tensor> temps(program_.size());
+    for (size_t j = 0; j < program_.size(); ++j) {
+      const int v = num_inputs + static_cast<int>(j);
+      if (out_of[v] >= 0) {
+        values[v] = &outs[out_of[v]];
+      } else {
+        PDK_ASSIGN_OR_RETURN(temps[j], ctx.allocate_temp(pdk::kDataType<T>, shapes[v]));
+        values[v] = &temps[j];
+      }
+      const Instr& in = program_[j];
+      TensorEval<T> e{pdk_compute::Device(ctx), labels_[j].c_str(), {}, values[v],
+                      pdk::Status::OK()};
+      for (int i = 0; i < pdk_fused::Arity(in.kind); ++i) e.a[i] = values[in.arg[i]];
+      Visit<T>(in.code, e);
+      PDK_RETURN_IF_ERROR(e.status);
+    }
+    return pdk::Status::OK();
+  }
+
+  std::string name_;
+  std::vector<Instr> program_;
+  std::vector<std::string> labels_;  // per instruction, for messages
+  std::vector<int> outputs_;
+};
+
+}  // namespace
+
+PDK_REGISTER_KERNELS(PdkFusedElementwise, r) {
+  r.Add(pdk::KernelDef<FusedElementwiseOp<float>>("_PdkFusedElementwise").Type<float>("T"));
+  r.Add(pdk::KernelDef<FusedElementwiseOp<double>>("_PdkFusedElementwise").Type<double>("T"));
+}
+
+}  // namespace pdk_kernels

@@ -1,0 +1,300 @@
+"""The generic elementwise fusion (src/graph/rewrites/elementwise_fusion.cc)
+and its kernel _PdkFusedElementwise (src/kernels/math/fused_elementwise.cc),
+inside the real TensorFlow.
+
+Each case runs the same computation three times from fresh tf.functions: on
+PDK with the fusion (it must fire: graph_rewrite_counts, and the fused kernel
+must run: launch counts), on PDK with PDK_GRAPH_DISABLE=elementwise_fusion
+(the unfused PDK kernels; the fused kernel promises their bits, so the
+comparison is exact), and on /CPU:0 (TensorFlow's kernels: close).
+"""
+import contextlib
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tensorflow_pdk as tp
+from tensorflow_pdk import testing as tpt
+
+FUSED = "_PdkFusedElementwise"
+DISABLE = "elementwise_fusion"
+
+
+@contextlib.contextmanager
+def _env(name, value):
+    old = os.environ.get(name)
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
+
+
+def _disabled_with(extra):
+    """PDK_GRAPH_DISABLE with `extra` added to what the environment has."""
+    have = os.environ.get("PDK_GRAPH_DISABLE", "")
+    return ",".join(x for x in (have, extra) if x)
+
+
+def _three_ways(run):
+    """run(device) -> list of numpy arrays, from fresh tf.functions each call.
+    Returns (fused, unfused, cpu, counts, launches) for the fused PDK run."""
+    tp.reset_graph_rewrite_counts()
+    with tpt.launches() as launches:
+        fused = run("/PDK:0")
+    counts = tp.graph_rewrite_counts()
+    with _env("PDK_GRAPH_DISABLE", _disabled_with(DISABLE)):
+        tp.reset_graph_rewrite_counts()
+        with tpt.launches() as unfused_launches:
+            unfused = run("/PDK:0")
+        assert tp.graph_rewrite_counts().get("ElementwiseFusion", 0) == 0
+        assert unfused_launches.get(FUSED, 0) == 0
+    cpu = run("/CPU:0")
+    return fused, unfused, cpu, counts, launches
+
+
+def _check(run, min_groups=1, rtol=1e-5, atol=1e-6):
+    fused, unfused, cpu, counts, launches = _three_ways(run)
+    if "elementwise_fusion" in os.environ.get("PDK_GRAPH_DISABLE", ""):
+        pytest.skip("elementwise_fusion disabled by the environment")
+    assert counts.get("ElementwiseFusion", 0) >= min_groups, counts
+    assert counts.get("ElementwiseFusion nodes", 0) >= 2 * min_groups, counts
+    assert launches.get(FUSED, 0) >= 1, launches
+    assert len(fused) == len(unfused) == len(cpu)
+    for i, (f, u, c) in enumerate(zip(fused, unfused, cpu)):
+        np.testing.assert_array_equal(f, u, err_msg=f"output {i}: fused != unfused PDK")
+        tpt.assert_close(f, c, rtol=rtol, atol=atol, what=f"output {i} vs CPU")
+    return counts, launches
+
+
+def _chain(x, k, m, mask):
+    """A hand-written chain: unary, binary, scalar operands, Cast, SelectV2."""
+    a = tf.tanh(x * 2.0 + 1.0) - tf.exp(-tf.abs(x)) * 0.5
+    b = tf.sigmoid(a) / (1.0 + tf.square(x)) + tf.cast(k, x.dtype)
+    c = tf.where(mask, tf.sqrt(tf.abs(b)) * tf.math.rsqrt(1.0 + tf.square(a)), -b)
+    d = tf.maximum(c, 0.1) - tf.minimum(c, -0.1) + tf.math.squared_difference(a, b)
+    e = tf.nn.relu(d) + tf.nn.relu6(x * 4.0) + tf.nn.elu(-d) + tf.math.erf(a) + tf.math.erfc(b)
+    f = tf.pow(tf.abs(e) + 1.0, 0.75) + tf.math.log(tf.abs(e) + 1.0) + tf.math.log1p(tf.abs(a))
+    g = tf.math.divide_no_nan(f, m) + tf.sign(a) * tf.round(b) + tf.floor(c) - tf.math.ceil(d)
+    return g, a  # a is also read outside: two outputs
+
+
+@pytest.mark.parametrize("shape", [(37, 19), (4096,), (3, 1031), (5,)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_hand_written_chain(shape, dtype):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(dtype) * 2
+    k = rng.integers(-3, 3, shape).astype("int32")
+    m = np.where(rng.random(shape) < 0.2, 0, rng.standard_normal(shape)).astype(dtype)
+    mask = rng.random(shape) < 0.5
+
+    def run(device):
+        with tf.device(device):
+            args = [tf.constant(v) for v in (x, k, m, mask)]
+            fn = tf.function(lambda *a: list(_chain(*a)))
+            return [t.numpy() for t in fn(*args)]
+
+    counts, launches = _check(run, atol=1e-5 if dtype == "float32" else 1e-12)
+    assert counts["ElementwiseFusion nodes"] >= 40, counts
+    for op in ("Tanh", "Sigmoid", "Erfc", "SelectV2", "Cast", "Pow"):
+        assert launches.get(op, 0) == 0, (op, launches)
+
+
+def test_gradients_of_activations():
+    """The backward pass: TanhGrad, SigmoidGrad, ReluGrad, EluGrad, SqrtGrad,
+    RsqrtGrad, ReciprocalGrad and the chain rule's elementwise arithmetic."""
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((64, 33)) * 2).astype("float32")
+
+    def run(device):
+        with tf.device(device):
+            xt = tf.constant(x)
+
+            @tf.function
+            def grad(x):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    y = (tf.tanh(x) * tf.sigmoid(x) + tf.nn.relu(x) * tf.nn.elu(x)
+                         + tf.sqrt(tf.abs(x) + 1.0) + tf.math.rsqrt(tf.abs(x) + 2.0)
+                         + tf.math.reciprocal(tf.abs(x) + 3.0) + tf.nn.relu6(x * 3.0))
+                    loss = tf.reduce_sum(y * y)
+                return tape.gradient(loss, x)
+
+            return [grad(xt).numpy()]
+
+    _counts, launches = _check(run)
+    for op in ("TanhGrad", "SigmoidGrad", "ReluGrad", "EluGrad"):
+        assert launches.get(op, 0) == 0, (op, launches)
+
+
+def test_broadcasting_inside_a_group_is_exact():
+    """Row and column broadcasting ([B, N] op [N], [B, 1]) take the kernel's
+    op-by-op path with the unfused broadcasting code: still bit-identical."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((50, 40)).astype("float32")
+    row = rng.standard_normal((40,)).astype("float32")
+    col = rng.standard_normal((50, 1)).astype("float32")
+
+    def run(device):
+        with tf.device(device):
+            args = [tf.constant(v) for v in (x, row, col)]
+            fn = tf.function(lambda x, r, c: tf.tanh(x * r + c) * 0.5 - tf.exp(c) / (r + 3.0))
+            return [fn(*args).numpy()]
+
+    _check(run)
+
+
+@pytest.mark.parametrize("make_opt", [
+    lambda: keras.optimizers.SGD(learning_rate=0.05, momentum=0.9),
+    lambda: keras.optimizers.SGD(learning_rate=0.05, momentum=0.9, nesterov=True),
+    lambda: keras.optimizers.RMSprop(learning_rate=0.01),
+    lambda: keras.optimizers.RMSprop(learning_rate=0.01, momentum=0.5, centered=True),
+    lambda: keras.optimizers.Adagrad(learning_rate=0.1),
+    lambda: keras.optimizers.AdamW(learning_rate=0.01, weight_decay=0.1),
+    lambda: keras.optimizers.Lion(learning_rate=0.01),
+], ids=["sgd_momentum", "sgd_nesterov", "rmsprop", "rmsprop_centered", "adagrad", "adamw",
+        "lion"])
+def test_optimizers(make_opt):
+    shapes = [(37, 19), (19,), (5, 3, 7), ()]
+    rng = np.random.default_rng(3)
+    init = [rng.standard_normal(s).astype("float32") for s in shapes]
+    grads = [[rng.standard_normal(s).astype("float32") for s in shapes] for _ in range(3)]
+
+    def run(device):
+        with tf.device(device):
+            vs = [tf.Variable(v) for v in init]
+            opt = make_opt()
+            opt.build(vs)
+
+            @tf.function
+            def apply(g):
+                opt.apply_gradients(zip(g, vs))
+
+            for step in grads:
+                apply([tf.constant(g) for g in step])
+        return [v.numpy() for v in vs] + [v.numpy() for v in opt.variables]
+
+    _check(run)
+
+
+def _layer_step(layer_fn, x, seed=0, training=True):
+    """Forward and backward of a layer on `x`, in one tf.function."""
+    def run(device):
+        with tf.device(device):
+            keras.utils.set_random_seed(seed)
+            layer = layer_fn()
+            layer.build(x.shape)
+            xt = tf.constant(x)
+
+            @tf.function
+            def step(x):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    y = layer(x, training=training)
+                    loss = tf.reduce_mean(tf.square(y))
+                gs = tape.gradient(loss, [x] + layer.trainable_variables)
+                return [y] + gs
+
+            return [t.numpy() for t in step(xt)]
+    return run
+
+
+def test_layer_normalization():
+    x = np.random.default_rng(4).standard_normal((32, 48)).astype("float32")
+    _check(_layer_step(lambda: keras.layers.LayerNormalization(), x), atol=1e-5)
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+def test_gelu(approximate):
+    x = np.random.default_rng(5).standard_normal((64, 40)).astype("float32") * 3
+    _check(_layer_step(lambda: keras.layers.Activation(
+        lambda t: keras.activations.gelu(t, approximate=approximate)), x), atol=1e-5)
+
+
+def test_dropout():
+    x = np.random.default_rng(6).standard_normal((64, 40)).astype("float32")
+
+    def run(device):
+        with tf.device(device):
+            xt = tf.constant(x)
+            # One mask for every run: the random kernels differ between
+            # devices; the fused part is the mask arithmetic.
+            noise = tf.constant(np.random.default_rng(7).random((64, 40)).astype("float32"))
+
+            @tf.function
+            def step(x, u):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    keep = u >= 0.3
+                    y = tf.where(keep, x / 0.7, tf.zeros_like(x))
+                    y = y * tf.cast(keep, x.dtype) + tf.nn.relu(x) * 0.1
+                    loss = tf.reduce_sum(tf.tanh(y))
+                return [y, tape.gradient(loss, x)]
+
+            return [t.numpy() for t in step(xt, noise)]
+
+    _check(run)
+
+
+def test_softmax_like_group_is_split_not_cyclic():
+    """exp(x - max) / sum(exp(...)): the reductions read the group and the
+    group reads them back; fusing it whole would make a cycle. The rewrite
+    splits it and the graph still runs, with the unfused bits."""
+    x = np.random.default_rng(8).standard_normal((16, 50)).astype("float32")
+
+    def run(device):
+        with tf.device(device):
+            fn = tf.function(lambda x: (lambda e: tf.tanh(e / tf.reduce_sum(e, -1, keepdims=True))
+                                        * 2.0)(tf.exp(tf.abs(x) * 0.5 - 1.0)))
+            return [fn(tf.constant(x)).numpy()]
+
+    _check(run)
+
+
+def test_bad_shapes_give_the_ops_error():
+    """Shapes unknown when traced; at run time they don't broadcast: the
+    error of the op that fails, fused or not, never a crash."""
+    spec = [tf.TensorSpec(None, tf.float32)] * 2
+    for disable in (None, _disabled_with(DISABLE)):
+        with _env("PDK_GRAPH_DISABLE", disable):
+            with tf.device("/PDK:0"):
+                fn = tf.function(lambda a, b: tf.tanh(a) * 2.0 + tf.exp(b), input_signature=spec)
+                with pytest.raises(tf.errors.InvalidArgumentError, match="Incompatible shapes"):
+                    fn(tf.zeros((3, 4)), tf.zeros((5,)))
+                # The same function still works with shapes that broadcast.
+                out = fn(tf.ones((3, 4)), tf.zeros((4,))).numpy()
+            np.testing.assert_allclose(out, np.tanh(1.0) * 2 + 1, rtol=1e-6)
+
+
+def test_fetched_node_is_not_swallowed():
+    """A fetched intermediate (TF1 session fetch: preserved) stays a node of
+    its own; the nodes before and after it fuse into two groups."""
+    x = np.random.default_rng(9).standard_normal((8, 8)).astype("float32")
+    results = {}
+    for device in ("/PDK:0", "/CPU:0"):
+        g = tf.Graph()
+        with g.as_default(), tf.device(device):
+            xp = tf.compat.v1.placeholder(tf.float32, (8, 8))
+            a = tf.exp(tf.tanh(xp) * 2.0)
+            b = a * 3.0  # fetched below: preserved
+            d = tf.square(tf.sigmoid(b) + 1.0) - b
+        tp.reset_graph_rewrite_counts()
+        with tf.compat.v1.Session(graph=g) as s:
+            results[device] = s.run([b, d], {xp: x})
+        if device == "/PDK:0" and DISABLE not in os.environ.get("PDK_GRAPH_DISABLE", ""):
+            counts = tp.graph_rewrite_counts()
+            # One group before the fetched Mul, one after it (swallowed, it
+            # would join them into one).
+            assert counts.get("ElementwiseFusion", 0) == 2, counts
+            assert counts.get("ElementwiseFusion nodes", 0) >= 5, counts
+    for p, c in zip(results["/PDK:0"], results["/CPU:0"]):
+        tpt.assert_close(p, c, rtol=1e-5, atol=1e-6, what="session fetch")
