@@ -21,6 +21,7 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.python.eager import context
 
 import tensorflow_pdk as tp
 from tensorflow_pdk import placement
@@ -76,13 +77,18 @@ def _tf_passes(on):
         return
     off = {"dependency_optimization": False, "arithmetic_optimization": False,
            "constant_folding": False, "disable_model_pruning": True}
-    old = tf.config.optimizer.get_experimental_options()
+    ctx = context.context()
+    old = dict(ctx._optimizer_experimental_options)
     tf.config.optimizer.set_experimental_options(off)
     try:
         yield
     finally:
-        tf.config.optimizer.set_experimental_options(
-            {k: old.get(k, not v) for k, v in off.items()})
+        # Back to exactly the options that were set before, unset ones unset:
+        # tf.config.optimizer has no way to unset an option, and setting one
+        # explicitly to its default (a RewriterConfig toggle ON, not DEFAULT)
+        # changes what Grappler runs for every later function in the process.
+        ctx._optimizer_experimental_options = old
+        ctx._thread_local_data.function_call_options = None
 
 
 TF_PASSES = pytest.mark.parametrize("tf_passes", [True, False], ids=["tf_passes", "pdk_only"])
