@@ -25,7 +25,7 @@ constexpr std::pair<int, int> kAsyncTestedTensorFlow[] = {{2, 21}};
 // (a launcher thread's wake-up, then TensorFlow scheduling the successors from
 // it) costs more than the overlap gains (docs/benchmarks.md, "Asynchronous
 // kernels"). PDK_ASYNC_MIN_BYTES overrides it.
-constexpr int64_t kDefaultMinBytes = 256 << 10;
+constexpr int64_t kDefaultMinBytes = 1 << 20;
 
 std::string& StatusText() {
   static std::string* s = new std::string("off: PDK registered no kernels");
