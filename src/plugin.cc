@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "compute/thread_pool.h"
+#include "device/async_launcher.h"
 #include "device/pdk_device.h"
 #include "graph/optimizer.h"
 #include "graph/strict_placement.h"
@@ -206,6 +207,7 @@ PDK_EXPORT void TF_InitGraph(TP_OptimizerRegistrationParams* params, TF_Status* 
 PDK_EXPORT void TF_InitKernel() {
   if (!g_disabled_reason.empty() || g_is_duplicate) return;
   pdk::SetThreadsPerDevice(pdk_compute::NumThreads());  // before any kernel creates a pool
+  pdk_plugin::InitAsync(MajorMinor(RunningTensorFlowVersion()));  // before Async kernels register
   pdk::Status st = pdk::KernelRegistry::Global().RegisterAll(pdk_plugin::kDeviceType);
   if (!st.ok()) std::fprintf(stderr, "PDK: kernel registration failed: %s\n", st.message().c_str());
   if (st.ok() && pdk_graph::StrictEnabled())  // PDK_STRICT=1: src/graph/strict_placement.h
@@ -239,6 +241,10 @@ PDK_EXPORT void TF_InitProfiler(TF_ProfilerRegistrationParams* params, TF_Status
 PDK_EXPORT const char* PDK_Version() { return PDK_VERSION; }
 PDK_EXPORT const char* PDK_BuiltForTensorFlow() { return PDK_TF_VERSION; }
 PDK_EXPORT const char* PDK_DisabledReason() { return g_disabled_reason.c_str(); }
+// Asynchronous kernels: "on: <settings>" or "off: <why>" (src/device/async_launcher.h).
+PDK_EXPORT const char* PDK_AsyncStatus() { return pdk_plugin::AsyncStatus().c_str(); }
+// Kernel launches that ran on a launcher thread since load.
+PDK_EXPORT uint64_t PDK_AsyncLaunches() { return pdk_plugin::AsyncLaunches(); }
 
 // The settings in force, "name<TAB>value" per line: device_count,
 // memory_limit_bytes (per device), num_threads (per device pool).
@@ -250,7 +256,8 @@ PDK_EXPORT size_t PDK_ConfigText(char* buf, size_t cap) {
   return CopyOut(out, buf, cap);
 }
 
-// One line per registered kernel: "op<TAB>attr=dtype,attr=dtype<TAB>host_arg,host_arg".
+// One line per registered kernel: "op<TAB>attr=dtype,attr=dtype<TAB>host_arg,host_arg",
+// plus "<TAB>async" for an asynchronous kernel.
 PDK_EXPORT size_t PDK_RegisteredKernels(char* buf, size_t cap) {
   std::string out;
   for (const auto& k : pdk::KernelRegistry::Global().registered()) {
@@ -260,7 +267,7 @@ PDK_EXPORT size_t PDK_RegisteredKernels(char* buf, size_t cap) {
              pdk::DataTypeName(k.type_constraints[i].second);
     out += "\t";
     for (size_t i = 0; i < k.host_memory.size(); ++i) out += (i ? "," : "") + k.host_memory[i];
-    out += "\n";
+    out += k.async ? "\tasync\n" : "\n";
   }
   return CopyOut(out, buf, cap);
 }

@@ -23,13 +23,16 @@
 // The kit owns every TF_* handle (pdk::Tensor releases its TF_Tensor), converts
 // a returned error Status into TF_OpKernelContext_Failure, catches exceptions at
 // the C boundary, decodes attributes once (Init), registers one builder per
-// listed dtype with its type constraint, and counts launches per op.
+// listed dtype with its type constraint, and counts launches per op. A kernel
+// marked `.Async()` may run off TensorFlow's executor thread (see "asynchronous
+// kernels" below), so independent kernels overlap.
 #ifndef PDK_KERNEL_H_
 #define PDK_KERNEL_H_
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -166,6 +169,7 @@ class Context {
     const size_t bytes = static_cast<size_t>(shape.num_elements()) * TF_DataTypeSize(dt);
     Tensor t(TF_AllocateOutput(c_, i, dt, shape.dims().data(), shape.rank(), bytes, s.get()));
     if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    allocated_bytes_ += bytes;
     return t;
   }
 
@@ -181,6 +185,9 @@ class Context {
                                              shape.dims().data(), shape.rank(), &forwarded,
                                              s.get()));
     if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    if (forwarded < 0)
+      allocated_bytes_ +=
+          static_cast<uint64_t>(shape.num_elements()) * TF_DataTypeSize(output_dtype(i));
     return t;
   }
 
@@ -191,6 +198,7 @@ class Context {
     TF_AllocatorAttributes attrs{TF_ALLOCATOR_ATTRIBUTES_STRUCT_SIZE, 0};
     Tensor t(TF_AllocateTemp(c_, dt, shape.dims().data(), shape.rank(), &attrs, s.get()));
     if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    allocated_bytes_ += static_cast<uint64_t>(shape.num_elements()) * TF_DataTypeSize(dt);
     return t;
   }
 
@@ -218,9 +226,15 @@ class Context {
 
   TF_OpKernelContext* raw() const { return c_; }
 
+  // Bytes this launch allocated so far through allocate_output,
+  // forward_or_allocate_output (when not forwarded) and allocate_temp:
+  // elements times dtype size, as requested (the allocator may round up).
+  uint64_t allocated_bytes() const { return allocated_bytes_; }
+
  private:
   TF_OpKernelContext* c_;
   const std::string& op_;
+  mutable uint64_t allocated_bytes_ = 0;
 };
 
 // ------------------------------------------------------------- launch counters
@@ -259,23 +273,79 @@ class LaunchStats {
 
 // One kernel launch, as reported to a trace sink: the op type, the node's
 // name, the device ordinal (TF_GetDeviceId), start and end in ns of
-// TraceClockNs, and whether Compute succeeded.
+// TraceClockNs, whether Compute succeeded, and the bytes it allocated
+// (Context::allocated_bytes: outputs and temps).
 struct KernelTrace {
   const char* op;
   const char* node;
   int device;
   int64_t begin_ns, end_ns;
   bool ok;
+  uint64_t bytes;
 };
 using KernelTraceSink = void (*)(const KernelTrace&);
 
 // The sink every launch reports to while set (a profiler session, e.g. PDK's
 // pluggable profiler in src/profiler/); null, the default, costs one atomic
-// load per launch. Called on the thread that ran the kernel.
+// load per launch. Called on the thread that ran the kernel (for an Async
+// kernel handed to the launcher, a launcher thread; the trace ends when its
+// work ends, before TensorFlow's done callback runs).
 inline std::atomic<KernelTraceSink>& KernelTraceSinkSlot() {
   static std::atomic<KernelTraceSink> sink{nullptr};
   return sink;
 }
+
+// ------------------------------------------------------- asynchronous kernels
+
+// TensorFlow's executor runs a pluggable device's kernels inline, one at a
+// time (op_kernel.cc marks them inexpensive). A kernel registered with
+// KernelDef::Async() goes through TF_NewAsyncKernelBuilder instead: each
+// launch is offered to the plugin's launcher, which either takes it (the
+// kernel then runs on a launcher thread, and the executor goes on with other
+// nodes meanwhile) or declines (the kernel runs inline, as a synchronous one).
+// Either way the kernel's code, its errors (TF_OpKernelContext_Failure before
+// the done callback) and its trace are those of a synchronous launch.
+
+// One launch handed to the launcher: runs the kernel, then TensorFlow's done
+// callback. Call it exactly once.
+using AsyncWork = std::function<void()>;
+
+// The plugin's launcher (PDK's: src/device/async_launcher.cc), installed in
+// AsyncLauncherSlot before TF_InitKernel registers the kernels. With none
+// installed (the default; PDK's when PDK_ASYNC=0 or a guard failed), Async
+// kernels register as synchronous ones.
+struct AsyncLauncher {
+  // True if this launch should run on a launcher thread; the kit then calls
+  // `launch` exactly once. Called on TensorFlow's executor thread.
+  bool (*accept)(TF_OpKernelContext* ctx);
+  // Runs `work` on a launcher thread: never the calling thread, never a
+  // worker of a device pool (a kernel waits for its shards on the pool, which
+  // would deadlock if the pool's workers were all waiting kernels).
+  void (*launch)(AsyncWork work);
+};
+inline std::atomic<const AsyncLauncher*>& AsyncLauncherSlot() {
+  static std::atomic<const AsyncLauncher*> launcher{nullptr};
+  return launcher;
+}
+
+#if defined(__GLIBCXX__)
+// True where the done callback can outlive compute_async_func: libstdc++.
+inline constexpr bool kAsyncDoneCopy = true;
+// TensorFlow's CAsyncOpKernel::ComputeAsync (tensorflow/c/kernels.cc) passes
+// compute_async_func `&done`, the address of its by-value
+// AsyncOpKernel::DoneCallback (a std::function<void()>), which dies when the
+// call returns. A launch that finishes later needs a copy, made here during
+// the call: std::function's copy constructor runs the callable's own manager
+// (TensorFlow's code), so it is a true copy. It relies on TensorFlow and the
+// plugin sharing libstdc++'s std::function layout (every Linux TensorFlow
+// wheel, C++11 ABI); the launcher enables Async kernels only after its own
+// checks (TensorFlow version allowlist, sizeof) pass.
+inline std::function<void()> CopyDoneCallback(TF_AsyncOpKernelDoneCallback* done) {
+  return *reinterpret_cast<const std::function<void()>*>(done);
+}
+#else
+inline constexpr bool kAsyncDoneCopy = false;  // other C++ libraries: always synchronous
+#endif
 
 // Wall-clock ns since the Unix epoch: the clock of TensorFlow's own host
 // trace events (tsl::profiler::GetCurrentTimeNanos), so the device's events
@@ -387,14 +457,30 @@ void ComputeTrampoline(void* p, TF_OpKernelContext* c) {
   inst->launches->fetch_add(1, std::memory_order_relaxed);
   const KernelTraceSink sink = KernelTraceSinkSlot().load(std::memory_order_acquire);
   const int64_t begin_ns = sink ? TraceClockNs() : 0;
-  Status st = GuardedCall(inst->op.c_str(), [&] {
-    Context ctx(c, inst->op);
-    return inst->kernel.Compute(ctx);
-  });
+  Context ctx(c, inst->op);
+  Status st = GuardedCall(inst->op.c_str(), [&] { return inst->kernel.Compute(ctx); });
   if (sink)
     sink(KernelTrace{inst->op.c_str(), inst->node.c_str(), TF_GetDeviceId(c), begin_ns,
-                     TraceClockNs(), st.ok()});
+                     TraceClockNs(), st.ok(), ctx.allocated_bytes()});
   if (!st.ok()) Fail(c, st);
+}
+
+// compute_async_func of an Async kernel: on a launcher thread if the launcher
+// takes the launch, else inline. The context stays valid until done runs.
+template <class K>
+void ComputeAsyncTrampoline(void* p, TF_OpKernelContext* c, TF_AsyncOpKernelDoneCallback* done) {
+#if defined(__GLIBCXX__)
+  const AsyncLauncher* launcher = AsyncLauncherSlot().load(std::memory_order_acquire);
+  if (p != nullptr && launcher != nullptr && launcher->accept(c)) {
+    launcher->launch([p, c, real_done = CopyDoneCallback(done)] {
+      ComputeTrampoline<K>(p, c);
+      real_done();
+    });
+    return;
+  }
+#endif
+  ComputeTrampoline<K>(p, c);
+  TF_RunAsyncOpKernelDoneCallback(done);
 }
 
 template <class K>
@@ -413,6 +499,7 @@ struct RegisteredKernel {
   std::vector<std::pair<std::string, TF_DataType>> type_constraints;
   std::vector<std::string> host_memory;
   int priority = 0;
+  bool async = false;  // registered asynchronous (KernelDef::Async and a launcher installed)
 };
 
 // Describes one kernel builder: op name, type constraints, host-memory args.
@@ -442,11 +529,29 @@ class KernelDef {
     info_.priority = p;
     return *this;
   }
+  // Lets launches run off TensorFlow's executor thread (see "asynchronous
+  // kernels" above) when `on` and a launcher is installed at registration;
+  // else the kernel registers as a synchronous one. For kernels whose work
+  // is large enough to pay for a hand-off (the launcher decides per launch).
+  KernelDef& Async(bool on = true) {
+    info_.async = on;
+    return *this;
+  }
+
+  // Whether Register will make this an asynchronous kernel.
+  bool registers_async() const {
+    return info_.async && kAsyncDoneCopy && AsyncLauncherSlot().load() != nullptr;
+  }
 
   Status Register(const char* device_type) const {
     TF_KernelBuilder* b =
-        TF_NewKernelBuilder(info_.op.c_str(), device_type, &internal::CreateTrampoline<K>,
-                            &internal::ComputeTrampoline<K>, &internal::DeleteTrampoline<K>);
+        registers_async()
+            ? TF_NewAsyncKernelBuilder(info_.op.c_str(), device_type,
+                                       &internal::CreateTrampoline<K>,
+                                       &internal::ComputeAsyncTrampoline<K>,
+                                       &internal::DeleteTrampoline<K>)
+            : TF_NewKernelBuilder(info_.op.c_str(), device_type, &internal::CreateTrampoline<K>,
+                                  &internal::ComputeTrampoline<K>, &internal::DeleteTrampoline<K>);
     TFStatusPtr s = NewTFStatus();
     for (const auto& [attr, dt] : info_.type_constraints) {
       TF_KernelBuilder_TypeConstraint(b, attr.c_str(), dt, s.get());
@@ -480,7 +585,9 @@ class Registrar {
   void Add(const KernelDef<K>& def) {
     if (!status_.ok()) return;
     status_ = def.Register(device_type_);
-    if (status_.ok()) registered_.push_back(def.info());
+    if (!status_.ok()) return;
+    registered_.push_back(def.info());
+    registered_.back().async = def.registers_async();
   }
   const Status& status() const { return status_; }
   std::vector<RegisteredKernel>& registered() { return registered_; }

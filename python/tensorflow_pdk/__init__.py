@@ -40,20 +40,40 @@ def disabled_reason() -> str:
     return _native.lib().PDK_DisabledReason().decode()
 
 
+def async_status() -> str:
+    """Asynchronous kernels: ``"on: <settings>"`` or ``"off: <why>"``.
+
+    On, MatMul, BatchMatMulV2, _PdkFusedMatMul and the Conv2D family run on
+    launcher threads when their inputs are large (docs/architecture.md,
+    "Asynchronous kernels"); off (``PDK_ASYNC=0``, an untested TensorFlow
+    release, a failed self-test), every kernel runs on TensorFlow's thread.
+    """
+    return _native.lib().PDK_AsyncStatus().decode()
+
+
+def async_launches() -> int:
+    """Kernel launches that ran on a launcher thread since load (the other
+    launches of asynchronous kernels, too small or with every launcher thread
+    busy, ran on TensorFlow's thread)."""
+    return int(_native.lib().PDK_AsyncLaunches())
+
+
 @dataclasses.dataclass(frozen=True)
 class KernelRegistration:
     op: str                                   # TensorFlow op name, e.g. "MatMul"
     type_constraints: Tuple[Tuple[str, str], ...]  # (attr, dtype name), e.g. (("T", "float32"),)
     host_memory: Tuple[str, ...]              # args kept in host memory
+    asynchronous: bool = False                # registered asynchronous (async_status())
 
 
 def registered_kernels() -> List[KernelRegistration]:
     """Every kernel PDK registered, one entry per (op, dtype combination)."""
     out = []
     for line in _native.read_text(_native.lib().PDK_RegisteredKernels).splitlines():
-        op, types, host = (line.split("\t") + ["", ""])[:3]
+        op, types, host, flag = (line.split("\t") + ["", "", ""])[:4]
         tc = tuple(tuple(p.split("=", 1)) for p in types.split(",") if p)
-        out.append(KernelRegistration(op, tc, tuple(h for h in host.split(",") if h)))
+        out.append(KernelRegistration(op, tc, tuple(h for h in host.split(",") if h),
+                                      flag == "async"))
     return out
 
 

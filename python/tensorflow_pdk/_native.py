@@ -36,13 +36,15 @@ def lib() -> ctypes.CDLL:
             raise FileNotFoundError(
                 f"PDK plugin library not found at {path}; install the tensorflow-pdk wheel")
         l = ctypes.CDLL(str(path))
-        for name in ("PDK_Version", "PDK_BuiltForTensorFlow", "PDK_DisabledReason"):
+        for name in ("PDK_Version", "PDK_BuiltForTensorFlow", "PDK_DisabledReason",
+                     "PDK_AsyncStatus"):
             getattr(l, name).restype = ctypes.c_char_p
         for name in ("PDK_RegisteredKernels", "PDK_LaunchCounts", "PDK_GraphRewriteCounts",
                      "PDK_ConfigText"):
             f = getattr(l, name)
             f.restype = ctypes.c_size_t
             f.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        l.PDK_AsyncLaunches.restype = ctypes.c_uint64
         l.PDK_IsComputeOp.restype = ctypes.c_int
         l.PDK_IsComputeOp.argtypes = [ctypes.c_char_p]
         l.PDK_DeviceAllocatorStats.restype = ctypes.c_int

@@ -163,8 +163,7 @@ def report(self_test: bool = True) -> Dict:
     r["kernels"] = len(kernels)
     env = r["environment"]
     r["features"] = {
-        "asynchronous kernels": "off (TensorFlow's C API gives no lasting done callback; "
-                                "docs/architecture.md)",
+        "asynchronous kernels (PDK_ASYNC)": tensorflow_pdk.async_status(),
         "strict placement (PDK_STRICT)": "on" if env.get("PDK_STRICT", "").lower() in
         ("1", "true") else "off",
         "graph rewrites (PDK_GRAPH_REWRITES)": "off" if env.get("PDK_GRAPH_REWRITES", "").lower()

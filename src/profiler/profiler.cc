@@ -18,7 +18,10 @@
 // TensorFlow's host events, so they line up), XEventMetadata named by the
 // node with the op type as display name, and the stat "tf_op" =
 // "<node>:<op type>", the convention TensorFlow's device planes use so the
-// profile's op statistics group device time by TensorFlow op. Memory
+// profile's op statistics group device time by TensorFlow op, and the stat
+// "bytes_allocated" (int64: the bytes of the outputs and temps the launch
+// allocated, pdk::Context::allocated_bytes). An asynchronous kernel's event
+// is on its launcher thread's line and ends when its work ends. Memory
 // operations, host callbacks and the device allocator's (de)allocations are
 // events on the same lines, named by their kind ("MemcpyH2D", "MemcpyD2H",
 // "MemcpyD2D", "Memset", "HostCallback", "Allocate", "Deallocate"; with
@@ -61,7 +64,7 @@ struct Event {
   int64_t tid, begin_ns, end_ns;
   bool ok;
   bool activity;   // a memory operation or host callback, not a kernel
-  uint64_t bytes;  // activity only
+  uint64_t bytes;  // activity: bytes moved; kernel: bytes its launch allocated
 };
 
 struct Session {
@@ -92,7 +95,7 @@ void Add(Event e) {
 }
 
 void Record(const pdk::KernelTrace& t) {
-  Add(Event{t.op, t.node, t.device, ThreadId(), t.begin_ns, t.end_ns, t.ok, false, 0});
+  Add(Event{t.op, t.node, t.device, ThreadId(), t.begin_ns, t.end_ns, t.ok, false, t.bytes});
 }
 
 void RecordActivity(const pdk::DeviceActivity& a) {
@@ -113,7 +116,7 @@ std::string Message(int field, const std::string& body) {
 // int64_value = 4 }, XEventMetadata { id = 1; name = 2; display_name = 4 },
 // XStatMetadata { id = 1; name = 2; description = 3 }.
 std::string BuildXSpace(std::vector<Event> events, uint64_t dropped) {
-  constexpr int64_t kTfOpStat = 1, kFailedStat = 2, kBytesStat = 3;
+  constexpr int64_t kTfOpStat = 1, kFailedStat = 2, kBytesStat = 3, kBytesAllocatedStat = 4;
   std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
     return std::tie(a.device, a.tid, a.begin_ns) < std::tie(b.device, b.tid, b.begin_ns);
   });
@@ -145,6 +148,10 @@ std::string BuildXSpace(std::vector<Event> events, uint64_t dropped) {
         } else {
           PutVarintField(&stat, 1, kTfOpStat);
           PutBytes(&stat, 5, e.node + ":" + e.op);
+          std::string allocated;
+          PutVarintField(&allocated, 1, kBytesAllocatedStat);
+          PutVarintField(&allocated, 4, e.bytes);
+          PutBytes(&ev, 4, allocated);
         }
         PutBytes(&ev, 4, stat);
         if (!e.ok) {
@@ -172,7 +179,10 @@ std::string BuildXSpace(std::vector<Event> events, uint64_t dropped) {
       const char* description;
     } stats[] = {{kTfOpStat, "tf_op", "the TensorFlow node and op type, node:OpType"},
                  {kFailedStat, "pdk_failed", "1: the kernel or operation returned an error"},
-                 {kBytesStat, "bytes", "bytes copied, set, allocated or freed"}};
+                 {kBytesStat, "bytes", "bytes copied, set, allocated or freed"},
+                 {kBytesAllocatedStat, "bytes_allocated",
+                  "bytes the kernel launch allocated: its outputs (unless forwarded from an "
+                  "input) and temps"}};
     for (const auto& st : stats) {
       std::string md, entry;
       PutVarintField(&md, 1, static_cast<uint64_t>(st.id));

@@ -3,6 +3,8 @@
 // tensor ownership.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "pdk/env.h"
@@ -195,3 +197,38 @@ TEST(ReadIntVector, Int32AndInt64) {
 }
 
 }  // namespace
+
+#if defined(__GLIBCXX__)
+// The done-callback copy (kernel.h, "asynchronous kernels"): TensorFlow hands
+// compute_async_func the address of a std::function<void()> that dies when
+// the call returns; the copy must call the same target after that.
+TEST(AsyncKernels, DoneCallbackCopyOutlivesTheOriginal) {
+  int calls = 0;
+  auto shared = std::make_shared<int>(7);  // a capture with a destructor
+  std::function<void()> copy;
+  {
+    std::function<void()> original = [&calls, shared] { calls += *shared; };
+    copy = pdk::CopyDoneCallback(reinterpret_cast<TF_AsyncOpKernelDoneCallback*>(&original));
+    EXPECT_EQ(shared.use_count(), 3);  // the copy holds its own capture
+  }
+  EXPECT_EQ(shared.use_count(), 2);
+  copy();
+  EXPECT_EQ(calls, 7);
+  copy = nullptr;
+  EXPECT_EQ(shared.use_count(), 1);
+}
+#endif
+
+TEST(AsyncKernels, RegisterSynchronouslyWithoutALauncher) {
+  struct K {
+    pdk::Status Compute(pdk::Context&) const { return pdk::Status::OK(); }
+  };
+  ASSERT_EQ(pdk::AsyncLauncherSlot().load(), nullptr);
+  EXPECT_FALSE(pdk::KernelDef<K>("X").Async().registers_async());
+  static const pdk::AsyncLauncher launcher{[](TF_OpKernelContext*) { return false; },
+                                           [](pdk::AsyncWork w) { w(); }};
+  pdk::AsyncLauncherSlot().store(&launcher);
+  EXPECT_EQ(pdk::KernelDef<K>("X").Async().registers_async(), pdk::kAsyncDoneCopy);
+  EXPECT_FALSE(pdk::KernelDef<K>("X").registers_async());
+  pdk::AsyncLauncherSlot().store(nullptr);
+}

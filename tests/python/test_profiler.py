@@ -45,7 +45,8 @@ SESSION = """
                     "plane": p.name, "line": line.id, "node": md.name, "op": md.display_name,
                     "begin_ns": line.timestamp_ns + e.offset_ps // 1000,
                     "duration_ns": e.duration_ps // 1000, "tf_op": stats.get("tf_op"),
-                    "bytes": stats.get("bytes")})
+                    "bytes": stats.get("bytes"),
+                    "bytes_allocated": stats.get("bytes_allocated")})
     print("REPORT " + json.dumps(out))
 """
 
@@ -81,8 +82,15 @@ def test_profile_has_pdk_plane_with_kernels_in_the_session():
             assert a["begin_ns"] + a["duration_ns"] <= b["begin_ns"], (a, b)
     # The eager MatMul launched before the session is not in it: one eager
     # MatMul (an eager op's node is named by its op; the step's are in graphs).
-    assert sum(1 for e in events if e["node"] == "MatMul") == 1, [
-        e for e in events if e["node"] == "MatMul"]
+    eager_matmul = [e for e in events if e["node"] == "MatMul"]
+    assert len(eager_matmul) == 1, eager_matmul
+    # Each launch carries the bytes it allocated: the eager MatMul its
+    # 64 x 64 float32 output.
+    assert eager_matmul[0]["bytes_allocated"] == 64 * 64 * 4, eager_matmul
+    assert all(isinstance(e["bytes_allocated"], int) and e["bytes_allocated"] >= 0
+               for e in events), events[:5]
+    assert any(e["op"] == "_PdkFusedMatMul" and e["bytes_allocated"] == 64 * 64 * 4
+               for e in events), [e for e in events if e["op"] == "_PdkFusedMatMul"][:4]
     assert rep["warnings"] == []
 
 

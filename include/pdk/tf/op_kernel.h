@@ -38,6 +38,7 @@
 //   thread::ThreadPool, Shard  ParallelFor over the device's pool
 //   REGISTER_KERNEL_BUILDER(Name("X").Device(DEVICE_PDK).TypeConstraint<T>("T")
 //                           .HostMemory("y").Priority(1), Kernel)
+//                           (PDK's addition: .Async(), see below)
 //   OP_REQUIRES, OP_REQUIRES_OK; and, from the headers this one includes,
 //   Tensor, TensorShape, Status, errors::*, TF_RETURN_IF_ERROR, OkStatus,
 //   REGISTER_OP, shape_inference::InferenceContext, int32/int64/...
@@ -47,7 +48,9 @@
 // the context's status into TF_OpKernelContext_Failure and catch exceptions
 // (a wrong-type Tensor view becomes an Internal error of the op). Every C
 // handle is owned; inputs are borrowed views (pdk/tf/tensor.h), so TensorFlow
-// can forward their buffers. No asynchronous kernels (docs/architecture.md).
+// can forward their buffers. `.Async()` on Name (a PDK addition) makes the
+// kernel a kit Async kernel (pdk::KernelDef::Async): its Compute, unchanged,
+// may run on a launcher thread while the executor goes on.
 //
 // Every name lives in tensorflow::pdk_kit, an inline namespace: code in
 // namespace tensorflow uses it unqualified, and no symbol of the plugin has a
@@ -654,6 +657,12 @@ class Name {
     priority_ = p;
     return *this;
   }
+  // PDK's addition: the kit's KernelDef::Async (pdk/kernel.h). Compute stays
+  // synchronous code; the kit may run it on a launcher thread.
+  Name& Async() {
+    async_ = true;
+    return *this;
+  }
 
   const std::string& op() const { return op_; }
 
@@ -672,6 +681,7 @@ class Name {
                     "): no kernel of this dtype can be registered through the C API");
     for (const std::string& arg : host_memory_) def.HostMemory(arg.c_str());
     if (priority_) def.Priority(priority_);
+    def.Async(async_);
     r.Add(def);
   }
 
@@ -685,6 +695,7 @@ class Name {
   std::vector<std::pair<std::string, DataType>> types_;
   std::vector<std::string> host_memory_;
   int priority_ = 0;
+  bool async_ = false;
 };
 }  // namespace register_kernel
 

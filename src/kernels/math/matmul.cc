@@ -194,10 +194,11 @@ class BatchMatMulV2Op : public OpKernel {
 };
 
 #define PDK_REGISTER_MATMUL_(T)                                                          \
-  REGISTER_KERNEL_BUILDER(Name("MatMul").Device(DEVICE_PDK).TypeConstraint<T>("T"),     \
-                          MatMulOp<T>);                                                  \
-  REGISTER_KERNEL_BUILDER(Name("BatchMatMulV2").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
-                          BatchMatMulV2Op<T>)
+  REGISTER_KERNEL_BUILDER(Name("MatMul").Device(DEVICE_PDK).TypeConstraint<T>("T").Async(), \
+                          MatMulOp<T>);                                                      \
+  REGISTER_KERNEL_BUILDER(                                                                   \
+      Name("BatchMatMulV2").Device(DEVICE_PDK).TypeConstraint<T>("T").Async(),               \
+      BatchMatMulV2Op<T>)
 PDK_REGISTER_MATMUL_(float);
 PDK_REGISTER_MATMUL_(double);
 PDK_REGISTER_MATMUL_(Eigen::half);

@@ -348,13 +348,15 @@ class Conv2DBackpropFilterOp : public ConvBase {
 PDK_REGISTER_KERNELS(NnConv2D, r) {
   pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<Conv2DOp<T>>("Conv2D").Type("T", t));
+    r.Add(pdk::KernelDef<Conv2DOp<T>>("Conv2D").Type("T", t).Async());
     r.Add(pdk::KernelDef<Conv2DBackpropInputOp<T>>("Conv2DBackpropInput")
               .Type("T", t)
-              .HostMemory("input_sizes"));
+              .HostMemory("input_sizes")
+              .Async());
     r.Add(pdk::KernelDef<Conv2DBackpropFilterOp<T>>("Conv2DBackpropFilter")
               .Type("T", t)
-              .HostMemory("filter_sizes"));
+              .HostMemory("filter_sizes")
+              .Async());
   });
 }
 

@@ -223,7 +223,7 @@ class FusedConv2DOp {
 }  // namespace
 
 PDK_REGISTER_KERNELS(PdkFusedConv2D, r) {
-  r.Add(pdk::KernelDef<FusedConv2DOp>("_PdkFusedConv2D").Type<float>("T"));
+  r.Add(pdk::KernelDef<FusedConv2DOp>("_PdkFusedConv2D").Type<float>("T").Async());
 }
 
 }  // namespace pdk_kernels

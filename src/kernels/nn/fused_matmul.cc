@@ -102,8 +102,9 @@ class FusedMatMulOp : public OpKernel {
   float alpha_ = 0.2f;
 };
 
-REGISTER_KERNEL_BUILDER(Name("_PdkFusedMatMul").Device(DEVICE_PDK).TypeConstraint<float>("T"),
-                        FusedMatMulOp);
+REGISTER_KERNEL_BUILDER(
+    Name("_PdkFusedMatMul").Device(DEVICE_PDK).TypeConstraint<float>("T").Async(),
+    FusedMatMulOp);
 
 }  // namespace
 }  // namespace tensorflow
