@@ -349,9 +349,14 @@ def test_grad_ops_reject_mismatched_sizes(dtype):
 
 # ------------------------------------------------------ graph mode (forwarding)
 
-def test_chain_in_tf_function(rng):
+@pytest.mark.parametrize("fusion", ["fused", "unfused"])
+def test_chain_in_tf_function(rng, request, fusion):
     """Intermediates in a graph have one holder, so outputs reuse input buffers;
-    the result must still match the CPU."""
+    the result must still match the CPU: as PDK's generic elementwise fusion
+    runs it (one _PdkFusedElementwise kernel; the broadcast of `b` makes it run
+    op by op inside), and unfused, op by op."""
+    if fusion == "unfused":
+        request.getfixturevalue("without_elementwise_fusion")
     @tf.function
     def chain(a, b):
         c = a * b - a
@@ -362,8 +367,9 @@ def test_chain_in_tf_function(rng):
 
     x = random_array((256, 1024), np.float32, rng)
     y = random_array((1024,), np.float32, rng)
-    assert_matches_cpu(chain, x, y, ops=["Mul", "Sub", "Sqrt", "Abs", "AddV2", "RealDiv",
-                                         "Maximum", "Sigmoid", "Greater", "SelectV2", "Neg"])
+    assert_matches_cpu(chain, x, y, ops=["_PdkFusedElementwise"] if fusion == "fused" else
+                       ["Mul", "Sub", "Sqrt", "Abs", "AddV2", "RealDiv", "Maximum", "Sigmoid",
+                        "Greater", "SelectV2", "Neg"])
 
 
 def test_graph_intermediates_reuse_buffers():
