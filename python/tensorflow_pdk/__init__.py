@@ -19,7 +19,11 @@ import dataclasses
 import pathlib
 from typing import Dict, List, Tuple
 
-from tensorflow_pdk import _native
+from tensorflow_pdk import _native, _soft_placement
+
+# TensorFlow issue #48559: keep eager soft placement on (see _soft_placement);
+# with tensorflow not imported yet, the first call into the plugin does it.
+_soft_placement.apply()
 
 __version__ = "0.1.0"
 DEVICE_TYPE = "PDK"

@@ -31,6 +31,10 @@ def lib() -> ctypes.CDLL:
     if _lib is None:
         import tensorflow  # noqa: F401  (registers the plugin)
 
+        from tensorflow_pdk import _soft_placement
+
+        _soft_placement.apply()
+
         path = plugin_path()
         if not path.exists():
             raise FileNotFoundError(
