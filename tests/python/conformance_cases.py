@@ -391,6 +391,8 @@ BINARY = {
     "SquaredDifference": (FLOAT + INT, DEFAULT, DEFAULT),
     "Pow": (FLOAT, positive(0.1, 3.0), uniform(-2.0, 2.0)),
     "FloorDiv": (NUMERIC, uniform(-10, 10), nonzero()),
+    "Div": (FLOAT + INT + SMALL_INT, uniform(-10, 10), nonzero()),   # v1: truncating on ints
+    "TruncateDiv": (INT + SMALL_INT, uniform(-10, 10), nonzero()),
     "FloorMod": (F32_64 + INT + SMALL_INT, uniform(-10, 10), nonzero()),
     "Equal": (NUMERIC + ["bool"], discrete(), discrete()),
     "NotEqual": (NUMERIC + ["bool"], discrete(), discrete()),

@@ -75,6 +75,44 @@ def test_mirrored_strategy_over_two_pdk_devices_matches_one_device(strategy):
     assert float(words[words.index("MAXERR") + 1]) < 1e-5, p.stdout
 
 
+def test_collective_reduce_v2_with_final_op_div_runs_on_pdk():
+    """A CollectiveReduceV2 written by hand with final_op="Div" (a mean over
+    two PDK devices, one thread per device as in TensorFlow's
+    collective_ops_test): TensorFlow builds its merge op (Add) and final op
+    (the v1 Div) as kernels of the device the collective runs on."""
+    p = run_python("""
+    import threading
+    from tensorflow.python.ops import collective_ops
+    vals = [np.arange(6, dtype=np.float32) * (i + 1) - 2 for i in range(2)]
+    out = [None, None]
+
+    def run(i):
+        with tf.device(f"/PDK:{i}"):
+            out[i] = collective_ops.all_reduce_v2(
+                tf.constant(vals[i]), group_size=2, group_key=7, instance_key=1,
+                merge_op="Add", final_op="Div", timeout=60)
+
+    tensorflow_pdk.reset_launch_counts()
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    counts = tensorflow_pdk.launch_counts()
+    print("DIV", counts.get("Div", 0), "ADD", counts.get("Add", 0))
+    print("DEV", out[0].device, out[1].device)
+    print("ERR", float(np.abs(out[0].numpy() - (vals[0] + vals[1]) / 2).max()),
+          float(np.abs(out[1].numpy() - out[0].numpy()).max()))
+    """, {"PDK_DEVICE_COUNT": "2"}, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    words = p.stdout.split()
+    assert int(words[words.index("DIV") + 1]) >= 1, p.stdout   # the final op ran on PDK
+    assert int(words[words.index("ADD") + 1]) >= 1, p.stdout
+    assert "device:PDK:0" in p.stdout and "device:PDK:1" in p.stdout, p.stdout
+    assert float(words[words.index("ERR") + 1]) == 0.0, p.stdout
+    assert float(words[words.index("ERR") + 2]) == 0.0, p.stdout
+
+
 def _device_choice(hide_pdk):
     code = """
     import json

@@ -1,9 +1,12 @@
 """Elementwise kernels (cwise_binary.cc, cwise_unary.cc, cast.cc, select.cc,
 broadcast_to.cc) against TensorFlow's own CPU kernels."""
+import re
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
+import tensorflow_pdk
 from tensorflow_pdk.testing import assert_matches_cpu, launches, random_array
 
 F = [np.float32, np.float64]
@@ -427,11 +430,41 @@ def test_broadcast_over_six_collapsed_dims_is_an_error():
 
 
 @pytest.mark.parametrize("dtype", [tf.int32, tf.int64])
-@pytest.mark.parametrize("op", ["FloorDiv", "FloorMod"])
+@pytest.mark.parametrize("op", ["FloorDiv", "FloorMod", "Div", "TruncateDiv"])
 def test_integer_division_by_zero(op, dtype):
+    """TensorFlow's CPU wording ("Integer division by zero"), then PDK's
+    detail: the op and the element. (The CPU's TruncateDiv reports an
+    InternalError, "Unexpected error in binary operator"; PDK's is the same
+    InvalidArgument as Div's.)"""
+    x, y = tf.constant([4, 5], dtype), tf.constant([2, 0], dtype)
+    core = lambda e: re.sub(r"^\{\{function_node [^}]*\}\} ", "", e.message).split(" [Op:")[0]
+    if op != "TruncateDiv":
+        with tf.device("/CPU:0"):
+            with pytest.raises(tf.errors.InvalidArgumentError) as cpu:
+                getattr(tf.raw_ops, op)(x=x, y=y)
+        assert core(cpu.value) == "Integer division by zero"
     with tf.device("/PDK:0"):
-        with pytest.raises(tf.errors.InvalidArgumentError, match="division by zero"):
-            getattr(tf.raw_ops, op)(x=tf.constant([4, 5], dtype), y=tf.constant([2, 0], dtype))
+        with pytest.raises(tf.errors.InvalidArgumentError) as pdk:
+            getattr(tf.raw_ops, op)(x=x, y=y)
+    assert core(pdk.value) == f"Integer division by zero ({op}: y[1] == 0)"
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64])
+@pytest.mark.parametrize("op", ["Div", "TruncateDiv"])
+def test_integer_truncating_division(op, dtype):
+    """Div and TruncateDiv round toward zero on integers (FloorDiv rounds
+    down), and the minimum divided by -1 wraps, as on the CPU."""
+    lo = dtype.min
+    x = tf.constant([7, -7, 7, -7, lo, lo, 0], dtype)
+    y = tf.constant([2, 2, -2, -2, -1, 3, 5], dtype)
+    with tf.device("/CPU:0"):
+        want = getattr(tf.raw_ops, op)(x=x, y=y).numpy()
+    tensorflow_pdk.reset_launch_counts()
+    with tf.device("/PDK:0"):
+        got = getattr(tf.raw_ops, op)(x=x, y=y)
+    assert tensorflow_pdk.launch_counts().get(op, 0) == 1
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(want[:4], [3, -3, -3, 3])
 
 
 @pytest.mark.parametrize("dtype", [tf.int32, tf.int64])

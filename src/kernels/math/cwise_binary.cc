@@ -1,11 +1,14 @@
 // Elementwise binary ops with NumPy broadcasting, and the y/dy gradient ops.
 //
 // Broadcasting ops (inputs x, y; output z of the broadcast shape):
-//   AddV2, Sub, Mul, Maximum, Minimum, SquaredDifference, Pow, FloorDiv, FloorMod;
+//   AddV2, Sub, Mul, Maximum, Minimum, SquaredDifference, Pow, FloorDiv, FloorMod,
+//   Div (v1: x / y for floats, truncating for integers; tf.compat.v1.div and
+//   CollectiveReduceV2's final_op="Div");
 //   Add (the v1 op tf.distribute and FusedBatchNorm's gradient emit; the same
 //   kernel as AddV2, registered under both names):
 //       float32, float64, int32, int64 (z has x's dtype)
 //   RealDiv, DivNoNan: float32, float64
+//   TruncateDiv: int32, int64 (C++'s truncating division)
 //   Less, LessEqual, Greater, GreaterEqual: float32, float64, int32, int64 -> bool
 //   Equal, NotEqual: float32, float64, int32, int64, bool -> bool; with
 //       incompatible_shape_error=false, shapes that don't broadcast give a bool
@@ -15,12 +18,13 @@
 // Gradient ops (inputs y, dy with equal element counts; output shaped like y):
 //   SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad: float32, float64
 // float16 and bfloat16 (computed in float32, rounded once, as Eigen's own
-// 16-bit arithmetic does): AddV2, Add, Sub, Mul, RealDiv, DivNoNan, Maximum, Minimum,
+// 16-bit arithmetic does): AddV2, Add, Sub, Mul, Div, RealDiv, DivNoNan, Maximum, Minimum,
 // SquaredDifference, Pow, Less, LessEqual, Greater, GreaterEqual and the five
 // gradient ops.
 //
 // Errors (InvalidArgument): shapes that don't broadcast (message names both
-// operands and shapes); integer FloorDiv/FloorMod with a zero divisor; integer
+// operands and shapes); integer Div/TruncateDiv/FloorDiv/FloorMod with a zero
+// divisor ("Integer division by zero", TensorFlow's wording); integer
 // Pow with a negative exponent; gradient ops whose y and dy sizes differ.
 #include <cmath>
 #include <cstdint>
@@ -49,7 +53,8 @@ struct NonzeroDivisor {
     if constexpr (std::is_integral_v<T>) {
       const T* p = y.data<T>();
       for (int64_t i = 0, n = y.num_elements(); i < n; ++i)
-        if (p[i] == 0) return pdk::InvalidArgument(op, ": integer division by zero (y[", i, "] == 0)");
+        if (p[i] == 0)
+          return pdk::InvalidArgument("Integer division by zero (", op, ": y[", i, "] == 0)");
     }
     return pdk::Status::OK();
   }
@@ -239,6 +244,12 @@ PDK_REGISTER_KERNELS(CwiseBinary, r) {
     add(Same<T, functors::SquaredDifference<T>>(), "SquaredDifference");
     add(Same<T, PowFunctor<T>, NonnegativeExponent<T>>(), "Pow");
     add(Same<T, functors::FloorDiv<T>, NonzeroDivisor<T>>(), "FloorDiv");
+    if constexpr (std::is_integral_v<T>) {
+      add(Same<T, functors::TruncateDiv<T>, NonzeroDivisor<T>>(), "Div");
+      add(Same<T, functors::TruncateDiv<T>, NonzeroDivisor<T>>(), "TruncateDiv");
+    } else {
+      add(Same<T, ei::scalar_quotient_op<T, T>>(), "Div");
+    }
     add(Same<T, functors::FloorMod<T>, NonzeroDivisor<T>>(), "FloorMod");
     add(ToBool<T, Cmp<T, Eigen::internal::cmp_LT>>(), "Less");
     add(ToBool<T, Cmp<T, Eigen::internal::cmp_LE>>(), "LessEqual");
@@ -284,7 +295,7 @@ PDK_REGISTER_KERNELS(CwiseBinary, r) {
     for (const char* op : {"AddV2", "Add"}) same(ei::scalar_sum_op<F, F>(), op);
     same(ei::scalar_difference_op<F, F>(), "Sub");
     same(ei::scalar_product_op<F, F>(), "Mul");
-    same(ei::scalar_quotient_op<F, F>(), "RealDiv");
+    for (const char* op : {"RealDiv", "Div"}) same(ei::scalar_quotient_op<F, F>(), op);
     same(functors::DivNoNan<F>(), "DivNoNan");
     same(ei::scalar_max_op<F, F, Eigen::PropagateNaN>(), "Maximum");
     same(ei::scalar_min_op<F, F, Eigen::PropagateNaN>(), "Minimum");

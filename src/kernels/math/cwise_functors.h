@@ -113,6 +113,18 @@ struct DivNoNan {
   }
 };
 
+// x / y rounded toward zero, for integers (TensorFlow's Div and TruncateDiv on
+// integer dtypes). y must be nonzero (checked before evaluation);
+// min / -1 wraps to min instead of trapping.
+template <class T>
+struct TruncateDiv {
+  T operator()(const T& a, const T& b) const {
+    if (b == 0) return T(0);  // rejected earlier; never trap
+    if (b == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+    return a / b;
+  }
+};
+
 // floor(x / y). Integer y must be nonzero (checked before evaluation).
 template <class T, bool kInt = std::is_integral_v<T>>
 struct FloorDiv {
@@ -278,6 +290,10 @@ struct functor_traits<pdk_kernels::functors::FloorDiv<T, kInt>> {
     Cost = 8 * NumTraits<T>::MulCost,
     PacketAccess = !kInt && std::is_floating_point<T>::value && packet_traits<T>::HasDiv
   };
+};
+template <class T>
+struct functor_traits<pdk_kernels::functors::TruncateDiv<T>> {
+  enum { Cost = 8 * NumTraits<T>::MulCost, PacketAccess = false };
 };
 template <class T, bool kInt>
 struct functor_traits<pdk_kernels::functors::FloorMod<T, kInt>> {
