@@ -12,13 +12,26 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "pdk/status.h"
 #include "pdk/types.h"
 #include "tensorflow/c/tf_tensor.h"
+
+// Checked typed access (Tensor::data<T>(), Tensor::bits<T>()): on in debug
+// builds; -DPDK_CHECK_DTYPES=1 turns it on in any build (CMake option
+// PDK_CHECK_DTYPES). Every translation unit of a plugin must agree.
+#ifndef PDK_CHECK_DTYPES
+#ifdef NDEBUG
+#define PDK_CHECK_DTYPES 0
+#else
+#define PDK_CHECK_DTYPES 1
+#endif
+#endif
 
 namespace pdk {
 
@@ -94,14 +107,55 @@ class Tensor {
   size_t bytes() const { return TF_TensorByteSize(t_); }
   void* raw_data() const { return TF_TensorData(t_); }
 
-  // Typed element pointer. The caller's T must match dtype(); kernels get T
-  // from their registration, so the match is guaranteed by construction.
+  // Typed element pointer: the buffer as elements of T, where T is the C++
+  // type of dtype() (pdk::DataTypeOf<T>: float for TF_FLOAT, Eigen::half for
+  // TF_HALF, ...). Checked builds (PDK_CHECK_DTYPES, on unless NDEBUG) verify
+  // that and throw std::logic_error with TensorFlow's wording ("int32
+  // expected, got float"; TensorFlow's Tensor::flat<T>() CHECK-fails), which
+  // the kit's C boundary reports as an Internal error of the op; release
+  // builds do not check (kernels get T from their registration).
   template <class T>
   T* data() const {
+#if PDK_CHECK_DTYPES
+    CheckDataType(kDataType<std::remove_const_t<T>>, "data");
+#endif
+    return static_cast<T*>(TF_TensorData(t_));
+  }
+
+  // The buffer as elements of T where only the element size must agree
+  // (sizeof(T) == TF_DataTypeSize(dtype())): for kernels that move elements
+  // without reading their values (Fill, Transpose, Gather, copies of 16-bit
+  // floats as uint16_t). Checked builds verify the size the same way.
+  template <class T>
+  T* bits() const {
+#if PDK_CHECK_DTYPES
+    CheckElementSize(sizeof(T));
+#endif
     return static_cast<T*>(TF_TensorData(t_));
   }
 
  private:
+  [[noreturn]] void ThrowAccess(const std::string& what, const char* accessor) const {
+    throw std::logic_error(what + " (PDK: " + accessor + "<T>() of " +
+                           (t_ ? "a " + DataTypeName(dtype()) + " tensor of shape " +
+                                     shape().ToString()
+                               : std::string("no tensor")) +
+                           ")");
+  }
+  void CheckDataType(TF_DataType expected, const char* accessor) const {
+    if (t_ == nullptr) ThrowAccess("null tensor", accessor);
+    if (dtype() != expected)
+      ThrowAccess(DataTypeName(expected) + " expected, got " + DataTypeName(dtype()), accessor);
+  }
+  void CheckElementSize(size_t size) const {
+    if (t_ == nullptr) ThrowAccess("null tensor", "bits");
+    const size_t have = TF_DataTypeSize(dtype());
+    if (have != size)
+      ThrowAccess(std::to_string(size) + "-byte elements expected, got " + std::to_string(have) +
+                      "-byte " + DataTypeName(dtype()),
+                  "bits");
+  }
+
   TF_Tensor* t_ = nullptr;
 };
 

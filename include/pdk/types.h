@@ -7,6 +7,7 @@
 #ifndef PDK_TYPES_H_
 #define PDK_TYPES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -35,6 +36,18 @@ PDK_MAP_DTYPE_(bool, TF_BOOL);
 
 template <class T>
 inline constexpr TF_DataType kDataType = DataTypeOf<T>::value;
+
+// The unsigned integer type of N bytes (N = 1, 2, 4, 8): the element type of
+// kernels that move elements without reading their values, one instantiation
+// per element size (Fill, Transpose; read with Tensor::bits<T>()).
+template <size_t N>
+struct UIntOfSize;
+template <> struct UIntOfSize<1> { using type = uint8_t; };
+template <> struct UIntOfSize<2> { using type = uint16_t; };
+template <> struct UIntOfSize<4> { using type = uint32_t; };
+template <> struct UIntOfSize<8> { using type = uint64_t; };
+template <size_t N>
+using UIntOfSizeT = typename UIntOfSize<N>::type;
 
 // TensorFlow's name for a dtype ("float32", "int64", ...), as Python prints it.
 inline std::string DataTypeName(TF_DataType t) {

@@ -22,8 +22,8 @@ inline void BatchedTranspose2D(const pdk::Context& ctx, const pdk::Tensor& in,
                                const pdk::Tensor& out, int64_t batch, int64_t rows,
                                int64_t cols) {
   constexpr int64_t kBlock = 512 / sizeof(U), kMicro = 8;
-  const U* src = in.data<U>();
-  U* dst = out.data<U>();
+  const U* src = in.bits<U>();  // U: the element type or its same-size storage
+  U* dst = out.bits<U>();
   const int64_t strips = (rows + kBlock - 1) / kBlock;
   const double strip_bytes = static_cast<double>(kBlock * cols * sizeof(U));
   pdk_compute::Device(ctx).parallelFor(

@@ -14,7 +14,7 @@
 #include "pdk/env.h"
 #include "pdk/kernel.h"
 #include "pdk/types.h"
-#include "tensorflow/c/ops.h"
+#include "pdk/tf/op.h"
 
 namespace pdk_graph {
 // A C++ stand-in for a dtype, for KernelDef::Type (no data is ever read).
@@ -117,16 +117,6 @@ class StrictMissingTypeOp {
   TF_DataType dtype_ = TF_FLOAT;
 };
 
-pdk::Status RegisterFallbackOp() {
-  TF_OpDefinitionBuilder* op = TF_NewOpDefinitionBuilder(kFallbackOp);
-  TF_OpDefinitionBuilderAddAttr(op, "message: string");
-  // Stateful: never constant-folded, pruned as dead or merged with another.
-  TF_OpDefinitionBuilderSetIsStateful(op, true);
-  pdk::TFStatusPtr s = pdk::NewTFStatus();
-  TF_RegisterOpDefinition(op, s.get());  // takes ownership of the builder
-  return pdk::Status::FromTF(s.get());
-}
-
 }  // namespace
 
 bool IsComputeOp(std::string_view op) {
@@ -226,9 +216,12 @@ int RegisterStrictTypeGuards(const char* device_type) {
 
 // The op and its CPU kernel register with PDK's kernels (TF_InitKernel), but
 // outside PDK's registry: it is no PDK kernel (registered_kernels() omits it).
+// Stateful: never constant-folded, pruned as dead or merged with another.
+REGISTER_OP(pdk_graph::kFallbackOp).Attr("message: string").SetIsStateful();
+
 PDK_REGISTER_KERNELS(PdkStrictFallback, r) {
-  pdk::Status st = pdk_graph::RegisterFallbackOp();
-  if (st.ok()) st = pdk::KernelDef<pdk_graph::StrictFallbackOp>(pdk_graph::kFallbackOp).Register("CPU");
+  pdk::Status st =
+      pdk::KernelDef<pdk_graph::StrictFallbackOp>(pdk_graph::kFallbackOp).Register("CPU");
   if (!st.ok())
     std::fprintf(stderr, "PDK: %s registration failed (PDK_STRICT cannot report): %s\n",
                  pdk_graph::kFallbackOp, st.message().c_str());

@@ -100,6 +100,45 @@ TEST(ShapeChecks, AllocatableShapesAndTheOnesTensorFlowWouldAbortOn) {
   EXPECT_EQ(st.message().rfind("Shape has 255 dimensions which is over the limit of 254", 0), 0u);
 }
 
+// kit_test is compiled with PDK_CHECK_DTYPES=1 (tests/cpp/CMakeLists.txt), as
+// a Debug build of a plugin is.
+static_assert(PDK_CHECK_DTYPES, "kit_test checks typed access");
+
+TEST(TensorAccess, CheckedDataAndBitsThrowOnAMismatchedType) {
+  const int64_t dims[] = {2, 3};
+  pdk::Tensor t(TF_AllocateTensor(TF_FLOAT, dims, 2, 6 * sizeof(float)));
+  ASSERT_TRUE(t.valid());
+  EXPECT_EQ(t.data<float>(), t.raw_data());
+  EXPECT_EQ(t.data<const float>(), t.raw_data());
+  EXPECT_EQ(t.bits<uint32_t>(), t.raw_data());  // same element size: a byte mover's view
+  EXPECT_EQ(t.bits<int32_t>(), t.raw_data());
+  try {
+    t.data<int32_t>();
+    ADD_FAILURE() << "data<int32_t>() of a float tensor did not throw";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "int32 expected, got float32 (PDK: data<T>() of a float32 tensor of "
+                           "shape [2,3])");
+  }
+  EXPECT_THROW(t.data<double>(), std::logic_error);
+  EXPECT_THROW(t.data<uint32_t>(), std::logic_error);  // same size, another dtype
+  try {
+    t.bits<uint16_t>();
+    ADD_FAILURE() << "bits<uint16_t>() of a float tensor did not throw";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "2-byte elements expected, got 4-byte float32 (PDK: bits<T>() of a "
+                           "float32 tensor of shape [2,3])");
+  }
+  // At the kit's C boundary the exception is the op's Internal error, not an abort.
+  pdk::Status s = pdk::GuardedCall("MatMul", [&]() -> pdk::Status {
+    t.data<int64_t>()[0] = 1;
+    return pdk::Status::OK();
+  });
+  EXPECT_EQ(s.code(), TF_INTERNAL);
+  EXPECT_EQ(s.message().rfind("MatMul: int64 expected, got float32", 0), 0u) << s.message();
+  pdk::Tensor empty;
+  EXPECT_THROW(empty.data<float>(), std::logic_error);
+}
+
 TEST(Env, IntAndFlagWarnAndFallBack) {
   setenv("PDK_TEST_INT", "abc", 1);
   EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 7);

@@ -11,20 +11,14 @@
 namespace pdk_kernels {
 namespace {
 
-template <size_t N> struct StorageOf;
-template <> struct StorageOf<1> { using type = uint8_t; };
-template <> struct StorageOf<2> { using type = uint16_t; };
-template <> struct StorageOf<4> { using type = uint32_t; };
-template <> struct StorageOf<8> { using type = uint64_t; };
-
 // Writes the `Bytes`-byte pattern at `value` into every element of `out`.
 template <size_t Bytes>
 void FillPattern(const pdk::Context& ctx, const pdk::Tensor& out, const void* value) {
-  using U = typename StorageOf<Bytes>::type;
+  using U = pdk::UIntOfSizeT<Bytes>;
   U v;
   std::memcpy(&v, value, Bytes);
   if (out.num_elements() == 0) return;
-  auto o = pdk_compute::flat<U>(out);
+  pdk_compute::Flat<U> o(out.bits<U>(), out.num_elements());
   o.device(pdk_compute::Device(ctx)) = o.constant(v);
 }
 

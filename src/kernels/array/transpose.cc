@@ -23,12 +23,6 @@
 namespace pdk_kernels {
 namespace {
 
-template <size_t N> struct StorageOf;
-template <> struct StorageOf<1> { using type = uint8_t; };
-template <> struct StorageOf<2> { using type = uint16_t; };
-template <> struct StorageOf<4> { using type = uint32_t; };
-template <> struct StorageOf<8> { using type = uint64_t; };
-
 // Reduces (dims, perm) to an equivalent problem of minimal rank.
 void Simplify(std::vector<int64_t>* dims, std::vector<int>* perm) {
   const int rank = static_cast<int>(dims->size());
@@ -78,8 +72,8 @@ void EigenShuffle(const pdk::Context& ctx, const pdk::Tensor& in, const pdk::Ten
     p[i] = perm[i];
   }
   for (int i = 0; i < N; ++i) out_d[i] = dims[perm[i]];
-  pdk_compute::view<U, N>(out, out_d).device(pdk_compute::Device(ctx)) =
-      pdk_compute::cview<U, N>(in, in_d).shuffle(p);
+  pdk_compute::Mapped<U, N>(out.bits<U>(), out_d).device(pdk_compute::Device(ctx)) =
+      pdk_compute::ConstMapped<U, N>(in.bits<U>(), in_d).shuffle(p);
 }
 
 // Any rank: each output element reads its input element through strides.
@@ -93,8 +87,8 @@ void StridedTranspose(const pdk::Context& ctx, const pdk::Tensor& in, const pdk:
     out_dims[i] = dims[perm[i]];
     src_stride[i] = in_stride[perm[i]];
   }
-  const U* src = in.data<U>();
-  U* dst = out.data<U>();
+  const U* src = in.bits<U>();
+  U* dst = out.bits<U>();
   const int64_t inner = out_dims[rank - 1], inner_stride = src_stride[rank - 1];
   const int64_t rows = out.num_elements() / inner;
   pdk_compute::Device(ctx).parallelFor(
@@ -116,7 +110,7 @@ template <size_t Bytes>
 class TransposeOp {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
-    using U = typename StorageOf<Bytes>::type;
+    using U = pdk::UIntOfSizeT<Bytes>;
     PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor perm_t, ctx.input(1));
     const pdk::Shape in = x.shape();
