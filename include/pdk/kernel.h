@@ -174,16 +174,20 @@ class Context {
   }
 
   // Reuses the buffer of one of `candidates` (an input of the same size that no
-  // one else holds) as output `i`, or allocates a new one.
-  StatusOr<Tensor> forward_or_allocate_output(std::initializer_list<int> candidates, int i,
-                                              const Shape& shape) const {
+  // one else holds) as output `i`, or allocates a new one. `forwarded_input`,
+  // if given, receives the input whose buffer was reused, or -1. An input the
+  // kernel still holds (a live pdk::Tensor from input()) is never forwarded.
+  StatusOr<Tensor> forward_or_allocate_output(const std::vector<int>& candidates, int i,
+                                              const Shape& shape,
+                                              int* forwarded_input = nullptr) const {
     PDK_RETURN_IF_ERROR(CheckAllocatable(op_, "output", i, shape, output_dtype(i)));
     TFStatusPtr s = NewTFStatus();
     int forwarded = -1;
-    std::vector<int> cand(candidates);
+    std::vector<int> cand(candidates);  // the C API takes a non-const array
     Tensor t(TF_ForwardInputOrAllocateOutput(c_, cand.data(), static_cast<int>(cand.size()), i,
                                              shape.dims().data(), shape.rank(), &forwarded,
                                              s.get()));
+    if (forwarded_input) *forwarded_input = forwarded;
     if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
     if (forwarded < 0)
       allocated_bytes_ +=

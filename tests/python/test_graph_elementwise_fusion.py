@@ -298,3 +298,32 @@ def test_fetched_node_is_not_swallowed():
             assert counts.get("ElementwiseFusion nodes", 0) >= 5, counts
     for p, c in zip(results["/PDK:0"], results["/CPU:0"]):
         tpt.assert_close(p, c, rtol=1e-5, atol=1e-6, what="session fetch")
+
+
+def test_output_takes_the_buffer_of_an_input_only_the_group_reads():
+    """A full-size input that only the fused node reads, and that no later
+    instruction of the group needs, gives its buffer to the output
+    (TF_ForwardInputOrAllocateOutput): the call's peak on PDK is one 4 MiB
+    buffer, not two. The input is made inside the function, so no one else
+    holds it (a function argument is held by its caller and never forwarded)."""
+    if DISABLE in os.environ.get("PDK_GRAPH_DISABLE", ""):
+        pytest.skip("elementwise_fusion disabled by the environment")
+    n = 1 << 20  # float32: 4 MiB
+    peaks = []  # per PDK run: fused first, then unfused (_three_ways)
+
+    def run(device):
+        with tf.device(device):
+            fn = tf.function(lambda s: tf.exp(tf.random.stateless_uniform([n], s)) * 2.0 + 1.0)
+            seed = tf.constant([1, 2])
+            fn(seed)  # traced and optimized before the measured call
+            if device == "/PDK:0":
+                tf.config.experimental.reset_memory_stats("PDK:0")
+                base = tf.config.experimental.get_memory_info("PDK:0")["current"]
+            y = fn(seed)
+            if device == "/PDK:0":
+                peaks.append(tf.config.experimental.get_memory_info("PDK:0")["peak"] - base)
+            return [y.numpy()]
+
+    _, launches = _check(run)
+    assert launches.get(FUSED, 0) >= 2, launches
+    assert peaks[0] < 1.5 * 4 * n, f"peak {peaks}: the fused output did not reuse the input"

@@ -502,12 +502,14 @@ class OpKernelContext : public internal::FailureState {
     return Keep(index, std::move(t).value(), out);
   }
   // Output `index` reuses the buffer of one of `candidates` (same size, no
-  // other reader) or is allocated.
+  // other reader) or is allocated; `forwarded_input` (if given) receives the
+  // input reused, or -1.
   Status forward_input_or_allocate_output(std::initializer_list<int> candidates, int index,
-                                          const TensorShape& shape, Tensor** out) {
+                                          const TensorShape& shape, Tensor** out,
+                                          int* forwarded_input = nullptr) {
     TF_RETURN_IF_ERROR(CheckOutput(index));
-    ::pdk::StatusOr<::pdk::Tensor> t = ctx_.forward_or_allocate_output(candidates, index,
-                                                                        shape.pdk_shape());
+    ::pdk::StatusOr<::pdk::Tensor> t = ctx_.forward_or_allocate_output(
+        candidates, index, shape.pdk_shape(), forwarded_input);
     if (!t.ok()) return t.status();
     return Keep(index, std::move(t).value(), out);
   }

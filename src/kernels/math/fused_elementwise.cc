@@ -330,11 +330,21 @@ class FusedElementwiseOp {
       fast = shapes[v].num_elements() == 1 || shapes[v] == *s;
 
     std::vector<pdk::Tensor> outs(outputs_.size());
-    for (size_t k = 0; k < outputs_.size(); ++k) {
-      PDK_ASSIGN_OR_RETURN(outs[k], ctx.allocate_output(static_cast<int>(k), shapes[outputs_[k]]));
+    if (!fast) {
+      for (size_t k = 0; k < outputs_.size(); ++k) {
+        PDK_ASSIGN_OR_RETURN(outs[k],
+                             ctx.allocate_output(static_cast<int>(k), shapes[outputs_[k]]));
+      }
+      return RunTensors(ctx, inputs, shapes, dtypes, outs);
     }
-    if (fast) return RunBlocks(ctx, inputs, shapes, dtypes, n, outs);
-    return RunTensors(ctx, inputs, shapes, dtypes, outs);
+    // The fast path reads inputs through their data pointers, valid for the
+    // whole Compute; releasing the handles lets TensorFlow forward an input's
+    // buffer (one no other op reads) to an output.
+    std::vector<const void*> in_data(num_inputs);
+    for (int i = 0; i < num_inputs; ++i) in_data[i] = inputs[i].raw_data();
+    inputs.clear();
+    PDK_RETURN_IF_ERROR(AllocateOutputs(ctx, shapes, dtypes, num_inputs, &outs));
+    return RunBlocks(ctx, in_data, shapes, dtypes, n, outs);
   }
 
  private:
@@ -416,12 +426,42 @@ class FusedElementwiseOp {
     return pdk::Status::OK();
   }
 
+  // The fast path's outputs. Output k (value v, computed by instruction j) may
+  // take the buffer of a full input i of v's shape and dtype T that no
+  // instruction after j reads: within a block, every read of i then precedes
+  // the write of v, or is the same element in the same instruction (an
+  // elementwise functor reads element e before it writes element e), and
+  // blocks cover disjoint elements. TensorFlow forwards only a buffer no one
+  // else holds (TF_ForwardInputOrAllocateOutput), each input to one output.
+  pdk::Status AllocateOutputs(pdk::Context& ctx, const std::vector<pdk::Shape>& shapes,
+                              const std::vector<TF_DataType>& dtypes, int num_inputs,
+                              std::vector<pdk::Tensor>* outs) const {
+    std::vector<int> last_use(num_inputs, -1);
+    for (size_t j = 0; j < program_.size(); ++j)
+      for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i)
+        if (program_[j].arg[i] < num_inputs) last_use[program_[j].arg[i]] = static_cast<int>(j);
+    std::vector<bool> taken(num_inputs, false);
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      const int v = outputs_[k], j = v - num_inputs;
+      std::vector<int> candidates;
+      for (int i = 0; i < num_inputs && j >= 0; ++i)
+        if (!taken[i] && last_use[i] <= j && dtypes[i] == pdk::kDataType<T> &&
+            shapes[i] == shapes[v] && shapes[i].num_elements() > 1)
+          candidates.push_back(i);
+      int forwarded = -1;
+      PDK_ASSIGN_OR_RETURN((*outs)[k], ctx.forward_or_allocate_output(
+                                           candidates, static_cast<int>(k), shapes[v], &forwarded));
+      if (forwarded >= 0) taken[forwarded] = true;
+    }
+    return pdk::Status::OK();
+  }
+
   // The fast path: one-element values once, then the rest block by block.
-  pdk::Status RunBlocks(pdk::Context& ctx, const std::vector<pdk::Tensor>& inputs,
+  pdk::Status RunBlocks(pdk::Context& ctx, const std::vector<const void*>& in_data,
                         const std::vector<pdk::Shape>& shapes,
                         const std::vector<TF_DataType>& dtypes, int64_t n,
                         std::vector<pdk::Tensor>& outs) const {
-    const int num_inputs = static_cast<int>(inputs.size());
+    const int num_inputs = static_cast<int>(in_data.size());
     const int num_values = num_inputs + static_cast<int>(program_.size());
     auto is_full = [&](int v) { return shapes[v].num_elements() != 1; };
 
@@ -431,7 +471,7 @@ class FusedElementwiseOp {
     for (size_t k = 0; k < outputs_.size(); ++k) out_of[outputs_[k]] = static_cast<int>(k);
     std::vector<T> scalar(num_values);
     std::vector<const void*> scalar_ptr(num_values, nullptr);
-    for (int i = 0; i < num_inputs; ++i) scalar_ptr[i] = inputs[i].raw_data();
+    for (int i = 0; i < num_inputs; ++i) scalar_ptr[i] = in_data[i];
     for (size_t j = 0; j < program_.size(); ++j) {
       const int v = num_inputs + static_cast<int>(j);
       if (is_full(v)) continue;
@@ -472,7 +512,7 @@ class FusedElementwiseOp {
 
     std::vector<const char*> base(num_values, nullptr);  // full inputs / outputs
     for (int i = 0; i < num_inputs; ++i)
-      base[i] = static_cast<const char*>(inputs[i].raw_data());
+      base[i] = static_cast<const char*>(in_data[i]);
     for (int v = num_inputs; v < num_values; ++v)
       if (out_of[v] >= 0) base[v] = static_cast<const char*>(outs[out_of[v]].raw_data());
     std::vector<int> elem_size(num_values, sizeof(T));
