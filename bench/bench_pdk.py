@@ -121,6 +121,30 @@ def case_conv2d():
     return "eager Conv2D 3x3 1x56x56x64->64", fns, 1, 2.0 * 56 * 56 * 64 * 64 * 9
 
 
+def case_pool3d():
+    """MaxPool3D 2x2x2/2 and AvgPool3D 3x3x3/2 (SAME) with their gradients in one
+    tf.function, [8,16,32,32,16] float32 (Keras's MaxPooling3D / AveragePooling3D)."""
+    x_np = np.random.default_rng(0).standard_normal((8, 16, 32, 32, 16)).astype(np.float32)
+    fns = {}
+    for d in DEVICES:
+        with tf.device(d):
+            x = tf.identity(tf.constant(x_np))
+
+        @tf.function
+        def step(x, d=d):
+            with tf.device(d):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    y = (tf.reduce_sum(tf.nn.max_pool3d(x, 2, 2, "SAME")) +
+                         tf.reduce_sum(tf.nn.avg_pool3d(x, 3, 2, "SAME")))
+                return tape.gradient(y, x)
+
+        def run(x=x, step=step):
+            step(x)
+        fns[d] = run
+    return "MaxPool3D + AvgPool3D + gradients, [8,16,32,32,16]", fns, 1, None
+
+
 def case_elementwise_chain():
     x_np = np.random.default_rng(0).random(1 << 20).astype(np.float32)
     fns = {}
@@ -354,6 +378,7 @@ CASES = {
     "matmul2048": lambda: case_matmul_dtype(2048, tf.float32),
     "matmul1024_bf16": lambda: case_matmul_dtype(1024, tf.bfloat16),
     "conv2d": case_conv2d,
+    "pool3d": case_pool3d,
     "elementwise": case_elementwise_chain,
     "reduction": case_reduction,
     "adam": case_adam_apply,

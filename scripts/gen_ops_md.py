@@ -13,7 +13,9 @@ The "max |error|" column comes from the JSON the conformance sweep writes
 
 Without a JSON (argument, ``PDK_CONFORMANCE_JSON`` or build/conformance.json)
 the column keeps the values already in docs/ops.md, so regenerating after a
-registration change does not need a sweep; cells never measured show "—".
+registration change does not need a sweep; cells never measured show "—". A
+JSON replaces the cells of the ops it measured and keeps the others: a sweep of
+new ops only (``pytest ... -k "Pool3D"``) fills in their cells.
 
 Reproducibility: an error depends on the machine (OpenBLAS kernel, thread
 count), so the column cannot be regenerated bit for bit in a test.
@@ -243,11 +245,13 @@ def _json_path():
 
 if __name__ == "__main__":
     path = _json_path()
+    errors = parse_errors(OPS_MD.read_text()) if OPS_MD.is_file() else {}
     if path.is_file():
-        errors = errors_from_json(path)
-        print(f"errors from {path}", file=sys.stderr)
+        # Ops the JSON measured replace their cells; the others keep theirs, so
+        # a sweep of some ops (pytest -k) fills in just those.
+        errors.update(errors_from_json(path))
+        print(f"errors from {path} (other ops: kept from {OPS_MD})", file=sys.stderr)
     else:
-        errors = parse_errors(OPS_MD.read_text()) if OPS_MD.is_file() else {}
         print(f"no {path}: keeping the error column of {OPS_MD}", file=sys.stderr)
     OPS_MD.write_text(render(errors))
     print(f"wrote {OPS_MD}", file=sys.stderr)

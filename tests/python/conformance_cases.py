@@ -920,6 +920,41 @@ for x, kk, s, pad in POOL:
                                 ("grad", computed(_avgpool_grad))], attrs=pool,
          dtypes={"T": FLOAT})
 
+POOL3D = [  # (input NDHWC, window, stride, padding)
+    ([1, 4, 4, 4, 2], [2, 2, 2], [2, 2, 2], "VALID"),
+    ([2, 5, 7, 6, 3], [3, 3, 2], [2, 1, 2], "SAME"),
+    ([2, 5, 7, 6, 3], [2, 3, 3], [1, 2, 2], "VALID"),
+    ([1, 3, 4, 5, 20], [3, 2, 3], [3, 3, 2], "SAME"),
+    ([1, 1, 1, 1, 1], [1, 1, 1], [1, 1, 1], "VALID"),
+]
+POOL3D_T = ["float32", "bfloat16"]  # TensorFlow's CPU kernels' types
+for x, kk, s, pad in POOL3D:
+    pool = dict(ksize=[1, *kk, 1], strides=[1, *s, 1], padding=pad)
+    case("MaxPool3D", inputs=[("input", x)], attrs=pool, dtypes={"T": POOL3D_T}, exact=True)
+    case("AvgPool3D", inputs=[("input", x)], attrs=pool, dtypes={"T": POOL3D_T})
+
+    def _maxpool3d_out(dt, rng, prev, pool=pool):
+        import tensorflow as tf
+        with tf.device("/CPU:0"):
+            return tf.raw_ops.MaxPool3D(input=tf.constant(prev["orig_input"]), **pool).numpy()
+
+    def _pool3d_grad(dt, rng, prev, x=x, pool=pool):
+        import tensorflow as tf
+        with tf.device("/CPU:0"):
+            shape = tf.raw_ops.AvgPool3D(input=tf.zeros(x), **pool).shape
+        return rng.uniform(-1, 1, size=shape).astype(next(iter(dt.values())))
+
+    # Discrete inputs so windows have tied maxima: every tie takes the
+    # gradient, as on TF's CPU (|x - max| < 1e-5).
+    for dt in POOL3D_T:  # TInput == T, the CPU's only combinations
+        case("MaxPool3DGrad", inputs=[("orig_input", arr(x, gen=discrete(0, 3))),
+                                      ("orig_output", computed(_maxpool3d_out)),
+                                      ("grad", computed(_pool3d_grad))],
+             attrs=pool, dtypes={"T": [dt], "TInput": [dt]})
+    case("AvgPool3DGrad", inputs=[("orig_input_shape", const(x, "int32")),
+                                  ("grad", computed(_pool3d_grad))], attrs=pool,
+         dtypes={"T": POOL3D_T})
+
 # ======================================================================
 # Conv2D in NCHW, Conv3D (conv2d.cc data_format "NCHW", conv3d.cc)
 # ======================================================================

@@ -337,6 +337,57 @@ def test_keras_conv2d_channels_first_trains_on_pdk(rng):
     assert not conv_on_cpu, rec.report()
 
 
+@pytest.mark.parametrize("padding", ["valid", "same"])
+def test_keras_3d_pooling_trains_on_pdk_like_cpu(rng, padding):
+    """Conv3D -> MaxPooling3D -> AveragePooling3D: MaxPool3D, AvgPool3D and
+    their gradients run on PDK (no compute op on the CPU) and two epochs end
+    with the CPU's weights."""
+    import keras
+
+    from tensorflow_pdk import placement
+
+    x = rand(rng, (8, 6, 7, 8, 2))
+    y = rng.integers(0, 3, size=(8,)).astype(np.int32)
+
+    def train(device):
+        keras.utils.set_random_seed(0)
+        with tf.device(device):
+            model = keras.Sequential([
+                keras.Input((6, 7, 8, 2)),
+                keras.layers.Conv3D(4, 3, padding="same", activation="relu"),
+                keras.layers.MaxPooling3D(2, padding=padding),
+                keras.layers.AveragePooling3D((2, 1, 2), strides=1, padding=padding),
+                keras.layers.Flatten(),
+                keras.layers.Dense(3)])
+            model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            with placement.record() as rec, launches() as delta:
+                model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+        return model.get_weights(), rec, delta
+
+    w_pdk, rec, delta = train("/PDK:0")
+    for op in ("MaxPool3D", "MaxPool3DGrad", "AvgPool3D", "AvgPool3DGrad"):
+        assert delta.get(op, 0) >= 4, (op, delta)
+    assert not rec.compute_ops_on_cpu(), rec.report()
+    w_cpu, _, _ = train("/CPU:0")
+    for a, b in zip(w_pdk, w_cpu):
+        assert_close(a, b, what="weights after 2 epochs", rtol=1e-4, atol=1e-5)
+
+
+def test_3d_pooling_bad_shapes_are_invalid_argument():
+    pool = dict(ksize=[1, 2, 2, 2, 1], strides=[1, 2, 2, 2, 1], padding="VALID")
+    with tf.device("/PDK:0"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="input must be rank 5"):
+            tf.raw_ops.MaxPool3D(input=tf.zeros([2, 4, 4, 1]), **pool)
+        x = tf.zeros([1, 4, 4, 4, 2])
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"Expected grad shape to be \[1,2,2,2,2\], but got \[1,2,2,3,2\]"):
+            tf.raw_ops.MaxPool3DGrad(orig_input=x, orig_output=tf.zeros([1, 2, 2, 2, 2]),
+                                     grad=tf.zeros([1, 2, 2, 3, 2]), **pool)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="5 elements"):
+            tf.raw_ops.AvgPool3DGrad(orig_input_shape=tf.constant([1, 4, 4, 4]),
+                                     grad=tf.zeros([1, 2, 2, 2, 2]), **pool)
+
+
 # --------------------------------------------------------- grouped Conv2D
 # Conv2D with input depth C = groups x filter in_depth (Keras 3's
 # Conv2D(groups=g) emits it through tf.nn.convolution). TF's CPU computes the

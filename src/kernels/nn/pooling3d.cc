@@ -1,0 +1,289 @@
+// MaxPool3D, AvgPool3D, MaxPool3DGrad, AvgPool3DGrad
+// (tensorflow/core/ops/nn_ops.cc), NDHWC: Keras's MaxPooling3D and
+// AveragePooling3D and their gradients.
+//
+//   MaxPool3D(input [N,D,H,W,C]; ksize, strides, padding SAME / VALID)
+//     -> [N,OD,OH,OW,C]: the maximum over each window's in-bounds positions.
+//   AvgPool3D(input; same attributes) -> [N,OD,OH,OW,C]: the mean over each
+//     window's in-bounds positions (padding is not counted), sum / count.
+//   MaxPool3DGrad(orig_input [N,D,H,W,C], orig_output [N,OD,OH,OW,C],
+//     grad [N,OD,OH,OW,C]) -> [N,D,H,W,C]: as TensorFlow's CPU kernel
+//     (LaunchMaxPooling3dGradOp, tensorflow/core/kernels/pooling_ops_3d.cc),
+//     grad[n,p,r,q,c] goes to every position of its window whose input is
+//     within 1e-5 of orig_output[n,p,r,q,c] (|x - y| < 1e-5 in T; every tie,
+//     not the first), accumulated window by window in (p, r, q) order.
+//   AvgPool3DGrad(orig_input_shape (host int32 [5]), grad [N,OD,OH,OW,C])
+//     -> orig_input_shape: each grad value times T(1 / in-bounds window size)
+//     added to the window's positions, window by window in (p, r, q) order (as
+//     TensorFlow's LaunchAvgPooling3dGradOp).
+//   T in {float32, bfloat16} (TensorFlow's CPU kernels' types; 16-bit values
+//   in Eigen's bfloat16 arithmetic). ksize and strides are NDHWC 5-vectors
+//   whose batch and channel entries are 1; output sizes and leading padding as
+//   TensorFlow's Get3dOutputSizeV2 (window.h). data_format "NDHWC" only
+//   (others: Unimplemented naming it, where TensorFlow's CPU kernel refuses
+//   them too).
+//
+// Errors (InvalidArgument): rank != 5, bad ksize / strides / padding, a grad
+// or orig_output whose shape is not the pooled shape of orig_input
+// ("Expected grad shape to be ..., but got ...", TensorFlow's wording), an
+// orig_input_shape that is not 5 values.
+//
+// Parallelism: the forward ops split output rows (n, p, r) over the device
+// pool; the gradients, whose windows overlap, split (image, channel block)
+// units that never write the same element, so each element's sum is taken in
+// TensorFlow's window order. Channels are the innermost loop (NDHWC).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "compute/eigen.h"
+#include "kernels/nn/window.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace {
+
+using Index = Eigen::Index;
+
+struct Geom3 {
+  int64_t n = 0, c = 0;
+  int64_t in[3] = {}, k[3] = {}, s[3] = {}, out[3] = {}, pad[3] = {};
+  // Input positions [lo, hi) along `dim` of the window of output index `o`.
+  void Range(int dim, int64_t o, int64_t* lo, int64_t* hi) const {
+    const int64_t start = o * s[dim] - pad[dim];
+    *lo = std::max<int64_t>(start, 0);
+    *hi = std::min<int64_t>(start + k[dim], in[dim]);
+  }
+  int64_t InOffset(int64_t b, int64_t z, int64_t y, int64_t x) const {
+    return (((b * in[0] + z) * in[1] + y) * in[2] + x) * c;
+  }
+  int64_t OutOffset(int64_t b, int64_t p, int64_t r, int64_t q) const {
+    return (((b * out[0] + p) * out[1] + r) * out[2] + q) * c;
+  }
+  pdk::Shape InShape() const { return pdk::Shape{n, in[0], in[1], in[2], c}; }
+  pdk::Shape OutShape() const { return pdk::Shape{n, out[0], out[1], out[2], c}; }
+};
+
+// ksize, strides, padding and data_format of one node.
+class Pool3DBase {
+ public:
+  pdk::Status Init(const pdk::Attrs& a) {
+    PDK_RETURN_IF_ERROR(ParseWindow<3>(a, /*allow_explicit=*/false, &win_));
+    return ParseSpatial<3>(a, "ksize", DataFormat::kChannelsLast, ksize_, /*optional=*/false);
+  }
+
+ protected:
+  // The geometry of pooling an input of `shape` (`name` in messages).
+  pdk::StatusOr<Geom3> MakeGeom(const char* op, const char* name, const pdk::Shape& shape) const {
+    PDK_RETURN_IF_ERROR(pdk::CheckRank(op, name, shape, 5));
+    Geom3 g;
+    g.n = shape[0];
+    g.c = shape[4];
+    const char* dims[3] = {"planes", "rows", "cols"};
+    for (int i = 0; i < 3; ++i) {
+      g.in[i] = shape[i + 1];
+      g.k[i] = ksize_[i];
+      g.s[i] = win_.stride[i];
+      PDK_RETURN_IF_ERROR(
+          WindowedOutputSize(op, dims[i], g.in[i], g.k[i], win_, i, &g.out[i], &g.pad[i]));
+    }
+    return g;
+  }
+
+  static pdk::Status CheckPooled(const char* op, const char* name, const pdk::Shape& s,
+                                 const Geom3& g) {
+    const pdk::Shape want = g.OutShape();
+    if (s != want)
+      return pdk::InvalidArgument("Expected ", name, " shape to be ", want, ", but got ", s,
+                                  " (", op, ": the pooled shape of orig_input ", g.InShape(),
+                                  ")");
+    return pdk::Status::OK();
+  }
+
+  Window3D win_;
+  int64_t ksize_[3] = {1, 1, 1};
+};
+
+// Channel blocks of the gradients' work units: whole rows of C channels when
+// there are enough images to fill the pool, else slices of them.
+int64_t ChannelBlock(const pdk::Context& ctx, const Geom3& g) {
+  const int64_t threads = pdk_compute::Device(ctx).numThreads();
+  if (g.n >= 2 * threads || g.c <= 16) return g.c;
+  const int64_t per = (g.c + 2 * threads - 1) / (2 * threads);
+  return std::max<int64_t>(16, per);
+}
+
+template <class T, bool kMax>
+class Pool3DOp : public Pool3DBase {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(Geom3 g, MakeGeom(ctx.op(), "input", x.shape()));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.allocate_output(0, g.OutShape()));
+    if (y.num_elements() == 0) return pdk::Status::OK();
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    const int64_t rows = g.n * g.out[0] * g.out[1];
+    const double cost = double(g.out[2] * g.c * g.k[0] * g.k[1] * g.k[2]);
+    pdk_compute::Device(ctx).parallelFor(
+        rows, Eigen::TensorOpCost(cost * sizeof(T), g.out[2] * g.c * sizeof(T), cost),
+        [&](Index first, Index last) {
+          std::vector<T> acc(static_cast<size_t>(g.c));
+          for (Index row = first; row < last; ++row) {
+            const int64_t b = row / (g.out[0] * g.out[1]);
+            const int64_t p = (row / g.out[1]) % g.out[0], r = row % g.out[1];
+            int64_t z0, z1, y0, y1;
+            g.Range(0, p, &z0, &z1);
+            g.Range(1, r, &y0, &y1);
+            for (int64_t q = 0; q < g.out[2]; ++q) {
+              int64_t x0, x1;
+              g.Range(2, q, &x0, &x1);
+              std::fill(acc.begin(), acc.end(),
+                        kMax ? std::numeric_limits<T>::lowest() : T(0));
+              for (int64_t z = z0; z < z1; ++z)
+                for (int64_t yy = y0; yy < y1; ++yy)
+                  for (int64_t xx = x0; xx < x1; ++xx) {
+                    const T* v = in + g.InOffset(b, z, yy, xx);
+                    for (int64_t ch = 0; ch < g.c; ++ch) {
+                      if constexpr (kMax) {
+                        if (v[ch] > acc[ch]) acc[ch] = v[ch];
+                      } else {
+                        acc[ch] += v[ch];
+                      }
+                    }
+                  }
+              T* o = out + g.OutOffset(b, p, r, q);
+              if constexpr (kMax) {
+                std::copy(acc.begin(), acc.end(), o);
+              } else {
+                const T count = T(static_cast<float>((z1 - z0) * (y1 - y0) * (x1 - x0)));
+                for (int64_t ch = 0; ch < g.c; ++ch) o[ch] = acc[ch] / count;
+              }
+            }
+          }
+        });
+    return pdk::Status::OK();
+  }
+};
+
+// Runs fn(b, c0, c1) for every (image, channel block) unit on the pool.
+template <class Fn>
+void ForEachUnit(const pdk::Context& ctx, const Geom3& g, const Fn& fn) {
+  const int64_t block = ChannelBlock(ctx, g), blocks = (g.c + block - 1) / block;
+  const double cost =
+      double(g.out[0] * g.out[1] * g.out[2] * g.k[0] * g.k[1] * g.k[2]) * double(block);
+  pdk_compute::Device(ctx).parallelFor(
+      g.n * blocks, Eigen::TensorOpCost(cost * 4, cost * 4, cost), [&](Index first, Index last) {
+        for (Index u = first; u < last; ++u) {
+          const int64_t b = u / blocks, c0 = (u % blocks) * block;
+          fn(b, c0, std::min(g.c, c0 + block));
+        }
+      });
+}
+
+// The gradients' scatter over one (image b, channels [c0, c1)) unit: zeroes
+// those elements of `din`, then calls fn(o, i, size) for every window in
+// TensorFlow's (p, r, q) order and every in-bounds input position of it: o
+// and i the offsets of the window's output and of the position (channel 0),
+// size the window's in-bounds position count.
+template <class T, class Fn>
+void ScatterWindows(const Geom3& g, int64_t b, int64_t c0, int64_t c1, T* din, const Fn& fn) {
+  for (int64_t z = 0; z < g.in[0]; ++z)
+    for (int64_t yy = 0; yy < g.in[1]; ++yy)
+      for (int64_t xx = 0; xx < g.in[2]; ++xx) {
+        T* d = din + g.InOffset(b, z, yy, xx);
+        std::fill(d + c0, d + c1, T(0));
+      }
+  for (int64_t p = 0; p < g.out[0]; ++p)
+    for (int64_t r = 0; r < g.out[1]; ++r)
+      for (int64_t q = 0; q < g.out[2]; ++q) {
+        int64_t z0, z1, y0, y1, x0, x1;
+        g.Range(0, p, &z0, &z1);
+        g.Range(1, r, &y0, &y1);
+        g.Range(2, q, &x0, &x1);
+        const int64_t o = g.OutOffset(b, p, r, q), size = (z1 - z0) * (y1 - y0) * (x1 - x0);
+        for (int64_t z = z0; z < z1; ++z)
+          for (int64_t yy = y0; yy < y1; ++yy)
+            for (int64_t xx = x0; xx < x1; ++xx) fn(o, g.InOffset(b, z, yy, xx), size);
+      }
+}
+
+template <class T>
+class MaxPool3DGradOp : public Pool3DBase {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.input(1));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(2));
+    PDK_ASSIGN_OR_RETURN(Geom3 g, MakeGeom(ctx.op(), "orig_input", x.shape()));
+    PDK_RETURN_IF_ERROR(CheckPooled(ctx.op(), "orig_output", y.shape(), g));
+    PDK_RETURN_IF_ERROR(CheckPooled(ctx.op(), "grad", dy.shape(), g));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dx, ctx.allocate_output(0, g.InShape()));
+    if (dx.num_elements() == 0) return pdk::Status::OK();
+    const T* in = x.data<T>();
+    const T* out = y.data<T>();
+    const T* grad = dy.data<T>();
+    T* din = dx.data<T>();
+    const T tol = T(1e-5f);
+    ForEachUnit(ctx, g, [&](int64_t b, int64_t c0, int64_t c1) {
+      ScatterWindows(g, b, c0, c1, din, [&](int64_t o, int64_t i, int64_t) {
+        for (int64_t ch = c0; ch < c1; ++ch) {
+          const T diff = in[i + ch] - out[o + ch];
+          if (Eigen::numext::abs(diff) < tol) din[i + ch] += grad[o + ch];
+        }
+      });
+    });
+    return pdk::Status::OK();
+  }
+};
+
+template <class T>
+class AvgPool3DGradOp : public Pool3DBase {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor shape_t, ctx.input(0));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(1));
+    if (shape_t.rank() != 1 || shape_t.num_elements() != 5)
+      return pdk::InvalidArgument("tensor_in must be 1-dimensional and 5 elements (",
+                                  ctx.op(), ": orig_input_shape of shape ", shape_t.shape(), ")");
+    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                         pdk::ReadIntVector(ctx.op(), "orig_input_shape", shape_t));
+    const pdk::Shape in_shape(dims);
+    PDK_RETURN_IF_ERROR(pdk::CheckAllocatable(ctx.op(), "output", 0, in_shape, pdk::kDataType<T>));
+    PDK_ASSIGN_OR_RETURN(Geom3 g, MakeGeom(ctx.op(), "orig_input_shape", in_shape));
+    PDK_RETURN_IF_ERROR(CheckPooled(ctx.op(), "grad", dy.shape(), g));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dx, ctx.allocate_output(0, in_shape));
+    if (dx.num_elements() == 0) return pdk::Status::OK();
+    const T* grad = dy.data<T>();
+    T* din = dx.data<T>();
+    ForEachUnit(ctx, g, [&](int64_t b, int64_t c0, int64_t c1) {
+      ScatterWindows(g, b, c0, c1, din, [&](int64_t o, int64_t i, int64_t size) {
+        // TensorFlow's scale: T(1.0f / size), the size counted in float.
+        const T scale = T(1.0f / static_cast<float>(size));
+        for (int64_t ch = c0; ch < c1; ++ch) {
+          const T v = grad[o + ch] * scale;
+          din[i + ch] += v;
+        }
+      });
+    });
+    return pdk::Status::OK();
+  }
+};
+
+PDK_REGISTER_KERNELS(NnPooling3D, r) {
+  pdk::ForEachType(pdk::TypeList<float, Eigen::bfloat16>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<Pool3DOp<T, true>>("MaxPool3D").Type("T", t));
+    r.Add(pdk::KernelDef<Pool3DOp<T, false>>("AvgPool3D").Type("T", t));
+    r.Add(pdk::KernelDef<MaxPool3DGradOp<T>>("MaxPool3DGrad").Type("T", t).Type("TInput", t));
+    r.Add(pdk::KernelDef<AvgPool3DGradOp<T>>("AvgPool3DGrad")
+              .Type("T", t)
+              .HostMemory("orig_input_shape"));
+  });
+}
+
+}  // namespace
+}  // namespace pdk_kernels
