@@ -438,6 +438,12 @@ UNARY = {
     "Tanh": (FLOAT, uniform(-20, 20)),
     "Erf": (FLOAT, uniform(-4, 4)),
     "Erfc": (FLOAT, uniform(-4, 4)),
+    "Sin": (FLOAT, uniform(-10, 10)),
+    "Cos": (FLOAT, uniform(-10, 10)),
+    "Tan": (FLOAT, uniform(-1.5, 1.5)),
+    "Asin": (FLOAT, uniform(-1, 1)),
+    "Acos": (FLOAT, uniform(-1, 1)),
+    "Atan": (FLOAT, uniform(-10, 10)),
 }
 ACTIVATIONS = {                         # argument "features"
     "Relu": (FLOAT + INT + SMALL_INT, DEFAULT),

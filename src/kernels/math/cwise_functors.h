@@ -80,6 +80,24 @@ struct Erfc {
   }
 };
 
+// Sin, Cos, Tan, Asin, Acos, Atan: Eigen's scalar_*_op, the functors of
+// TensorFlow's CPU kernels (cwise_op_sin.cc, ...: functor::sin is
+// base<T, Eigen::internal::scalar_sin_op<T>>).
+#define PDK_UNARY_EIGEN_OP_(NAME, OP)                                   \
+  struct NAME {                                                         \
+    template <class X>                                                  \
+    static auto Apply(const X& x) {                                     \
+      return x.unaryExpr(Eigen::internal::OP<typename X::Scalar>());   \
+    }                                                                   \
+  }
+PDK_UNARY_EIGEN_OP_(Sin, scalar_sin_op);
+PDK_UNARY_EIGEN_OP_(Cos, scalar_cos_op);
+PDK_UNARY_EIGEN_OP_(Tan, scalar_tan_op);
+PDK_UNARY_EIGEN_OP_(Asin, scalar_asin_op);
+PDK_UNARY_EIGEN_OP_(Acos, scalar_acos_op);
+PDK_UNARY_EIGEN_OP_(Atan, scalar_atan_op);
+#undef PDK_UNARY_EIGEN_OP_
+
 }  // namespace unary
 }  // namespace pdk_kernels
 

@@ -2,8 +2,8 @@
 //
 //   Neg, Square, Abs, Sign, Round: float32, float64, int32, int64
 //       (Round is half-to-even; on integers it returns x itself)
-//   Sqrt, Rsqrt, Exp, Log, Log1p, Reciprocal, Floor, Ceil, Sigmoid, Tanh:
-//       float32, float64
+//   Sqrt, Rsqrt, Exp, Log, Log1p, Reciprocal, Floor, Ceil, Sigmoid, Tanh,
+//   Sin, Cos, Tan, Asin, Acos, Atan: float32, float64
 //   LogicalNot: bool
 //   float16, bfloat16: all of the float32 ops above, computed in float32 and
 //       rounded once (as Eigen's own 16-bit math does, without per-op rounding)
@@ -65,6 +65,12 @@ PDK_REGISTER_KERNELS(CwiseUnary, r) {
     r.Add(pdk::KernelDef<UnaryOp<T, unary::Ceil>>("Ceil").template Type<T>("T"));
     r.Add(pdk::KernelDef<UnaryOp<T, unary::Sigmoid>>("Sigmoid").template Type<T>("T"));
     r.Add(pdk::KernelDef<UnaryOp<T, unary::Tanh>>("Tanh").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Sin>>("Sin").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Cos>>("Cos").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Tan>>("Tan").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Asin>>("Asin").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Acos>>("Acos").template Type<T>("T"));
+    r.Add(pdk::KernelDef<UnaryOp<T, unary::Atan>>("Atan").template Type<T>("T"));
   });
   // In host memory with LogicalAnd and LogicalOr (cwise_binary.cc).
   r.Add(pdk::KernelDef<UnaryOp<bool, unary::LogicalNot>>("LogicalNot").HostMemory("x").HostMemory("y"));
