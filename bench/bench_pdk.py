@@ -121,10 +121,8 @@ def case_conv2d():
     return "eager Conv2D 3x3 1x56x56x64->64", fns, 1, 2.0 * 56 * 56 * 64 * 64 * 9
 
 
-def case_pool3d():
-    """MaxPool3D 2x2x2/2 and AvgPool3D 3x3x3/2 (SAME) with their gradients in one
-    tf.function, [8,16,32,32,16] float32 (Keras's MaxPooling3D / AveragePooling3D)."""
-    x_np = np.random.default_rng(0).standard_normal((8, 16, 32, 32, 16)).astype(np.float32)
+def _forward_and_gradient(title, x_np, fn):
+    """A case timing one tf.function per device: y = sum(fn(x)) and dy/dx."""
     fns = {}
     for d in DEVICES:
         with tf.device(d):
@@ -135,14 +133,31 @@ def case_pool3d():
             with tf.device(d):
                 with tf.GradientTape() as tape:
                     tape.watch(x)
-                    y = (tf.reduce_sum(tf.nn.max_pool3d(x, 2, 2, "SAME")) +
-                         tf.reduce_sum(tf.nn.avg_pool3d(x, 3, 2, "SAME")))
+                    y = fn(x)
                 return tape.gradient(y, x)
 
         def run(x=x, step=step):
             step(x)
         fns[d] = run
-    return "MaxPool3D + AvgPool3D + gradients, [8,16,32,32,16]", fns, 1, None
+    return title, fns, 1, None
+
+
+def case_pool3d():
+    """MaxPool3D 2x2x2/2 and AvgPool3D 3x3x3/2 (SAME) with their gradients,
+    [8,16,32,32,16] float32 (Keras's MaxPooling3D / AveragePooling3D)."""
+    x_np = np.random.default_rng(0).standard_normal((8, 16, 32, 32, 16)).astype(np.float32)
+    return _forward_and_gradient(
+        "MaxPool3D + AvgPool3D + gradients, [8,16,32,32,16]", x_np,
+        lambda x: (tf.reduce_sum(tf.nn.max_pool3d(x, 2, 2, "SAME")) +
+                   tf.reduce_sum(tf.nn.avg_pool3d(x, 3, 2, "SAME"))))
+
+
+def case_resize_bilinear():
+    """ResizeBilinear [16,64,64,16] -> 96x96 (half-pixel centers, Keras's
+    Resizing) and its gradient, float32."""
+    x_np = np.random.default_rng(0).standard_normal((16, 64, 64, 16)).astype(np.float32)
+    return _forward_and_gradient("ResizeBilinear + gradient, [16,64,64,16] -> 96x96", x_np,
+                                 lambda x: tf.reduce_sum(tf.image.resize(x, (96, 96))))
 
 
 def case_elementwise_chain():
@@ -379,6 +394,7 @@ CASES = {
     "matmul1024_bf16": lambda: case_matmul_dtype(1024, tf.bfloat16),
     "conv2d": case_conv2d,
     "pool3d": case_pool3d,
+    "resize": case_resize_bilinear,
     "elementwise": case_elementwise_chain,
     "reduction": case_reduction,
     "adam": case_adam_apply,

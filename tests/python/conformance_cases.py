@@ -962,6 +962,30 @@ for x, kk, s, pad in POOL3D:
          dtypes={"T": POOL3D_T})
 
 # ======================================================================
+# ResizeBilinear (src/kernels/image/resize_bilinear.cc)
+# ======================================================================
+
+RESIZE = [  # (images NHWC, [new_height, new_width])
+    ([1, 4, 5, 2], [8, 10]),   # upsampling
+    ([2, 7, 6, 3], [3, 4]),    # downsampling
+    ([1, 5, 5, 1], [5, 5]),    # same size
+    ([2, 3, 9, 4], [7, 2]),    # mixed
+    ([1, 1, 1, 3], [4, 4]),    # one pixel
+]
+for (x, size), (ac, hp) in itertools.product(RESIZE, [(False, False), (True, False),
+                                                      (False, True)]):
+    attrs = dict(align_corners=ac, half_pixel_centers=hp)
+    case("ResizeBilinear", inputs=[("images", x), ("size", const(size, "int32"))], attrs=attrs,
+         dtypes={"T": FLOAT + ["uint8"]}, gen=uniform(0, 100))
+    # float64: TF 2.21's CPU result differs from the float64 sum of its own
+    # terms by up to ~1e-7 relative (a 1x1 image: 12.56130035 against
+    # 12.5612995); PDK's is that sum (resize_bilinear.cc).
+    case("ResizeBilinearGrad",
+         inputs=[("grads", arr([x[0], *size, x[3]], "float32")), ("original_image", x)],
+         attrs=attrs, dtypes={"T": FLOAT}, tol={"float64": (1e-6, 1e-6)})
+
+
+# ======================================================================
 # Conv2D in NCHW, Conv3D (conv2d.cc data_format "NCHW", conv3d.cc)
 # ======================================================================
 

@@ -344,31 +344,20 @@ def test_keras_3d_pooling_trains_on_pdk_like_cpu(rng, padding):
     with the CPU's weights."""
     import keras
 
-    from tensorflow_pdk import placement
+    from keras_fit import fit_on_pdk_and_cpu
 
     x = rand(rng, (8, 6, 7, 8, 2))
     y = rng.integers(0, 3, size=(8,)).astype(np.int32)
-
-    def train(device):
-        keras.utils.set_random_seed(0)
-        with tf.device(device):
-            model = keras.Sequential([
-                keras.Input((6, 7, 8, 2)),
-                keras.layers.Conv3D(4, 3, padding="same", activation="relu"),
-                keras.layers.MaxPooling3D(2, padding=padding),
-                keras.layers.AveragePooling3D((2, 1, 2), strides=1, padding=padding),
-                keras.layers.Flatten(),
-                keras.layers.Dense(3)])
-            model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-            with placement.record() as rec, launches() as delta:
-                model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
-        return model.get_weights(), rec, delta
-
-    w_pdk, rec, delta = train("/PDK:0")
+    w_pdk, w_cpu, rec, delta = fit_on_pdk_and_cpu(lambda: keras.Sequential([
+        keras.Input((6, 7, 8, 2)),
+        keras.layers.Conv3D(4, 3, padding="same", activation="relu"),
+        keras.layers.MaxPooling3D(2, padding=padding),
+        keras.layers.AveragePooling3D((2, 1, 2), strides=1, padding=padding),
+        keras.layers.Flatten(),
+        keras.layers.Dense(3)]), x, y)
     for op in ("MaxPool3D", "MaxPool3DGrad", "AvgPool3D", "AvgPool3DGrad"):
         assert delta.get(op, 0) >= 4, (op, delta)
     assert not rec.compute_ops_on_cpu(), rec.report()
-    w_cpu, _, _ = train("/CPU:0")
     for a, b in zip(w_pdk, w_cpu):
         assert_close(a, b, what="weights after 2 epochs", rtol=1e-4, atol=1e-5)
 

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/channel_blocks.h"
 #include "compute/eigen.h"
 #include "kernels/nn/window.h"
 #include "pdk/kernel.h"
@@ -107,15 +108,6 @@ class Pool3DBase {
   int64_t ksize_[3] = {1, 1, 1};
 };
 
-// Channel blocks of the gradients' work units: whole rows of C channels when
-// there are enough images to fill the pool, else slices of them.
-int64_t ChannelBlock(const pdk::Context& ctx, const Geom3& g) {
-  const int64_t threads = pdk_compute::Device(ctx).numThreads();
-  if (g.n >= 2 * threads || g.c <= 16) return g.c;
-  const int64_t per = (g.c + 2 * threads - 1) / (2 * threads);
-  return std::max<int64_t>(16, per);
-}
-
 template <class T, bool kMax>
 class Pool3DOp : public Pool3DBase {
  public:
@@ -169,19 +161,9 @@ class Pool3DOp : public Pool3DBase {
   }
 };
 
-// Runs fn(b, c0, c1) for every (image, channel block) unit on the pool.
-template <class Fn>
-void ForEachUnit(const pdk::Context& ctx, const Geom3& g, const Fn& fn) {
-  const int64_t block = ChannelBlock(ctx, g), blocks = (g.c + block - 1) / block;
-  const double cost =
-      double(g.out[0] * g.out[1] * g.out[2] * g.k[0] * g.k[1] * g.k[2]) * double(block);
-  pdk_compute::Device(ctx).parallelFor(
-      g.n * blocks, Eigen::TensorOpCost(cost * 4, cost * 4, cost), [&](Index first, Index last) {
-        for (Index u = first; u < last; ++u) {
-          const int64_t b = u / blocks, c0 = (u % blocks) * block;
-          fn(b, c0, std::min(g.c, c0 + block));
-        }
-      });
+// Cost-model operations per image and channel of a gradient.
+double WindowCost(const Geom3& g) {
+  return double(g.out[0] * g.out[1] * g.out[2] * g.k[0] * g.k[1] * g.k[2]);
 }
 
 // The gradients' scatter over one (image b, channels [c0, c1)) unit: zeroes
@@ -228,7 +210,8 @@ class MaxPool3DGradOp : public Pool3DBase {
     const T* grad = dy.data<T>();
     T* din = dx.data<T>();
     const T tol = T(1e-5f);
-    ForEachUnit(ctx, g, [&](int64_t b, int64_t c0, int64_t c1) {
+    pdk_compute::ForEachImageChannelBlock(ctx, g.n, g.c, WindowCost(g),
+                                          [&](int64_t b, int64_t c0, int64_t c1) {
       ScatterWindows(g, b, c0, c1, din, [&](int64_t o, int64_t i, int64_t) {
         for (int64_t ch = c0; ch < c1; ++ch) {
           const T diff = in[i + ch] - out[o + ch];
@@ -259,7 +242,8 @@ class AvgPool3DGradOp : public Pool3DBase {
     if (dx.num_elements() == 0) return pdk::Status::OK();
     const T* grad = dy.data<T>();
     T* din = dx.data<T>();
-    ForEachUnit(ctx, g, [&](int64_t b, int64_t c0, int64_t c1) {
+    pdk_compute::ForEachImageChannelBlock(ctx, g.n, g.c, WindowCost(g),
+                                          [&](int64_t b, int64_t c0, int64_t c1) {
       ScatterWindows(g, b, c0, c1, din, [&](int64_t o, int64_t i, int64_t size) {
         // TensorFlow's scale: T(1.0f / size), the size counted in float.
         const T scale = T(1.0f / static_cast<float>(size));
