@@ -722,6 +722,27 @@ for shape, k, srt, g in (([3, 10], 4, True, DEFAULT), ([10], 10, True, DEFAULT),
          attrs={"sorted": srt}, dtypes={"T": NUMERIC, "index_type": IDX, "Tk": IDX},
          canonical=None if srt else _topk_rows_sorted)
 
+def _in_top_k_targets(dt, rng, prev):
+    """Class indices with some out of range (-1, C): those rows are false."""
+    b, c = prev["predictions"].shape
+    return rng.integers(-1, c + 1, size=(b,)).astype(dt["T"])
+
+
+def _nonfinite_row(dt, rng, prev):
+    """Predictions with a NaN and an inf in two rows: those rows are false."""
+    p = rng.integers(0, 4, size=(6, 5)).astype(np.float32)
+    p[1, 3], p[4, 0] = np.nan, np.inf
+    return p
+
+
+for pred, k in ((arr([8, 6], "float32", gen=discrete(0, 4)), 2),   # ties
+                (arr([8, 6], "float32", gen=discrete(0, 4)), 0),
+                (arr([16, 1000], "float32"), 5),
+                (computed(_nonfinite_row), 3),
+                (arr([0, 4], "float32"), 1)):
+    case("InTopKV2", inputs=[("predictions", pred), ("targets", computed(_in_top_k_targets)),
+                             ("k", const(k, "T"))], dtypes={"T": IDX})
+
 # ======================================================================
 # Conv2D, DepthwiseConv2dNative, pooling (conv2d.cc, depthwise_conv2d.cc, pooling.cc)
 # ======================================================================
