@@ -440,7 +440,12 @@ void* CreateTrampoline(TF_OpKernelConstruction* c) {
     owned->launches = LaunchStats::Global().CounterFor(owned->op);
     if constexpr (HasInit<K>::value) {
       Status init = owned->kernel.Init(Attrs(c));
-      if (!init.ok()) return Status(init.code(), owned->op + ": " + init.message());
+      // The kernel's message first (TensorFlow's wording, which users'
+      // code matches on), then the op if the message does not name it.
+      if (!init.ok())
+        return init.message().find(owned->op) == std::string::npos
+                   ? Status(init.code(), init.message() + " (PDK " + owned->op + ")")
+                   : init;
     }
     inst = owned.release();
     return Status::OK();

@@ -164,19 +164,19 @@ class Tensor {
 // TensorFlow's limit on a tensor's rank (TensorShape::MaxDimensions()).
 inline constexpr int kMaxRank = 254;
 
-// Whether TensorFlow can hold a tensor of `shape` and `dtype`. TensorShape
-// aborts the process (a CHECK, tensorflow/core/framework/tensor_shape.cc) on a
-// negative dimension, a rank above kMaxRank or an element count past int64,
-// and TF_AllocateOutput, TF_AllocateTemp and TF_ForwardInputOrAllocateOutput
-// hand the shape straight to it; the kit's allocation calls (Context) run this
-// first, so no input can kill the process through a computed shape.
-// InvalidArgument, TensorFlow's wording first ("Dimension -1 must be >= 0",
-// "Encountered overflow when multiplying A with B", "Shape ... has N
+// Whether TensorFlow's TensorShape can hold `shape`. TensorShape aborts the
+// process (a CHECK, tensorflow/core/framework/tensor_shape.cc) on a negative
+// dimension, a rank above kMaxRank or an element count past int64, and
+// TF_AllocateOutput, TF_AllocateTemp and TF_ForwardInputOrAllocateOutput hand
+// the shape straight to it; the kit's allocation calls (Context) run
+// CheckAllocatable first, so no input can kill the process through a computed
+// shape. InvalidArgument, TensorFlow's wording first ("Dimension -1 must be >=
+// 0", "Encountered overflow when multiplying A with B", "Shape ... has N
 // dimensions which is over the limit of 254"), then the op, `kind` ("output",
-// "temp") with `index` (-1: none) and the shape. Byte counts past int64 are the
-// same overflow.
-inline Status CheckAllocatable(const std::string& op, const char* kind, int index,
-                               const Shape& shape, TF_DataType dtype) {
+// "temp", "shape") with `index` (-1: none) and the shape. A kernel that reads a
+// shape from an input checks it with this where TensorFlow builds its
+// TensorShape, before the other operands are validated.
+inline Status CheckShape(const std::string& op, const char* kind, int index, const Shape& shape) {
   auto where = [&] {
     return " (PDK " + op + ": " + kind + (index >= 0 ? " " + std::to_string(index) : "") +
            " of shape " + shape.ToString() + ")";
@@ -192,11 +192,24 @@ inline Status CheckAllocatable(const std::string& op, const char* kind, int inde
       return InvalidArgument("Encountered overflow when multiplying ", n, " with ", d, where());
     n = next;
   }
+  return Status::OK();
+}
+
+// CheckShape, then whether the bytes of a `dtype` tensor of `shape` fit int64:
+// if not, ResourceExhausted, "OOM when allocating tensor with shape[...] and
+// type ...", as TensorFlow's allocator reports it (Allocator::Allocate<T>
+// refuses such a count), when the allocation is tried.
+inline Status CheckAllocatable(const std::string& op, const char* kind, int index,
+                               const Shape& shape, TF_DataType dtype) {
+  PDK_RETURN_IF_ERROR(CheckShape(op, kind, index, shape));
   const int64_t size = static_cast<int64_t>(TF_DataTypeSize(dtype));  // 0: variable-size type
   int64_t bytes;
-  if (size > 0 && __builtin_mul_overflow(n, size, &bytes))
-    return InvalidArgument("Encountered overflow when multiplying ", n, " elements with ", size,
-                           " bytes each", where());
+  if (size > 0 && __builtin_mul_overflow(shape.num_elements(), size, &bytes))
+    return ResourceExhausted("OOM when allocating tensor with shape", shape.ToString(),
+                             " and type ", DataTypeName(dtype), " (PDK ", op, ": ", kind,
+                             index >= 0 ? " " + std::to_string(index) : std::string(), ": ",
+                             shape.num_elements(), " elements of ", size,
+                             " bytes each overflow int64)");
   return Status::OK();
 }
 

@@ -93,6 +93,14 @@ TEST(ShapeChecks, AllocatableShapesAndTheOnesTensorFlowWouldAbortOn) {
                                0), 0u) << st.message();
   EXPECT_NE(st.message().find("PDK Tile: output 0 of shape [4294967294,6442450941]"),
             std::string::npos) << st.message();
+  // The element count fits int64, the byte count does not: TensorFlow's
+  // allocator refuses it as out of memory (ResourceExhausted, "OOM ...").
+  st = pdk::CheckAllocatable("Empty", "output", 0, pdk::Shape{2147483647, 2147483647}, TF_FLOAT);
+  EXPECT_EQ(st.code(), TF_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(st.message().rfind(
+                "OOM when allocating tensor with shape[2147483647,2147483647] and type float32 "
+                "(PDK Empty: output 0: 4611686014132420609 elements of 4 bytes each overflow "
+                "int64)", 0), 0u) << st.message();
   st = pdk::CheckAllocatable("Pad", "temp", -1, pdk::Shape{3, -1}, TF_FLOAT);
   EXPECT_EQ(st.message().rfind("Dimension -1 must be >= 0 (PDK Pad: temp of shape [3,-1])", 0),
             0u) << st.message();

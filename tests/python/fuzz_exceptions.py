@@ -29,19 +29,14 @@ CLASS = ("class_mismatch",)
 VALUE = ("value_mismatch",)
 
 EXCEPTIONS = {
-    # ---- PDK bugs, open: crashes and wrong values first
-    "Empty[*]/shape:*": (CLASS, (
-        "PDK bug, open (the kit's pdk::CheckAllocatable): an output whose element count fits "
-        "int64 but whose byte count does not (Empty shape [2147483647, 2147483647], float32): "
-        "the CPU raises ResourceExhausted (OOM), PDK InvalidArgument 'Encountered overflow when "
-        "multiplying 4611686014132420609 elements with 4 bytes each'")),
-    "Fill[*]/dims:*": (CLASS, "PDK bug, open (the kit): as Empty shape, for Fill"),
-    "Stateless*[*]/shape:*": (CLASS, "PDK bug, open (the kit): as Empty shape, for the op"),
-    "StridedSliceGrad[*]/shape:*": (CLASS, "PDK bug, open (the kit): as Empty shape"),
-    "Range[Tidx=int64]/limit:[0]=max": (CLASS, (
-        "PDK bug, open (the kit): as Empty shape: Range(0, 9223372036854775807, 1) in int64")),
-
     # ---- TensorFlow CPU bugs (PDK is right)
+    "AvgPool3DGrad[*]/grad:dim*": (RAISES, (
+        "TF CPU bug: as AvgPoolGrad grad:dim, in 3-D: AvgPooling3dGradOp (pooling_ops_3d.cc) "
+        "never checks grad against the pooled shape of orig_input_shape and reads it at the "
+        "pooled indices; PDK raises InvalidArgument 'Expected grad shape to be ...'")),
+    "AvgPool3DGrad[*]/orig_input_shape:*": (RAISES + CLASS, (
+        "TF CPU bug: as AvgPool3DGrad grad:dim (no check of grad against orig_input_shape); "
+        "with a huge orig_input_shape the CPU runs out of memory first (ResourceExhausted)")),
     "AvgPoolGrad[*]/grad:dim*": (RAISES, (
         "TF CPU bug: AvgPoolGrad does not check grad's shape against the pooled "
         "orig_input_shape and computes (grad [2, 2, 2, 2] for orig_input [1, 4, 4, 2] writes "
@@ -117,6 +112,12 @@ EXCEPTIONS = {
     "DepthwiseConv2dNative*[*]/*:specials": (VALUE, "Unspecified: as Conv specials"),
     "_PdkFusedConv2D[*]/*:specials": (VALUE, "Unspecified: as Conv specials"),
     "TopKV2[*]/input:specials": (VALUE, "Unspecified: TopKV2 of NaNs (NaN has no order)"),
+    "MaxPool3D[*]/input:specials": (VALUE, (
+        "Unspecified: MaxPool3D of NaNs and signed zeros: the CPU's Eigen reduction "
+        "(CuboidMaxPooling) takes its packet path (a NaN or an equal value never replaces the "
+        "running maximum, as PDK and the CPU's MaxPool) for the outputs whose 8-wide packet "
+        "lies inside one position's channels, its scalar path (the later of a NaN or an "
+        "equal value wins) for the others, so a channel's result depends on its flat index")),
     "Cast[*DstT=*int*]/x:specials": (VALUE, (
         "Unspecified: casting NaN or inf to an integer is undefined behaviour in C++ (the CPU "
         "gives INT_MIN, PDK another value)")),

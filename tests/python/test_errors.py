@@ -209,6 +209,11 @@ TF_WORDING = {
                                                         paddings=C([[-1, 0], [0, 0]]),
                                                         mode="REFLECT"),
                            "paddings must be non-negative: -1 0", "MirrorPad"),
+    "TruncateDiv integer by zero": (lambda: tf.truncatediv(C([4, 5]), C([2, 0])),
+                                    "Unexpected error in binary operator (only integer div and "
+                                    "mod should have errors)", "TruncateDiv"),
+    "Div integer by zero": (lambda: tf.raw_ops.Div(x=C([4, 5]), y=C([2, 0])),
+                            "Integer division by zero", "Div"),
     "ArgMin empty axis": (lambda: tf.raw_ops.ArgMin(input=tf.ones([2, 0]), dimension=1),
                           "Reduction axis 1 is empty in shape [2,0]", "ArgMin"),
     "ArgMax empty axis, empty output": (lambda: tf.raw_ops.ArgMax(input=tf.ones([0, 0]),
@@ -368,3 +373,40 @@ def test_avg_pool_grad_rejects_grad_not_of_the_pooled_shape():
     assert isinstance(pdk, tf.errors.InvalidArgumentError), pdk
     assert _message(pdk).startswith("Expected grad shape to be [1,2,2,1], but got [1,3,3,1]"), pdk
     assert n.get("AvgPoolGrad", 0) == 1, n
+
+
+@pytest.mark.parametrize("op", ["MaxPool3D", "AvgPool3D", "AvgPool3DGrad"])
+@pytest.mark.parametrize("entry", [0, 4])
+def test_3d_pooling_over_batch_or_depth_is_unimplemented_as_on_cpu(op, entry):
+    """TensorFlow's 3-D pooling kernels refuse a ksize or stride other than 1
+    over images or channels at construction, as UnimplementedError; so does
+    PDK, with TensorFlow's message first."""
+    strides = [1, 2, 2, 2, 1]
+    strides[entry] = 2
+    kw = dict(ksize=[1, 2, 2, 2, 1], strides=strides, padding="VALID")
+    if op == "AvgPool3DGrad":
+        fn = lambda: tf.raw_ops.AvgPool3DGrad(orig_input_shape=[2, 4, 4, 4, 2],  # noqa: E731
+                                              grad=tf.ones([1, 2, 2, 2, 1]), **kw)
+    else:
+        fn = lambda: getattr(tf.raw_ops, op)(input=tf.ones([2, 4, 4, 4, 2]), **kw)  # noqa: E731
+    cpu, pdk = _error_on("/CPU:0", fn), _error_on("/PDK:0", fn)
+    assert cpu is not None and pdk is not None, (cpu, pdk)
+    assert isinstance(cpu, tf.errors.UnimplementedError), cpu
+    assert type(pdk) is type(cpu) and "device:PDK:0" in str(pdk), pdk
+    assert _message(pdk).startswith(_message(cpu)), (_message(pdk), _message(cpu))
+
+
+def test_output_whose_byte_count_overflows_is_out_of_memory_as_on_cpu():
+    """An output of 2**62 float32 elements: its element count fits int64, its
+    byte count does not. TensorFlow's allocator refuses it as out of memory
+    (ResourceExhaustedError, "OOM when allocating tensor with shape[...]");
+    PDK's kit reports the same class and words before it allocates."""
+    fn = lambda: tf.raw_ops.Empty(shape=C([2147483647, 2147483647]), dtype=tf.float32)  # noqa
+    cpu = _error_on("/CPU:0", fn)
+    with launches() as n:
+        pdk = _error_on("/PDK:0", fn)
+    assert isinstance(cpu, tf.errors.ResourceExhaustedError), cpu
+    assert isinstance(pdk, tf.errors.ResourceExhaustedError), pdk
+    assert _message(pdk).startswith(
+        "OOM when allocating tensor with shape[2147483647,2147483647] and type "), pdk
+    assert n.get("Empty", 0) == 1, n

@@ -33,13 +33,55 @@ def test_keras_bilinear_resizing_trains_on_pdk_like_cpu():
         assert_close(a, b, what="weights after 2 epochs", rtol=1e-4, atol=1e-5)
 
 
-def test_resize_bilinear_errors_keep_tensorflows_wording():
+RB, RBG = tf.raw_ops.ResizeBilinear, tf.raw_ops.ResizeBilinearGrad
+ERROR_CASES = {
+    "images rank 3": lambda: RB(images=tf.zeros([4, 4, 3]), size=[2, 2]),
+    "images without channels": lambda: RB(images=tf.zeros([1, 4, 4, 0]), size=[2, 2]),
+    "images of zero height, empty batch": lambda: RB(images=tf.zeros([0, 0, 4, 3]), size=[2, 2]),
+    "size of 3 values": lambda: RB(images=tf.zeros([1, 4, 4, 3]), size=[2, 2, 2]),
+    "size 0": lambda: RB(images=tf.zeros([1, 4, 4, 3]), size=[0, 2]),
+    "align_corners and half_pixel_centers": lambda: RB(
+        images=tf.zeros([1, 4, 4, 3]), size=[2, 2], align_corners=True, half_pixel_centers=True),
+    "grads of zero width": lambda: RBG(grads=tf.zeros([1, 8, 0, 2]),
+                                       original_image=tf.zeros([1, 4, 4, 2])),
+    "original_image of zero height": lambda: RBG(grads=tf.zeros([1, 8, 8, 2]),
+                                                 original_image=tf.zeros([1, 0, 4, 2])),
+    "original_image rank 3": lambda: RBG(grads=tf.zeros([1, 8, 8, 2]),
+                                         original_image=tf.zeros([4, 4, 2])),
+}
+
+
+def _error(device, fn):
+    with tf.device(device):
+        try:
+            fn()
+        except tf.errors.OpError as e:
+            return type(e), e.message.split("}} ", 1)[-1].split(" [Op:")[0]
+    return None
+
+
+@pytest.mark.parametrize("name", list(ERROR_CASES))
+def test_resize_bilinear_errors_are_the_cpus(name):
+    """Each invalid call raises on PDK what it raises on the CPU (TensorFlow's
+    checks in its order): the same class, TensorFlow's message first."""
+    cpu = _error("/CPU:0", ERROR_CASES[name])
+    pdk = _error("/PDK:0", ERROR_CASES[name])
+    assert cpu is not None, "the CPU computed"
+    assert pdk is not None and pdk[0] is cpu[0], (pdk, cpu)
+    assert pdk[1].startswith(cpu[1]), (pdk, cpu)
+
+
+def test_resize_bilinear_grad_takes_batch_and_channels_from_grads():
+    """As TensorFlow's CPU kernel, the gradient's shape is grads' batch and
+    channels with original_image's height and width: an original_image of
+    another batch size (only its shape is read) gives the CPU's values."""
+    g = tf.constant(np.random.default_rng(1).normal(size=(3, 7, 9, 2)), tf.float32)
+    orig = tf.zeros([1, 4, 5, 2])
+    with tf.device("/CPU:0"):
+        want = RBG(grads=g, original_image=orig, half_pixel_centers=True)
     with tf.device("/PDK:0"):
-        with pytest.raises(tf.errors.InvalidArgumentError, match="} input must be 4-dimensional"):
-            tf.raw_ops.ResizeBilinear(images=tf.zeros([4, 4, 3]), size=[2, 2])
-        with pytest.raises(tf.errors.InvalidArgumentError,
-                           match="If half_pixel_centers is True, align_corners must be False"):
-            tf.raw_ops.ResizeBilinear(images=tf.zeros([1, 4, 4, 3]), size=[2, 2],
-                                      align_corners=True, half_pixel_centers=True)
-        with pytest.raises(tf.errors.InvalidArgumentError, match="output dimensions must be positive"):
-            tf.raw_ops.ResizeBilinear(images=tf.zeros([1, 4, 4, 3]), size=[0, 2])
+        got = RBG(grads=g, original_image=orig, half_pixel_centers=True)
+    assert got.device.endswith("PDK:0")
+    assert got.shape == want.shape == (3, 4, 5, 2)
+    assert_close(got.numpy(), want.numpy(), what="ResizeBilinearGrad", rtol=1e-6, atol=1e-6)
+

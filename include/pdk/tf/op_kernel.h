@@ -494,7 +494,8 @@ class OpKernelContext : public internal::FailureState {
   }
 
   // Output `index` of `shape`, with the dtype the graph expects. A shape
-  // TensorFlow cannot hold is InvalidArgument (pdk::CheckAllocatable).
+  // TensorFlow cannot hold is InvalidArgument, one whose bytes overflow int64
+  // ResourceExhausted (pdk::CheckAllocatable).
   Status allocate_output(int index, const TensorShape& shape, Tensor** out) {
     TF_RETURN_IF_ERROR(CheckOutput(index));
     ::pdk::StatusOr<::pdk::Tensor> t = ctx_.allocate_output(index, shape.pdk_shape());

@@ -84,7 +84,7 @@ class TensorShape {
   // TensorFlow's wording ("Dimension -1 must be >= 0", ...).
   static Status BuildTensorShape(const std::vector<int64>& dims, TensorShape* out) {
     TensorShape s(dims);
-    TF_RETURN_IF_ERROR(::pdk::CheckAllocatable("TensorShape", "shape", -1, s.shape_, TF_UINT8));
+    TF_RETURN_IF_ERROR(::pdk::CheckShape("TensorShape", "shape", -1, s.shape_));
     *out = std::move(s);
     return Status();
   }

@@ -132,7 +132,7 @@ class ScatterNdOp {
     PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
                          pdk::ReadIntVector(ctx.op(), "shape", shape_t));
     const pdk::Shape ts(dims);
-    PDK_RETURN_IF_ERROR(pdk::CheckAllocatable(ctx.op(), "output", 0, ts, pdk::kDataType<T>));
+    PDK_RETURN_IF_ERROR(pdk::CheckShape(ctx.op(), "output", 0, ts));
     int64_t slice = 0;
     PDK_ASSIGN_OR_RETURN(std::vector<int64_t> offset,
                          RowOffsets<Index>(ctx.op(), ts, indices, updates.shape(), &slice));

@@ -24,9 +24,12 @@
 //   ResizeBilinear: T in {float32, float64, float16, bfloat16, uint8}.
 //   ResizeBilinearGrad: T in {float32, float64, float16, bfloat16}.
 //
-// Errors (InvalidArgument, TensorFlow's wording first): images not rank 4,
-// size not 2 positive int32 values, align_corners with half_pixel_centers,
-// grads not rank 4 or of another batch / channel count than original_image.
+// Errors (InvalidArgument, TensorFlow's wording first, in its order): images
+// not rank 4, without channels or of zero height or width; size not 2
+// positive int32 values; align_corners with half_pixel_centers; grads not
+// rank 4 or of zero height or width; original_image not rank 4 or of zero
+// height or width. As TensorFlow, the gradient's batch and channel count are
+// grads' (original_image gives only its height and width).
 //
 // Parallelism: ResizeBilinear splits output rows (b, y) over the device pool;
 // the gradient, whose source pixels are shared by neighbouring output pixels,
@@ -34,6 +37,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -46,6 +50,9 @@ namespace pdk_kernels {
 namespace {
 
 using Index = Eigen::Index;
+
+// TensorFlow's FastBoundsCheck(d, max int32): d < 2^31 - 1.
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 struct Interp {
   int64_t lower, upper;
@@ -91,10 +98,24 @@ class ResizeBilinearOp : public ResizeBase {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor size, ctx.input(1));
     const pdk::Shape in = x.shape();
+    // TensorFlow's checks, in its order (ImageResizerState::
+    // ValidateAndCalculateOutputSize, tensorflow/core/util/image_resizer_state.h).
     if (in.rank() != 4)
       return pdk::InvalidArgument("input must be 4-dimensional", in.ToString(), " (", ctx.op(),
                                   ": images must be [batch, height, width, channels])");
-    if (size.rank() != 1 || size.num_elements() != 2)
+    if (in[3] <= 0)
+      return pdk::InvalidArgument("image must have at least one channel (", ctx.op(),
+                                  ": images of shape ", in, ")");
+    if (in[1] <= 0 || in[2] <= 0)
+      return pdk::InvalidArgument("input image must be of non-zero size (", ctx.op(),
+                                  ": images of shape ", in, ")");
+    if (in[1] >= kInt32Max || in[2] >= kInt32Max)
+      return pdk::InvalidArgument("input sizes must be between 0 and max int32 (", ctx.op(),
+                                  ": images of shape ", in, ")");
+    if (size.rank() != 1)
+      return pdk::InvalidArgument("shape_t must be 1-dimensional", size.shape().ToString(),
+                                  " (", ctx.op(), ": size must be [new_height, new_width])");
+    if (size.num_elements() != 2)
       return pdk::InvalidArgument("shape_t must have two elements", size.shape().ToString(),
                                   " (", ctx.op(), ": size must be [new_height, new_width])");
     const int32_t* sz = size.data<int32_t>();
@@ -102,13 +123,18 @@ class ResizeBilinearOp : public ResizeBase {
       return pdk::InvalidArgument("output dimensions must be positive (", ctx.op(), ": size [",
                                   sz[0], ",", sz[1], "])");
     const int64_t b = in[0], h = in[1], w = in[2], c = in[3], oh = sz[0], ow = sz[1];
+    const float hs = ResizeScale(h, oh, align_corners_), ws = ResizeScale(w, ow, align_corners_);
+    if (std::ceil(static_cast<float>(oh - 1) * hs) >
+        static_cast<float>(std::numeric_limits<int64_t>::max()))
+      return pdk::InvalidArgument("input image height scale would cause an overflow (", ctx.op(),
+                                  ")");
+    if (std::ceil(static_cast<float>(ow - 1) * ws) > static_cast<float>(kInt32Max))
+      return pdk::InvalidArgument("input image width scale would cause an overflow (", ctx.op(),
+                                  ")");
     PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.allocate_output(0, pdk::Shape{b, oh, ow, c}));
     if (y.num_elements() == 0) return pdk::Status::OK();
-    if (h == 0 || w == 0)
-      return pdk::InvalidArgument("input image must be of non-zero size (", ctx.op(),
-                                  ": images of shape ", in, ")");
-    const std::vector<Interp> ys = Weights(h, oh, ResizeScale(h, oh, align_corners_), half_pixel_);
-    const std::vector<Interp> xs = Weights(w, ow, ResizeScale(w, ow, align_corners_), half_pixel_);
+    const std::vector<Interp> ys = Weights(h, oh, hs, half_pixel_);
+    const std::vector<Interp> xs = Weights(w, ow, ws, half_pixel_);
     const T* src = x.data<T>();
     float* dst = y.data<float>();
     const double cost = double(ow * c * 8);
@@ -145,17 +171,26 @@ class ResizeBilinearGradOp : public ResizeBase {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor orig, ctx.input(1));
     const pdk::Shape gs = dy.shape(), os = orig.shape();
+    // TensorFlow's checks, in its order (ImageResizerGradientState::
+    // ValidateAndCreateOutput): the output takes its batch and channels from
+    // grads and only its height and width from original_image.
     if (gs.rank() != 4)
       return pdk::InvalidArgument("input_grad must be 4-dimensional", gs.ToString(), " (",
                                   ctx.op(), ")");
+    if (gs[1] <= 0 || gs[2] <= 0)
+      return pdk::InvalidArgument("resized dimensions must be positive (", ctx.op(),
+                                  ": grads of shape ", gs, ")");
     if (os.rank() != 4)
       return pdk::InvalidArgument("original_image must be 4-dimensional", os.ToString(), " (",
                                   ctx.op(), ")");
-    if (gs[0] != os[0] || gs[3] != os[3])
-      return pdk::InvalidArgument("Incompatible shapes: grads ", gs, " vs. original_image ", os,
-                                  " (", ctx.op(), ": batch and channels must match)");
-    const int64_t b = os[0], h = os[1], w = os[2], c = os[3], oh = gs[1], ow = gs[2];
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dx, ctx.allocate_output(0, os));
+    if (os[1] <= 0 || os[2] <= 0)
+      return pdk::InvalidArgument("original dimensions must be positive (", ctx.op(),
+                                  ": original_image of shape ", os, ")");
+    if (os[1] >= kInt32Max || os[2] >= kInt32Max)
+      return pdk::InvalidArgument("original sizes must be between 0 and max int32 (", ctx.op(),
+                                  ": original_image of shape ", os, ")");
+    const int64_t b = gs[0], h = os[1], w = os[2], c = gs[3], oh = gs[1], ow = gs[2];
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor dx, ctx.allocate_output(0, pdk::Shape{b, h, w, c}));
     if (dx.num_elements() == 0) return pdk::Status::OK();
     const std::vector<Interp> ys = Weights(h, oh, ResizeScale(h, oh, align_corners_), half_pixel_);
     const std::vector<Interp> xs = Weights(w, ow, ResizeScale(w, ow, align_corners_), half_pixel_);
@@ -164,7 +199,7 @@ class ResizeBilinearGradOp : public ResizeBase {
     using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
     pdk::Tensor acc_t;
     if constexpr (!std::is_same_v<Acc, T>) {
-      PDK_ASSIGN_OR_RETURN(acc_t, ctx.allocate_temp(TF_FLOAT, os));
+      PDK_ASSIGN_OR_RETURN(acc_t, ctx.allocate_temp(TF_FLOAT, dx.shape()));
     }
     const float* g = dy.data<float>();
     T* out = dx.data<T>();

@@ -23,11 +23,13 @@
 // gradient ops.
 //
 // Errors (InvalidArgument): shapes that don't broadcast (message names both
-// operands and shapes); integer Div/TruncateDiv/FloorDiv/FloorMod with a zero
-// divisor ("Integer division by zero", TensorFlow's wording); integer
+// operands and shapes); integer Div/FloorDiv/FloorMod with a zero divisor
+// ("Integer division by zero", TensorFlow's wording; integer TruncateDiv's is
+// Internal "Unexpected error in binary operator ...", as TensorFlow's CPU); integer
 // Pow with a negative exponent; gradient ops whose y and dy sizes differ.
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 
 #include "compute/broadcast.h"
@@ -53,8 +55,15 @@ struct NonzeroDivisor {
     if constexpr (std::is_integral_v<T>) {
       const T* p = y.data<T>();
       for (int64_t i = 0, n = y.num_elements(); i < n; ++i)
-        if (p[i] == 0)
+        if (p[i] == 0) {
+          // TensorFlow's BinaryOpShared::SetComputeError names Div, Mod,
+          // FloorMod and FloorDiv; its TruncateDiv falls through to Internal.
+          if (std::string_view(op) == "TruncateDiv")
+            return pdk::Internal(
+                "Unexpected error in binary operator (only integer div and mod should have "
+                "errors) (", op, ": y[", i, "] == 0, integer division by zero)");
           return pdk::InvalidArgument("Integer division by zero (", op, ": y[", i, "] == 0)");
+        }
     }
     return pdk::Status::OK();
   }

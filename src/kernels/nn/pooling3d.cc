@@ -23,10 +23,18 @@
 //   (others: Unimplemented naming it, where TensorFlow's CPU kernel refuses
 //   them too).
 //
-// Errors (InvalidArgument): rank != 5, bad ksize / strides / padding, a grad
-// or orig_output whose shape is not the pooled shape of orig_input
-// ("Expected grad shape to be ..., but got ...", TensorFlow's wording), an
-// orig_input_shape that is not 5 values.
+// MaxPool3D's maximum is TensorFlow's: from -inf, and a window clipped by SAME
+// padding also sees lowest() (a clipped window of -inf values gives lowest()).
+// A NaN never replaces the running maximum (the CPU's Eigen reduction lets a
+// NaN through on its scalar path, which it takes for some channels by their
+// flat index: no rule to follow; fuzz_exceptions.py).
+//
+// Errors: pooling over batch or channels (ksize or strides entry 0 or 4 not 1)
+// is Unimplemented, "Pooling is not yet supported on the batch dimension." /
+// "... on the depth dimension.", as TensorFlow's constructors. InvalidArgument:
+// rank != 5, bad ksize / strides / padding, a grad or orig_output whose shape
+// is not the pooled shape of orig_input ("Expected grad shape to be ..., but
+// got ...", TensorFlow's wording), an orig_input_shape that is not 5 values.
 //
 // Parallelism: the forward ops split output rows (n, p, r) over the device
 // pool; the gradients, whose windows overlap, split (image, channel block)
@@ -72,6 +80,20 @@ struct Geom3 {
 class Pool3DBase {
  public:
   pdk::Status Init(const pdk::Attrs& a) {
+    // TensorFlow's Pooling3DOp, MaxPooling3dGradOp and AvgPooling3dGradOp
+    // constructors (pooling_ops_3d.cc) refuse pooling across images or
+    // channels as Unimplemented, before anything else about the window.
+    std::vector<int64_t> ksize, strides;
+    PDK_RETURN_IF_ERROR(a.Get("ksize", &ksize));
+    PDK_RETURN_IF_ERROR(a.Get("strides", &strides));
+    if (ksize.size() == 5 && strides.size() == 5) {
+      if (ksize[0] != 1 || strides[0] != 1)
+        return pdk::Unimplemented("Pooling is not yet supported on the batch dimension. (ksize ",
+                                  ListString(ksize), ", strides ", ListString(strides), ")");
+      if (ksize[4] != 1 || strides[4] != 1)
+        return pdk::Unimplemented("Pooling is not yet supported on the depth dimension. (ksize ",
+                                  ListString(ksize), ", strides ", ListString(strides), ")");
+    }
     PDK_RETURN_IF_ERROR(ParseWindow<3>(a, /*allow_explicit=*/false, &win_));
     return ParseSpatial<3>(a, "ksize", DataFormat::kChannelsLast, ksize_, /*optional=*/false);
   }
@@ -133,8 +155,14 @@ class Pool3DOp : public Pool3DBase {
             for (int64_t q = 0; q < g.out[2]; ++q) {
               int64_t x0, x1;
               g.Range(2, q, &x0, &x1);
+              // TensorFlow's CuboidMaxPooling (eigen_pooling.h) reduces from
+              // -inf over the whole window, its padded positions holding
+              // lowest(): a clipped window of -inf values gives lowest().
+              const bool clipped = (z1 - z0) * (y1 - y0) * (x1 - x0) != g.k[0] * g.k[1] * g.k[2];
               std::fill(acc.begin(), acc.end(),
-                        kMax ? std::numeric_limits<T>::lowest() : T(0));
+                        !kMax      ? T(0)
+                        : clipped ? std::numeric_limits<T>::lowest()
+                                  : -std::numeric_limits<T>::infinity());
               for (int64_t z = z0; z < z1; ++z)
                 for (int64_t yy = y0; yy < y1; ++yy)
                   for (int64_t xx = x0; xx < x1; ++xx) {
@@ -235,7 +263,7 @@ class AvgPool3DGradOp : public Pool3DBase {
     PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
                          pdk::ReadIntVector(ctx.op(), "orig_input_shape", shape_t));
     const pdk::Shape in_shape(dims);
-    PDK_RETURN_IF_ERROR(pdk::CheckAllocatable(ctx.op(), "output", 0, in_shape, pdk::kDataType<T>));
+    PDK_RETURN_IF_ERROR(pdk::CheckShape(ctx.op(), "output", 0, in_shape));
     PDK_ASSIGN_OR_RETURN(Geom3 g, MakeGeom(ctx.op(), "orig_input_shape", in_shape));
     PDK_RETURN_IF_ERROR(CheckPooled(ctx.op(), "grad", dy.shape(), g));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor dx, ctx.allocate_output(0, in_shape));
