@@ -160,6 +160,20 @@ def case_resize_bilinear():
                                  lambda x: tf.reduce_sum(tf.image.resize(x, (96, 96))))
 
 
+def case_affine_transform():
+    """ImageProjectiveTransformV3 [16,64,64,16] float32, bilinear, REFLECT, a
+    rotation by 0.3 rad about the centre (Keras's RandomRotation), and its
+    gradient (TensorFlow's: the same op with the inverse transform)."""
+    x_np = np.random.default_rng(0).standard_normal((16, 64, 64, 16)).astype(np.float32)
+    c, s, m = np.cos(0.3), np.sin(0.3), 31.5
+    t = tf.constant([[c, -s, m - c * m + s * m, s, c, m - s * m - c * m, 0.0, 0.0]], tf.float32)
+    return _forward_and_gradient(
+        "ImageProjectiveTransformV3 + gradient, [16,64,64,16] bilinear", x_np,
+        lambda x: tf.reduce_sum(tf.raw_ops.ImageProjectiveTransformV3(
+            images=x, transforms=t, output_shape=[64, 64], fill_value=0.0,
+            interpolation="BILINEAR", fill_mode="REFLECT")))
+
+
 def case_elementwise_chain():
     x_np = np.random.default_rng(0).random(1 << 20).astype(np.float32)
     fns = {}
@@ -395,6 +409,7 @@ CASES = {
     "conv2d": case_conv2d,
     "pool3d": case_pool3d,
     "resize": case_resize_bilinear,
+    "affine": case_affine_transform,
     "elementwise": case_elementwise_chain,
     "reduction": case_reduction,
     "adam": case_adam_apply,

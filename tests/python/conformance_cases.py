@@ -1007,6 +1007,42 @@ for (x, size), (ac, hp) in itertools.product(RESIZE, [(False, False), (True, Fal
 
 
 # ======================================================================
+# ImageProjectiveTransformV3 / V2 (src/kernels/image/image_projective_transform.cc)
+# ======================================================================
+
+def _affine(angle=0.0, zoom=1.0, shift=(0.0, 0.0), persp=(0.0, 0.0), h=6, w=7):
+    """The 8 projective parameters mapping output (x, y) to input, as Keras's
+    RandomRotation / RandomZoom build them: about the image centre."""
+    cx, cy = (w - 1) / 2, (h - 1) / 2
+    c, s = np.cos(angle) / zoom, np.sin(angle) / zoom
+    return [c, -s, cx - c * cx + s * cy + shift[0], s, c, cy - s * cx - c * cy + shift[1],
+            persp[0], persp[1]]
+
+
+PROJECTIVE = {  # name -> transforms [B or 1, 8]
+    "rotation": [_affine(0.7), _affine(-2.1)],
+    "zoom out, shift": [_affine(zoom=0.6, shift=(1.5, -2.25))],
+    "zoom in": [_affine(zoom=1.7), _affine(angle=0.3, zoom=1.3)],
+    "far outside": [_affine(shift=(-30.5, 17.0)), _affine(shift=(19.25, -40.0))],
+    "perspective": [_affine(0.2, persp=(0.02, -0.03)), _affine(persp=(-0.5, 0.0))],
+}
+for (name, tr), interp, mode in itertools.product(
+        PROJECTIVE.items(), ["NEAREST", "BILINEAR"], ["REFLECT", "WRAP", "CONSTANT", "NEAREST"]):
+    out = [6, 7] if name != "zoom in" else [4, 9]
+    case("ImageProjectiveTransformV3",
+         inputs=[("images", [2, 6, 7, 3]), ("transforms", const(tr, "float32")),
+                 ("output_shape", const(out, "int32")), ("fill_value", const(2.5, "float32"))],
+         attrs=dict(interpolation=interp, fill_mode=mode),
+         dtypes={"dtype": FLOAT + ["uint8"] + INT}, gen=uniform(0, 100), exact=True)
+for interp in ["NEAREST", "BILINEAR"]:
+    case("ImageProjectiveTransformV2",
+         inputs=[("images", [2, 6, 7, 3]), ("transforms", const(PROJECTIVE["rotation"], "float32")),
+                 ("output_shape", const([5, 8], "int32"))],
+         attrs=dict(interpolation=interp, fill_mode="REFLECT"),
+         dtypes={"dtype": FLOAT + ["uint8"] + INT}, gen=uniform(0, 100), exact=True)
+
+
+# ======================================================================
 # Conv2D in NCHW, Conv3D (conv2d.cc data_format "NCHW", conv3d.cc)
 # ======================================================================
 

@@ -85,3 +85,29 @@ def test_resize_bilinear_grad_takes_batch_and_channels_from_grads():
     assert got.shape == want.shape == (3, 4, 5, 2)
     assert_close(got.numpy(), want.numpy(), what="ResizeBilinearGrad", rtol=1e-6, atol=1e-6)
 
+
+def test_keras_random_affine_layers_train_on_pdk_like_cpu():
+    """RandomRotation, RandomZoom, RandomTranslation and RandomShear
+    (ImageProjectiveTransformV3, bilinear and nearest, every fill mode Keras
+    offers) in a model: the augmentation runs on PDK with no compute op on
+    the CPU, and two epochs end with the CPU's weights (Keras draws the same
+    random transforms on both devices: PDK's stateless random kernels are
+    the CPU's, bit for bit)."""
+    import keras
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, (8, 12, 10, 3)).astype(np.float32)
+    y = rng.integers(0, 3, size=(8,)).astype(np.int32)
+    w_pdk, w_cpu, rec, delta = fit_on_pdk_and_cpu(lambda: keras.Sequential([
+        keras.Input((12, 10, 3)),
+        keras.layers.RandomRotation(0.2, fill_mode="reflect"),
+        keras.layers.RandomZoom(0.3, fill_mode="constant", fill_value=0.5),
+        keras.layers.RandomTranslation(0.2, 0.2, fill_mode="wrap", interpolation="nearest"),
+        keras.layers.RandomShear(0.2, 0.2, fill_mode="nearest"),
+        keras.layers.Conv2D(4, 3, padding="same"),
+        keras.layers.GlobalAveragePooling2D(),
+        keras.layers.Dense(3)]), x, y)
+    assert delta.get("ImageProjectiveTransformV3", 0) >= 4 * 4, delta
+    assert not rec.compute_ops_on_cpu(), rec.report()
+    for a, b in zip(w_pdk, w_cpu):
+        assert_close(a, b, what="weights after 2 epochs", rtol=1e-4, atol=1e-5)
