@@ -174,6 +174,24 @@ def case_affine_transform():
             interpolation="BILINEAR", fill_mode="REFLECT")))
 
 
+def case_hsv():
+    """HSVToRGB(RGBToHSV(x)), [32,64,64,3] float32 (Keras's RandomHue /
+    RandomSaturation round trip), one tf.function per device."""
+    x_np = np.random.default_rng(0).uniform(0, 1, (32, 64, 64, 3)).astype(np.float32)
+    fns = {}
+    for d in DEVICES:
+        with tf.device(d):
+            x = tf.identity(tf.constant(x_np))
+
+        @tf.function
+        def step(x, d=d):
+            with tf.device(d):
+                return tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(x))
+
+        fns[d] = lambda x=x, step=step: step(x)
+    return "RGBToHSV + HSVToRGB, [32,64,64,3]", fns, 1, None
+
+
 def case_elementwise_chain():
     x_np = np.random.default_rng(0).random(1 << 20).astype(np.float32)
     fns = {}
@@ -410,6 +428,7 @@ CASES = {
     "pool3d": case_pool3d,
     "resize": case_resize_bilinear,
     "affine": case_affine_transform,
+    "hsv": case_hsv,
     "elementwise": case_elementwise_chain,
     "reduction": case_reduction,
     "adam": case_adam_apply,

@@ -1043,6 +1043,22 @@ for interp in ["NEAREST", "BILINEAR"]:
 
 
 # ======================================================================
+# RGBToHSV, HSVToRGB (src/kernels/image/rgb_to_hsv.cc)
+# ======================================================================
+
+def _quarters(shape, dt, rng):
+    """Channel values in {0, 0.25, 0.5, 0.75, 1}: equal channels (every branch
+    of the hue formula, a zero range) on purpose."""
+    return (rng.integers(0, 5, size=shape) / 4).astype(dt)
+
+
+for op in ("RGBToHSV", "HSVToRGB"):
+    case(op, inputs=[("images", [2, 5, 3])], dtypes={"T": FLOAT}, gen=uniform(0, 1), exact=True)
+    case(op, inputs=[("images", [4, 4, 4, 3])], dtypes={"T": FLOAT}, gen=_quarters, exact=True)
+    case(op, inputs=[("images", [3])], dtypes={"T": FLOAT}, gen=uniform(-0.5, 1.5), exact=True)
+
+
+# ======================================================================
 # Conv2D in NCHW, Conv3D (conv2d.cc data_format "NCHW", conv3d.cc)
 # ======================================================================
 

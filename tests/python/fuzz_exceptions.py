@@ -116,6 +116,12 @@ EXCEPTIONS = {
     "DepthwiseConv2dNative*[*]/*:specials": (VALUE, "Unspecified: as Conv specials"),
     "_PdkFusedConv2D[*]/*:specials": (VALUE, "Unspecified: as Conv specials"),
     "TopKV2[*]/input:specials": (VALUE, "Unspecified: TopKV2 of NaNs (NaN has no order)"),
+    "HSVToRGB[T=bfloat16]/images:specials": (VALUE, "Unspecified: as RGBToHSV's bfloat16 NaNs"),
+    "RGBToHSV[T=bfloat16]/images:specials": (VALUE, (
+        "Unspecified: the sign bit of a bfloat16 NaN: TF's CPU rounds its "
+        "float32 steps to bfloat16 with Eigen's packet conversion, which makes every NaN +NaN "
+        "(0x7fc0), for most elements and with the scalar one, which keeps the sign, for the "
+        "others; PDK keeps the sign. The NaN positions are the CPU's")),
     "MaxPool3D[*]/input:specials": (VALUE, (
         "Unspecified: MaxPool3D of NaNs and signed zeros: the CPU's Eigen reduction "
         "(CuboidMaxPooling) takes its packet path (a NaN or an equal value never replaces the "

@@ -111,3 +111,48 @@ def test_keras_random_affine_layers_train_on_pdk_like_cpu():
     assert not rec.compute_ops_on_cpu(), rec.report()
     for a, b in zip(w_pdk, w_cpu):
         assert_close(a, b, what="weights after 2 epochs", rtol=1e-4, atol=1e-5)
+
+
+def test_keras_random_color_layers_run_on_pdk_like_cpu():
+    """RandomHue, RandomSaturation and RandomColorJitter (RGBToHSV and
+    HSVToRGB): in a tf.function with the same seed they give the CPU's
+    images, and in fit() they run on PDK with no compute op on the CPU.
+    (fit's weights are not compared: Keras compiles the CPU's step with XLA,
+    whose RGBToHSV / HSVToRGB lowering differs from TensorFlow's kernels by a
+    few ulps, measured 6e-8 and 2.4e-7, which two epochs grow past 1e-4.)"""
+    import keras
+
+    from tensorflow_pdk import placement
+    from tensorflow_pdk.testing import launches
+
+    def layers():
+        return [keras.layers.RandomHue(0.3, value_range=(0, 1)),
+                keras.layers.RandomSaturation(0.4, value_range=(0, 1)),
+                keras.layers.RandomColorJitter(value_range=(0, 1), saturation_factor=0.2,
+                                               hue_factor=0.2)]
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, (8, 12, 10, 3)).astype(np.float32)
+    y = rng.integers(0, 3, size=(8,)).astype(np.int32)
+    images = {}
+    for device in ("/CPU:0", "/PDK:0"):
+        keras.utils.set_random_seed(0)
+        with tf.device(device):
+            aug = keras.Sequential(layers())
+            step = tf.function(lambda t: aug(t, training=True))
+            with launches() as n:
+                images[device] = [step(tf.constant(x[i:i + 4])).numpy() for i in (0, 4)]
+    assert n.get("RGBToHSV", 0) == n.get("HSVToRGB", 0) == 2 * 4, n
+    for a, b in zip(images["/PDK:0"], images["/CPU:0"]):
+        assert_close(a, b, what="augmented images", rtol=1e-6, atol=1e-7)
+
+    keras.utils.set_random_seed(0)
+    with tf.device("/PDK:0"):
+        model = keras.Sequential([keras.Input((12, 10, 3)), *layers(),
+                                  keras.layers.Conv2D(4, 3, padding="same"),
+                                  keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(3)])
+        model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        with placement.record() as rec, launches() as n:
+            model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    assert n.get("RGBToHSV", 0) >= 4 * 4 and n.get("HSVToRGB", 0) >= 4 * 4, n
+    assert not rec.compute_ops_on_cpu(), rec.report()

@@ -1,0 +1,129 @@
+// RGBToHSV and HSVToRGB (tensorflow/core/ops/image_ops.cc): Keras's
+// RandomHue, RandomSaturation and RandomColorJitter, tf.image.adjust_hue /
+// adjust_saturation / rgb_to_hsv / hsv_to_rgb.
+//
+//   RGBToHSV(images [..., 3] T) -> [..., 3] T: (H, S, V) of each (R, G, B)
+//   HSVToRGB(images [..., 3] T) -> [..., 3] T: (R, G, B) of each (H, S, V)
+//   T in {float32, float64, float16, bfloat16}; H, S, V and R, G, B in [0, 1].
+//
+// The formulas are TensorFlow's CPU kernel's (tensorflow/core/kernels/image/
+// colorspace_op.h), each step in T (16-bit types round after every operation,
+// as Eigen's half and bfloat16 arithmetic does):
+//   V = max(R, G, B), range = V - min(R, G, B), S = V > 0 ? range / V : 0,
+//   norm = (1 / range) * (1 / 6),
+//   H = R == V ? norm * (G - B) : G == V ? norm * (B - R) + 2 / 6
+//                                        : norm * (R - G) + 4 / 6,
+//   H = range > 0 ? H : 0, then H < 0 ? H + 1 : H;
+// the channel maximum and minimum are Eigen's scalar reductions from -inf /
+// +inf, where a NaN (either side) gives the later value.
+//   dh = H * 6, dr = clamp(|dh - 3| - 1), dg = clamp(2 - |dh - 2|),
+//   db = clamp(2 - |dh - 4|) with clamp(x) = min(max(x, 0), 1) (a NaN stays
+//   NaN), and R = ((1 - S) + S * dr) * V, G and B likewise.
+// Compiled with -ffp-contract=off (no FMA TensorFlow's build does not use).
+//
+// Errors: images of rank 0, InvalidArgument "input must be at least 1D";
+// a last dimension other than 3, FailedPrecondition "input must have 3
+// channels but input only has N channels." (TensorFlow's classes and wording).
+//
+// Parallelism: pixels over the device pool.
+#include <cstdint>
+#include <limits>
+
+#include "compute/eigen.h"
+#include "pdk/kernel.h"
+
+namespace pdk_kernels {
+namespace {
+
+using Index = Eigen::Index;
+
+// Eigen's scalar_max_op / scalar_min_op (PropagateFast) as its reducers call
+// them, op(new, accumulated): std::max(a, b) / std::min(a, b) order.
+template <class T>
+T Max(T a, T b) { return a < b ? b : a; }
+template <class T>
+T Min(T a, T b) { return b < a ? b : a; }
+
+template <class T>
+void RgbToHsv(const T* in, T* out) {
+  const T r = in[0], g = in[1], b = in[2];
+  T v = -std::numeric_limits<T>::infinity(), lo = std::numeric_limits<T>::infinity();
+  for (int c = 0; c < 3; ++c) {
+    v = Max(in[c], v);
+    lo = Min(in[c], lo);
+  }
+  const T range = v - lo;
+  const T s = v > T(0) ? range / v : T(0);
+  const T norm = (T(1) / range) * (T(1) / T(6));
+  T h = r == v ? norm * (g - b)
+               : (g == v ? norm * (b - r) + T(2) / T(6) : norm * (r - g) + T(4) / T(6));
+  h = range > T(0) ? h : T(0);
+  h = h < T(0) ? h + T(1) : h;
+  out[0] = h;
+  out[1] = s;
+  out[2] = v;
+}
+
+// Eigen's cwiseMax(0).cwiseMin(1): max(x, 0) then min(., 1), a NaN kept.
+template <class T>
+T Clamp01(T x) {
+  const T m = x < T(0) ? T(0) : x;
+  return T(1) < m ? T(1) : m;
+}
+
+template <class T>
+void HsvToRgb(const T* in, T* out) {
+  using Eigen::numext::abs;
+  const T h = in[0], s = in[1], v = in[2];
+  const T dh = h * T(6);
+  const T dr = Clamp01<T>(abs(dh - T(3)) - T(1));
+  const T dg = Clamp01<T>(-abs(dh - T(2)) + T(2));
+  const T db = Clamp01<T>(-abs(dh - T(4)) + T(2));
+  const T one_s = -s + T(1);
+  out[0] = (one_s + s * dr) * v;
+  out[1] = (one_s + s * dg) * v;
+  out[2] = (one_s + s * db) * v;
+}
+
+template <class T, bool kToHsv>
+class ColorspaceOp {
+ public:
+  pdk::Status Compute(pdk::Context& ctx) const {
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+    const pdk::Shape s = x.shape();
+    if (s.rank() < 1)
+      return pdk::InvalidArgument("input must be at least 1D", s.ToString(), " (", ctx.op(),
+                                  ")");
+    if (s.dim(-1) != 3)
+      return pdk::FailedPrecondition("input must have 3 channels but input only has ", s.dim(-1),
+                                     " channels. (", ctx.op(), ": images of shape ", s, ")");
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.allocate_output(0, s));
+    const int64_t pixels = s.num_elements() / 3;
+    if (pixels == 0) return pdk::Status::OK();
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    pdk_compute::Device(ctx).parallelFor(
+        pixels, Eigen::TensorOpCost(3 * sizeof(T), 3 * sizeof(T), 30),
+        [&](Index first, Index last) {
+          for (Index p = first; p < last; ++p) {
+            if constexpr (kToHsv) {
+              RgbToHsv<T>(in + 3 * p, out + 3 * p);
+            } else {
+              HsvToRgb<T>(in + 3 * p, out + 3 * p);
+            }
+          }
+        });
+    return pdk::Status::OK();
+  }
+};
+
+PDK_REGISTER_KERNELS(ImageColorspace, r) {
+  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
+    using T = typename decltype(t)::type;
+    r.Add(pdk::KernelDef<ColorspaceOp<T, true>>("RGBToHSV").Type("T", t));
+    r.Add(pdk::KernelDef<ColorspaceOp<T, false>>("HSVToRGB").Type("T", t));
+  });
+}
+
+}  // namespace
+}  // namespace pdk_kernels
