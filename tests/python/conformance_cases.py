@@ -402,6 +402,8 @@ BINARY = {
     "GreaterEqual": (NUMERIC, discrete(), discrete()),
     "BitwiseAnd": (INT + SMALL_INT + ["uint16", "uint32", "uint64"],
                    uniform(-1000, 1000), uniform(-1000, 1000)),
+    "BitwiseOr": (INT, uniform(-1000, 1000), uniform(-1000, 1000)),
+    "BitwiseXor": (INT, uniform(-1000, 1000), uniform(-1000, 1000)),
 }
 
 for xs, ys in BINARY_SHAPES:
@@ -1536,6 +1538,16 @@ for ps, ishape, axis, bd in (([5, 3], [4], 0, 0), ([5, 3], [2, 2], 1, 0), ([7], 
     case("GatherV2", inputs=[("params", ps), ("indices", arr(ishape, "Tindices", indices(n))),
                              ("axis", const(axis, "Taxis"))], attrs={"batch_dims": bd},
          dtypes={"Tparams": ALL, "Tindices": ["int32", "int64", "int16"], "Taxis": IDX},
+         exact=True)
+
+# GatherNd (gather.cc): K = 0..3, slices and scalars, no index rows; with
+# bad_indices_policy IGNORE, out-of-range rows (zeros).
+for ps, ishape, n, policy in (([5, 3], [4, 1], 5, ""), ([4, 3, 2], [2, 3, 2], 3, ""),
+                              ([3, 4], [6, 2], 3, "DEFAULT"), ([2, 3, 2], [5, 3], 2, "ERROR"),
+                              ([3, 2], [2, 0], 1, ""), ([4, 5], [0, 1], 4, ""),
+                              ([4, 3], [6, 2], 6, "IGNORE")):
+    case("GatherNd", inputs=[("params", ps), ("indices", arr(ishape, "Tindices", indices(n)))],
+         attrs={"bad_indices_policy": policy}, dtypes={"Tparams": ALL, "Tindices": IDX},
          exact=True)
 
 # TensorScatter* (tensor_scatter.cc): K = 1 and K = 2, repeated indices

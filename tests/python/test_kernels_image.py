@@ -156,3 +156,39 @@ def test_keras_random_color_layers_run_on_pdk_like_cpu():
             model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
     assert n.get("RGBToHSV", 0) >= 4 * 4 and n.get("HSVToRGB", 0) >= 4 * 4, n
     assert not rec.compute_ops_on_cpu(), rec.report()
+
+
+def test_keras_random_elastic_transform_runs_on_pdk_like_cpu():
+    """RandomElasticTransform (GatherNd of float32 pixels with int32 indices,
+    BitwiseOr of int32 seeds): the same seed gives the CPU's images, and fit()
+    runs it with no compute op on the CPU."""
+    import keras
+
+    from tensorflow_pdk import placement
+    from tensorflow_pdk.testing import launches
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, (8, 12, 10, 3)).astype(np.float32)
+    y = rng.integers(0, 3, size=(8,)).astype(np.int32)
+    images = {}
+    for device in ("/CPU:0", "/PDK:0"):
+        keras.utils.set_random_seed(0)
+        with tf.device(device):
+            layer = keras.layers.RandomElasticTransform(factor=1.0, scale=0.5)
+            step = tf.function(lambda t: layer(t, training=True))
+            with launches() as n:
+                images[device] = step(tf.constant(x)).numpy()
+    assert n.get("GatherNd", 0) >= 1 and n.get("BitwiseOr", 0) >= 1, n
+    assert_close(images["/PDK:0"], images["/CPU:0"], what="transformed images", rtol=1e-6,
+                 atol=1e-7)
+
+    keras.utils.set_random_seed(0)
+    with tf.device("/PDK:0"):
+        model = keras.Sequential([keras.Input((12, 10, 3)),
+                                  keras.layers.RandomElasticTransform(factor=1.0, scale=0.5),
+                                  keras.layers.Conv2D(4, 3, padding="same"),
+                                  keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(3)])
+        model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        with placement.record() as rec:
+            model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    assert not rec.compute_ops_on_cpu(), rec.report()

@@ -1,3 +1,5 @@
+// GatherV2 and GatherNd.
+//
 // GatherV2(params, indices, axis; batch_dims): slices of params along axis.
 //
 // Inputs: params (rank >= 1, T), indices (any shape, Tindices int16/int32/
@@ -23,6 +25,7 @@
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -130,6 +133,130 @@ class GatherV2Op : public OpKernel {
   int64 batch_dims_ = 0;
 };
 
+// GatherNd(params, indices; bad_indices_policy): slices of params addressed by
+// the rows of indices.
+//
+// Inputs: params (rank >= 1, Tparams), indices (rank >= 1, Tindices int32 /
+// int64) whose last dimension K <= rank(params):
+//   output.shape = indices.shape[:-1] + params.shape[K:]
+//   output[i.., s..] = params[indices[i.., 0], ..., indices[i.., K-1], s..]
+// (K = 0: every row is all of params). Semantics and checks, in their order:
+// tensorflow/core/ops/array_ops.cc (GatherNd) and DoGatherNd
+// (tensorflow/core/kernels/gather_nd_op.h). bad_indices_policy "" / "DEFAULT"
+// / "ERROR": an index row outside params is InvalidArgument "indices[1] = [4,
+// 0] does not index into param shape [3,2], node name: ..." (the last such
+// row, as TensorFlow's CPU kernel reports it run in order); "IGNORE": its
+// output slice is zeros.
+// Errors (InvalidArgument, TensorFlow's wording): params or indices of rank 0;
+// K > rank(params) or K > 7; more than 2^31 - 1 index rows; params or a
+// slice with more elements than Tindices counts; index rows into an empty
+// params; an unknown bad_indices_policy.
+template <class Index>
+class GatherNdOp : public OpKernel {
+ public:
+  explicit GatherNdOp(OpKernelConstruction* c) : OpKernel(c) {
+    std::string policy;
+    if (c->HasAttr("bad_indices_policy"))
+      OP_REQUIRES_OK(c, c->GetAttr("bad_indices_policy", &policy));
+    OP_REQUIRES(c, policy.empty() || policy == "DEFAULT" || policy == "ERROR" ||
+                       policy == "IGNORE",
+                errors::InvalidArgument("Unknown bad indices handling attribute: ", policy));
+    ignore_bad_ = policy == "IGNORE";
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& params = ctx->input(0);
+    const Tensor& indices = ctx->input(1);
+    const TensorShape& ps = params.shape();
+    const TensorShape& is = indices.shape();
+    OP_REQUIRES(ctx, ps.dims() >= 1, errors::InvalidArgument("params must be at least a vector"));
+    OP_REQUIRES(ctx, is.dims() >= 1, errors::InvalidArgument("indices must be at least a vector"));
+    const int64 k = is.dim_size(is.dims() - 1);
+    OP_REQUIRES(ctx, k <= ps.dims(),
+                errors::InvalidArgument(
+                    "index innermost dimension length must be <= params rank; saw: ", k, " vs. ",
+                    ps.dims()));
+    TensorShape rows_shape;
+    int64 rows = 1;
+    for (int d = 0; d + 1 < is.dims(); ++d) {
+      rows *= is.dim_size(d);
+      rows_shape.AddDim(is.dim_size(d));
+    }
+    OP_REQUIRES(ctx, rows <= std::numeric_limits<int>::max(),
+                errors::InvalidArgument("indices has too many elements for int indexing: ", rows,
+                                        " > ", std::numeric_limits<int>::max()));
+    constexpr int64 kIndexMax = std::numeric_limits<Index>::max();
+    const char* index_name = sizeof(Index) == 4 ? "int32" : "int64";
+    OP_REQUIRES(ctx, ps.num_elements() <= kIndexMax,
+                errors::InvalidArgument("params.NumElements() too large for ", index_name,
+                                        " indexing: ", ps.num_elements(), " > ", kIndexMax));
+    TensorShape out_shape = rows_shape;
+    int64 slice = 1;
+    for (int d = static_cast<int>(k); d < ps.dims(); ++d) {
+      slice *= ps.dim_size(d);
+      out_shape.AddDim(ps.dim_size(d));
+    }
+    OP_REQUIRES(ctx, slice <= kIndexMax,
+                errors::InvalidArgument("slice size is too large for indexing: ", slice, " > ",
+                                        kIndexMax));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    if (rows == 0) return;
+    OP_REQUIRES(ctx, ps.num_elements() > 0,
+                errors::InvalidArgument("Requested more than 0 entries, but params is empty.  "
+                                        "Params shape: ", ps.DebugString()));
+    OP_REQUIRES(ctx, k <= 7,
+                errors::InvalidArgument("Only indices.shape[-1] values between 1 and 7 are "
+                                        "currently supported.  Requested rank: ", k));
+    // Each row's offset in slices into params, or -1 outside it.
+    const auto idx = indices.flat<Index>();
+    std::vector<int64> offset(static_cast<size_t>(rows));
+    int64 bad = -1;
+    for (int64 r = 0; r < rows; ++r) {
+      int64 off = 0;
+      bool inside = true;
+      for (int64 j = 0; j < k; ++j) {
+        const int64 v = static_cast<int64>(idx(r * k + j));
+        const int64 dim = ps.dim_size(static_cast<int>(j));
+        inside = inside && v >= 0 && v < dim;
+        off = off * dim + (inside ? v : 0);
+      }
+      offset[r] = inside ? off : -1;
+      if (!inside) bad = r;
+    }
+    if (bad >= 0 && !ignore_bad_) {
+      std::string row = "[";
+      for (int64 j = 0; j < k; ++j)
+        row += (j ? ", " : "") + std::to_string(static_cast<int64>(idx(bad * k + j)));
+      ctx->CtxFailure(errors::InvalidArgument(
+          "indices", IndexString(rows_shape, bad), " = ", row,
+          "] does not index into param shape ", ps.DebugString(), ", node name: ", name()));
+      return;
+    }
+    const int64 bytes = slice * DataTypeSize(params.dtype());
+    const char* src = static_cast<const char*>(params.data());
+    char* dst = static_cast<char*>(out->data());
+    auto copy_rows = [&](int64 first, int64 last) {
+      for (int64 r = first; r < last; ++r) {
+        if (offset[r] >= 0) {
+          std::memcpy(dst + r * bytes, src + offset[r] * bytes, bytes);
+        } else {
+          std::memset(dst + r * bytes, 0, bytes);  // IGNORE: zeros (T() of every type)
+        }
+      }
+    };
+    if (rows * bytes <= (64 << 10)) {
+      copy_rows(0, rows);
+    } else {
+      ctx->device()->tensorflow_cpu_worker_threads()->workers->ParallelFor(rows, bytes,
+                                                                           copy_rows);
+    }
+  }
+
+ private:
+  bool ignore_bad_ = false;
+};
+
 // params: the data-movement types (pdk_compute::DataMovementTypes); indices
 // int16/int32/int64; axis int32/int64 in host memory.
 #define PDK_REGISTER_GATHER_(T, Index, Axis)                               \
@@ -143,10 +270,18 @@ class GatherV2Op : public OpKernel {
 #define PDK_REGISTER_GATHER_INDEX_(T, Index) \
   PDK_REGISTER_GATHER_(T, Index, int32);     \
   PDK_REGISTER_GATHER_(T, Index, int64)
+#define PDK_REGISTER_GATHER_ND_(T, Index)                                  \
+  REGISTER_KERNEL_BUILDER(Name("GatherNd")                                 \
+                              .Device(DEVICE_PDK)                          \
+                              .TypeConstraint<T>("Tparams")                \
+                              .TypeConstraint<Index>("Tindices"),          \
+                          GatherNdOp<Index>)
 #define PDK_REGISTER_GATHER_ALL_(T)        \
   PDK_REGISTER_GATHER_INDEX_(T, int16);    \
   PDK_REGISTER_GATHER_INDEX_(T, int32);    \
-  PDK_REGISTER_GATHER_INDEX_(T, int64)
+  PDK_REGISTER_GATHER_INDEX_(T, int64);    \
+  PDK_REGISTER_GATHER_ND_(T, int32);       \
+  PDK_REGISTER_GATHER_ND_(T, int64)
 PDK_REGISTER_GATHER_ALL_(float);
 PDK_REGISTER_GATHER_ALL_(double);
 PDK_REGISTER_GATHER_ALL_(Eigen::half);
@@ -158,6 +293,7 @@ PDK_REGISTER_GATHER_ALL_(uint8);
 PDK_REGISTER_GATHER_ALL_(int8);
 PDK_REGISTER_GATHER_ALL_(int16);
 #undef PDK_REGISTER_GATHER_ALL_
+#undef PDK_REGISTER_GATHER_ND_
 #undef PDK_REGISTER_GATHER_INDEX_
 #undef PDK_REGISTER_GATHER_
 

@@ -14,7 +14,7 @@
 //       incompatible_shape_error=false, shapes that don't broadcast give a bool
 //       scalar (false for Equal, true for NotEqual), as TensorFlow does
 //   LogicalAnd, LogicalOr: bool
-//   BitwiseAnd: int32, int64
+//   BitwiseAnd, BitwiseOr, BitwiseXor: int32, int64
 // Gradient ops (inputs y, dy with equal element counts; output shaped like y):
 //   SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad: float32, float64
 // float16 and bfloat16 (computed in float32, rounded once, as Eigen's own
@@ -289,6 +289,10 @@ PDK_REGISTER_KERNELS(CwiseBinary, r) {
   pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto t) {
     using T = typename decltype(t)::type;
     r.Add(Int32OnHost<T>(pdk::KernelDef<Same<T, functors::BitwiseAnd<T>>>("BitwiseAnd").Type("T", t),
+                         {"x", "y", "z"}));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<Same<T, functors::BitwiseOr<T>>>("BitwiseOr").Type("T", t),
+                         {"x", "y", "z"}));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<Same<T, functors::BitwiseXor<T>>>("BitwiseXor").Type("T", t),
                          {"x", "y", "z"}));
   });
   // float16 / bfloat16, computed in float32 (ViaFloatBinaryOp, GradOp).

@@ -216,6 +216,22 @@ struct BitwiseAnd {
     return ei::pand(a, b);
   }
 };
+template <class T>
+struct BitwiseOr {
+  T operator()(const T& a, const T& b) const { return a | b; }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    return ei::por(a, b);
+  }
+};
+template <class T>
+struct BitwiseXor {
+  T operator()(const T& a, const T& b) const { return a ^ b; }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    return ei::pxor(a, b);
+  }
+};
 
 // Gradients: first argument y (the forward output), second dy.
 template <class T>
@@ -287,6 +303,8 @@ PDK_FUNCTOR_TRAITS_(DivNoNan, 3 * NumTraits<T>::MulCost,
                     packet_traits<T>::HasDiv&& packet_traits<T>::HasCmp);
 PDK_FUNCTOR_TRAITS_(IntPow, 10 * NumTraits<T>::MulCost, false);
 PDK_FUNCTOR_TRAITS_(BitwiseAnd, 1, true);
+PDK_FUNCTOR_TRAITS_(BitwiseOr, 1, true);
+PDK_FUNCTOR_TRAITS_(BitwiseXor, 1, true);
 PDK_FUNCTOR_TRAITS_(SigmoidGrad, 3 * NumTraits<T>::MulCost, packet_traits<T>::HasMul);
 PDK_FUNCTOR_TRAITS_(TanhGrad, 3 * NumTraits<T>::MulCost, packet_traits<T>::HasMul);
 PDK_FUNCTOR_TRAITS_(SqrtGrad, 6 * NumTraits<T>::MulCost,
