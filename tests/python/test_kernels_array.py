@@ -465,3 +465,32 @@ def test_gradients_match(name, fn, op, rng):
         actual = _grad_on("/PDK:0", fn, x)
     assert d.get(op, 0) >= 1, d
     np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("policy", ["IGNORE", "ERROR", ""])
+def test_gather_nd_bad_indices_policy_as_on_cpu(policy):
+    """GatherNd's bad_indices_policy (TensorFlow 2.17 and later): IGNORE gives
+    zeros for an index row outside params, as the CPU; ERROR and the default
+    raise InvalidArgumentError with TensorFlow's wording."""
+    from tensorflow.python.framework import op_def_registry
+
+    if not any(a.name == "bad_indices_policy" for a in op_def_registry.get("GatherNd").attr):
+        pytest.skip("this TensorFlow's GatherNd has no bad_indices_policy")
+    params = tf.constant(np.arange(12, dtype=np.float32).reshape(4, 3))
+    idx = tf.constant([[0, 1], [4, 0], [3, 2], [-1, 1], [2, 0]], tf.int32)
+    out = {}
+    for device in ("/CPU:0", "/PDK:0"):
+        with tf.device(device):
+            try:
+                out[device] = tf.raw_ops.GatherNd(params=params, indices=idx,
+                                                  bad_indices_policy=policy).numpy()
+            except tf.errors.InvalidArgumentError as e:
+                out[device] = e
+    if policy == "IGNORE":
+        np.testing.assert_array_equal(out["/PDK:0"], out["/CPU:0"])
+        np.testing.assert_array_equal(out["/PDK:0"], [1, 0, 11, 0, 6])
+    else:
+        for device in out:
+            assert isinstance(out[device], tf.errors.InvalidArgumentError), out[device]
+        assert "does not index into param shape [4,3]" in out["/PDK:0"].message
+        assert "device:PDK:0" in str(out["/PDK:0"])
