@@ -1009,3 +1009,17 @@ def test_keras_conv_model_forward_backward(rng):
         assert delta.get(op, 0) > 0, f"{op} did not run on PDK (launches: {delta})"
     for i, (a, e) in enumerate(zip(actual, expected)):
         assert_close(a, e, what=f"keras output {i}", **F32)
+
+
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+def test_max_pool3d_of_minus_infinity_as_on_cpu(padding):
+    """TensorFlow's CuboidMaxPooling starts from -inf and gives its padded
+    positions lowest(): a window of -inf values is -inf, one clipped by SAME
+    padding lowest(). PDK's MaxPool3D gives the CPU's values, bit for bit."""
+    x = tf.fill([1, 3, 3, 3, 2], float("-inf"))
+    out = {}
+    for device in ("/CPU:0", "/PDK:0"):
+        with tf.device(device):
+            out[device] = tf.nn.max_pool3d(x, 2, 2, padding).numpy()
+    assert out["/PDK:0"].tobytes() == out["/CPU:0"].tobytes(), (out["/PDK:0"], out["/CPU:0"])
+    assert np.isneginf(out["/CPU:0"].flat[0])  # the first window is never clipped
