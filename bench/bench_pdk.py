@@ -121,8 +121,8 @@ def case_conv2d():
     return "eager Conv2D 3x3 1x56x56x64->64", fns, 1, 2.0 * 56 * 56 * 64 * 64 * 9
 
 
-def _forward_and_gradient(title, x_np, fn):
-    """A case timing one tf.function per device: y = sum(fn(x)) and dy/dx."""
+def _per_device_function(title, x_np, body):
+    """A case timing one tf.function per device that runs body(x) on x_np."""
     fns = {}
     for d in DEVICES:
         with tf.device(d):
@@ -131,15 +131,22 @@ def _forward_and_gradient(title, x_np, fn):
         @tf.function
         def step(x, d=d):
             with tf.device(d):
-                with tf.GradientTape() as tape:
-                    tape.watch(x)
-                    y = fn(x)
-                return tape.gradient(y, x)
+                return body(x)
 
         def run(x=x, step=step):
             step(x)
         fns[d] = run
     return title, fns, 1, None
+
+
+def _forward_and_gradient(title, x_np, fn):
+    """A case timing one tf.function per device: y = sum(fn(x)) and dy/dx."""
+    def body(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        return tape.gradient(y, x)
+    return _per_device_function(title, x_np, body)
 
 
 def case_pool3d():
@@ -178,18 +185,8 @@ def case_hsv():
     """HSVToRGB(RGBToHSV(x)), [32,64,64,3] float32 (Keras's RandomHue /
     RandomSaturation round trip), one tf.function per device."""
     x_np = np.random.default_rng(0).uniform(0, 1, (32, 64, 64, 3)).astype(np.float32)
-    fns = {}
-    for d in DEVICES:
-        with tf.device(d):
-            x = tf.identity(tf.constant(x_np))
-
-        @tf.function
-        def step(x, d=d):
-            with tf.device(d):
-                return tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(x))
-
-        fns[d] = lambda x=x, step=step: step(x)
-    return "RGBToHSV + HSVToRGB, [32,64,64,3]", fns, 1, None
+    return _per_device_function("RGBToHSV + HSVToRGB, [32,64,64,3]", x_np,
+                                lambda x: tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(x)))
 
 
 def case_elementwise_chain():

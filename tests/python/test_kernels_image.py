@@ -113,6 +113,44 @@ def test_keras_random_affine_layers_train_on_pdk_like_cpu():
         assert_close(a, b, what="weights after 2 epochs", rtol=1e-4, atol=1e-5)
 
 
+def _augment_on_cpu_and_pdk(build, batches):
+    """build() -> a list of Keras layers; they run in training mode in one
+    tf.function per device, seed 0, on each of `batches`. Returns ({device:
+    [images per batch]}, PDK launches)."""
+    import keras
+
+    from tensorflow_pdk.testing import launches
+
+    images = {}
+    for device in ("/CPU:0", "/PDK:0"):
+        keras.utils.set_random_seed(0)
+        with tf.device(device):
+            aug = keras.Sequential(build())
+            step = tf.function(lambda t: aug(t, training=True))
+            with launches() as n:
+                images[device] = [step(tf.constant(b)).numpy() for b in batches]
+    return images, n
+
+
+def _fit_on_pdk(build, x, y, epochs):
+    """The layers of build() before a small classifier, fitted on /PDK:0 with
+    seed 0; returns (placement record, PDK launches) of the fit."""
+    import keras
+
+    from tensorflow_pdk import placement
+    from tensorflow_pdk.testing import launches
+
+    keras.utils.set_random_seed(0)
+    with tf.device("/PDK:0"):
+        model = keras.Sequential([keras.Input(x.shape[1:]), *build(),
+                                  keras.layers.Conv2D(4, 3, padding="same"),
+                                  keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(3)])
+        model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        with placement.record() as rec, launches() as n:
+            model.fit(x, y, batch_size=4, epochs=epochs, shuffle=False, verbose=0)
+    return rec, n
+
+
 def test_keras_random_color_layers_run_on_pdk_like_cpu():
     """RandomHue, RandomSaturation and RandomColorJitter (RGBToHSV and
     HSVToRGB): in a tf.function with the same seed they give the CPU's
@@ -121,9 +159,6 @@ def test_keras_random_color_layers_run_on_pdk_like_cpu():
     whose RGBToHSV / HSVToRGB lowering differs from TensorFlow's kernels by a
     few ulps, measured 6e-8 and 2.4e-7, which two epochs grow past 1e-4.)"""
     import keras
-
-    from tensorflow_pdk import placement
-    from tensorflow_pdk.testing import launches
 
     def layers():
         return [keras.layers.RandomHue(0.3, value_range=(0, 1)),
@@ -134,26 +169,12 @@ def test_keras_random_color_layers_run_on_pdk_like_cpu():
     rng = np.random.default_rng(0)
     x = rng.uniform(0, 1, (8, 12, 10, 3)).astype(np.float32)
     y = rng.integers(0, 3, size=(8,)).astype(np.int32)
-    images = {}
-    for device in ("/CPU:0", "/PDK:0"):
-        keras.utils.set_random_seed(0)
-        with tf.device(device):
-            aug = keras.Sequential(layers())
-            step = tf.function(lambda t: aug(t, training=True))
-            with launches() as n:
-                images[device] = [step(tf.constant(x[i:i + 4])).numpy() for i in (0, 4)]
+    images, n = _augment_on_cpu_and_pdk(layers, [x[:4], x[4:]])
     assert n.get("RGBToHSV", 0) == n.get("HSVToRGB", 0) == 2 * 4, n
     for a, b in zip(images["/PDK:0"], images["/CPU:0"]):
         assert_close(a, b, what="augmented images", rtol=1e-6, atol=1e-7)
 
-    keras.utils.set_random_seed(0)
-    with tf.device("/PDK:0"):
-        model = keras.Sequential([keras.Input((12, 10, 3)), *layers(),
-                                  keras.layers.Conv2D(4, 3, padding="same"),
-                                  keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(3)])
-        model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        with placement.record() as rec, launches() as n:
-            model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    rec, n = _fit_on_pdk(layers, x, y, epochs=2)
     assert n.get("RGBToHSV", 0) >= 4 * 4 and n.get("HSVToRGB", 0) >= 4 * 4, n
     assert not rec.compute_ops_on_cpu(), rec.report()
 
@@ -164,31 +185,16 @@ def test_keras_random_elastic_transform_runs_on_pdk_like_cpu():
     runs it with no compute op on the CPU."""
     import keras
 
-    from tensorflow_pdk import placement
-    from tensorflow_pdk.testing import launches
+    def layers():
+        return [keras.layers.RandomElasticTransform(factor=1.0, scale=0.5)]
 
     rng = np.random.default_rng(0)
     x = rng.uniform(0, 1, (8, 12, 10, 3)).astype(np.float32)
     y = rng.integers(0, 3, size=(8,)).astype(np.int32)
-    images = {}
-    for device in ("/CPU:0", "/PDK:0"):
-        keras.utils.set_random_seed(0)
-        with tf.device(device):
-            layer = keras.layers.RandomElasticTransform(factor=1.0, scale=0.5)
-            step = tf.function(lambda t: layer(t, training=True))
-            with launches() as n:
-                images[device] = step(tf.constant(x)).numpy()
+    images, n = _augment_on_cpu_and_pdk(layers, [x])
     assert n.get("GatherNd", 0) >= 1 and n.get("BitwiseOr", 0) >= 1, n
-    assert_close(images["/PDK:0"], images["/CPU:0"], what="transformed images", rtol=1e-6,
-                 atol=1e-7)
+    assert_close(images["/PDK:0"][0], images["/CPU:0"][0], what="transformed images",
+                 rtol=1e-6, atol=1e-7)
 
-    keras.utils.set_random_seed(0)
-    with tf.device("/PDK:0"):
-        model = keras.Sequential([keras.Input((12, 10, 3)),
-                                  keras.layers.RandomElasticTransform(factor=1.0, scale=0.5),
-                                  keras.layers.Conv2D(4, 3, padding="same"),
-                                  keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(3)])
-        model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        with placement.record() as rec:
-            model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    rec, _ = _fit_on_pdk(layers, x, y, epochs=1)
     assert not rec.compute_ops_on_cpu(), rec.report()
