@@ -32,15 +32,16 @@ class PackOp {
     const pdk::Shape s0 = values[0].shape();
     const int rank = s0.rank();
     int64_t axis = axis_;
+    // TensorFlow's checks, order and wording (PackOp, pack_op.cc).
     if (axis < -rank - 1 || axis > rank)
-      return pdk::InvalidArgument(ctx.op(), ": axis ", axis, " is out of range [", -rank - 1,
-                                  ", ", rank + 1, ") for values of shape ", s0);
+      return pdk::InvalidArgument("axis = ", axis, " not in [", -rank - 1, ", ", rank + 1,
+                                  ") (", ctx.op(), ": values of shape ", s0, ")");
     if (axis < 0) axis += rank + 1;
     for (int i = 1; i < n; ++i) {
       const pdk::Shape si = values[i].shape();
       if (si != s0)
-        return pdk::InvalidArgument(ctx.op(), ": shapes of all values must match: values[0].shape ",
-                                    s0, " != values[", i, "].shape ", si);
+        return pdk::InvalidArgument("Shapes of all inputs must match: values[0].shape = ", s0,
+                                    " != values[", i, "].shape = ", si);
     }
     std::vector<int64_t> out_dims = s0.dims();
     out_dims.insert(out_dims.begin() + axis, n);
@@ -75,13 +76,14 @@ class UnpackOp {
     const pdk::Shape in = x.shape();
     const int rank = in.rank();
     int64_t axis = axis_;
+    // TensorFlow's checks, order and wording (UnpackOp, unpack_op.cc).
     if (axis < -rank || axis >= rank)
-      return pdk::InvalidArgument(ctx.op(), ": axis ", axis, " is out of range [", -rank, ", ",
-                                  rank, ") for value of shape ", in);
+      return pdk::InvalidArgument("axis = ", axis, " not in [", -rank, ", ", rank, ") (",
+                                  ctx.op(), ": value of shape ", in, ")");
     if (axis < 0) axis += rank;
     if (in[axis] != num)
-      return pdk::InvalidArgument(ctx.op(), ": value.shape[", axis, "] must equal num (", num,
-                                  "), got shape ", in);
+      return pdk::InvalidArgument("Input shape axis ", axis, " must equal ", num, ", got shape ",
+                                  in);
     std::vector<int64_t> out_dims = in.dims();
     out_dims.erase(out_dims.begin() + axis);
     const pdk::Shape out_shape(out_dims);
