@@ -61,30 +61,55 @@ class GatherV2Op : public OpKernel {
     const TensorShape& ps = params.shape();
     const TensorShape& is = indices.shape();
     const std::string& op = type_string();
+    // TensorFlow's checks in its order and wording (GatherOp, gather_op.cc);
+    // PDK's detail in parentheses after.
+    OP_REQUIRES(ctx, ps.dims() >= 1,
+                errors::InvalidArgument("params must be at least 1 dimensional (", op,
+                                        ": params of shape ", ps, ")"));
     OP_REQUIRES(ctx, axis_t.dims() == 0,
-                errors::InvalidArgument(op, ": axis must be a scalar, got a tensor of shape ",
-                                        axis_t.shape()));
+                errors::InvalidArgument("axis must be scalar (", op, ": axis of shape ",
+                                        axis_t.shape(), ")"));
     int64 axis = axis_t.dtype() == DT_INT32 ? axis_t.scalar<int32>()()
                                             : axis_t.scalar<int64>()();
-    int64 bd = batch_dims_;
-    OP_REQUIRES(ctx, bd >= -is.dims() && bd <= is.dims(),
-                errors::InvalidArgument(op, ": expected batch_dims in the range [", -is.dims(),
-                                        ", ", is.dims(), "] (the rank of indices, shape ", is,
-                                        "), but got ", bd));
-    if (bd < 0) bd += is.dims();
-    OP_REQUIRES(ctx, axis >= -ps.dims() && axis < ps.dims(),
-                errors::InvalidArgument(op, ": expected axis in the range [", -ps.dims(), ", ",
-                                        ps.dims(), ") for params of shape ", ps, ", but got ",
-                                        axis));
+    OP_REQUIRES(ctx, axis < std::numeric_limits<int64>::max(),
+                errors::InvalidArgument(
+                    "axis must be less than std::numeric_limits<int64_t>::max()"));
+    // TensorFlow 2.21's CPU kernel negates this axis (undefined) and aborts;
+    // later releases reject it with these words.
+    OP_REQUIRES(ctx, axis > std::numeric_limits<int64>::min(),
+                errors::InvalidArgument(
+                    "axis must be greater than std::numeric_limits<int64_t>::min()"));
+    const int64 min_params_dim = axis < 0 ? -axis : axis + 1;
+    OP_REQUIRES(ctx, ps.dims() >= min_params_dim,
+                errors::InvalidArgument("Shape must be at least rank ", min_params_dim,
+                                        " but is rank ", ps.dims(), " (", op, ": axis ", axis,
+                                        ", params of shape ", ps, ")"));
     if (axis < 0) axis += ps.dims();
-    OP_REQUIRES(ctx, bd <= axis,
-                errors::InvalidArgument(op, ": batch_dims (", bd,
-                                        ") must be less than or equal to axis (", axis, ")"));
-    for (int k = 0; k < bd; ++k)
-      OP_REQUIRES(ctx, ps.dim_size(k) == is.dim_size(k),
-                  errors::InvalidArgument(op, ": params.shape[", k, "] (", ps.dim_size(k),
-                                          ") should be equal to indices.shape[", k, "] (",
-                                          is.dim_size(k), ") for batch_dims ", bd));
+    int64 bd = batch_dims_;
+    if (bd != 0) {
+      OP_REQUIRES(ctx, bd >= -is.dims() && bd <= is.dims(),
+                  errors::InvalidArgument("Expected batch_dims in the range [", -is.dims(), ", ",
+                                          is.dims(), "], but got ", bd, " (", op,
+                                          ": indices of shape ", is, ")"));
+      if (bd < 0) bd += is.dims();
+      OP_REQUIRES(ctx, bd < ps.dims(),
+                  errors::InvalidArgument("batch_dims (", bd, ") must be less than rank(params) (",
+                                          ps.dims(), ")."));
+      OP_REQUIRES(ctx, bd <= axis,
+                  errors::InvalidArgument("batch_dims (", bd,
+                                          ") must be less than or equal to axis (", axis, ")."));
+      for (int k = 0; k < bd; ++k)
+        OP_REQUIRES(ctx, ps.dim_size(k) == is.dim_size(k),
+                    errors::InvalidArgument("params.shape[", k, "]: ", ps.dim_size(k),
+                                            " should be equal to indices.shape[", k,
+                                            "]: ", is.dim_size(k)));
+    }
+    OP_REQUIRES(ctx, ps.dim_size(static_cast<int>(axis)) <=
+                         static_cast<int64>(std::numeric_limits<Index>::max()),
+                errors::InvalidArgument("params.shape[", axis, "] too large for ",
+                                        DataTypeString(DataTypeToEnum<Index>::value),
+                                        " indexing: ", ps.dim_size(static_cast<int>(axis)), " > ",
+                                        static_cast<int64>(std::numeric_limits<Index>::max())));
 
     TensorShape out_shape;
     for (int k = 0; k < axis; ++k) out_shape.AddDim(ps.dim_size(k));
@@ -98,13 +123,17 @@ class GatherV2Op : public OpKernel {
     for (int k = bd; k < is.dims(); ++k) n *= is.dim_size(k);
     const int64 limit = ps.dim_size(static_cast<int>(axis));
 
-    // Validate every index first: no partial output on error.
+    // Validate every index first: no partial output on error. As TensorFlow's
+    // CPU kernel, the indices are not read when the output has no elements
+    // (no index, or empty slices: it returns before its bounds check).
     const auto idx = indices.flat<Index>();
-    for (int64 i = 0; i < idx.size(); ++i) {
-      const int64 v = static_cast<int64>(idx(i));
-      OP_REQUIRES(ctx, v >= 0 && v < limit,
-                  errors::InvalidArgument(op, ": indices", IndexString(is, i), " = ", v,
-                                          " is not in [0, ", limit, ")"));
+    if (batch * outer * n > 0 && inner > 0) {
+      for (int64 i = 0; i < idx.size(); ++i) {
+        const int64 v = static_cast<int64>(idx(i));
+        OP_REQUIRES(ctx, v >= 0 && v < limit,
+                    errors::InvalidArgument("indices", IndexString(is, i), " = ", v,
+                                            " is not in [0, ", limit, ")"));
+      }
     }
 
     Tensor* out = nullptr;
