@@ -8,11 +8,13 @@
 // covers the unmentioned dimensions); begin/end are wrapped (negative counts
 // from the end) and clamped to [0, D] for positive strides, [-1, D-1] for
 // negative ones; a shrunk index must lie in [-D, D).
-// Errors (InvalidArgument): begin, end or strides not 1-D or of different
-// lengths (TensorFlow's wording, "Expected begin, end, and strides to be 1D
-// equal size tensors, ..."); prefixed with the op: a zero stride, more than
-// one ellipsis, a spec that does not fit the input, a shrunk index out of
-// range. Any int64 stride is exact (no overflow at 2^63 - 1 or -2^63).
+// Errors (InvalidArgument), in TensorFlow's order and words
+// (ValidateStridedSliceOp, tensorflow/core/util/strided_slice_op.cc), PDK's
+// detail in parentheses after: begin, end or strides not 1-D, of different
+// lengths or of 32 entries or more; more than one ellipsis; a spec with more
+// dimensions than the input ("Index out of range using input dim ...",
+// "Attempting to slice scalar input."); per dimension, a zero stride, a
+// shrunk axis with a negative stride, a shrunk index out of range. Any int64 stride is exact (no overflow at 2^63 - 1 or -2^63).
 #ifndef PDK_SRC_KERNELS_ARRAY_STRIDED_SLICE_SPEC_H_
 #define PDK_SRC_KERNELS_ARRAY_STRIDED_SLICE_SPEC_H_
 
@@ -57,12 +59,13 @@ inline pdk::StatusOr<StridedSliceSpec> ResolveStridedSlice(
   PDK_ASSIGN_OR_RETURN(auto end, pdk::ReadIntVector(op, "end", end_t));
   PDK_ASSIGN_OR_RETURN(auto strides, pdk::ReadIntVector(op, "strides", strides_t));
   if (begin_t.rank() != 1 || end_t.rank() != 1 || strides_t.rank() != 1 ||
-      begin.size() != end.size() || begin.size() != strides.size())
+      begin.size() != end.size() || begin.size() != strides.size() ||
+      begin.size() >= 32 /* TensorFlow's 32-bit masks */)
     return pdk::InvalidArgument("Expected begin, end, and strides to be 1D equal size tensors, "
                                 "but got shapes ", begin_t.shape(), ", ", end_t.shape(), ", and ",
                                 strides_t.shape(), " instead. (", op, ")");
   if ((m.ellipsis & (m.ellipsis - 1)) != 0)
-    return pdk::InvalidArgument(op, ": multiple ellipses in slice spec not allowed");
+    return pdk::InvalidArgument("Multiple ellipses in slice spec not allowed (", op, ")");
 
   const int rank = in_shape.rank();
   const int n = static_cast<int>(begin.size());
@@ -102,9 +105,17 @@ inline pdk::StatusOr<StridedSliceSpec> ResolveStridedSlice(
   }
   if (!has_ellipsis)
     while (static_cast<int>(dense.size()) < rank) full_dim();
-  if (static_cast<int>(dense.size()) != rank)
-    return pdk::InvalidArgument(op, ": slice spec of length ", n,
-                                " does not fit input of shape ", in_shape);
+  // More dimensions in the spec than the input has: TensorFlow's words
+  // (BuildDenseSpec, strided_slice_op.cc), which name the first dimension
+  // past the input's rank.
+  if (static_cast<int>(dense.size()) > rank) {
+    if (rank == 0)
+      return pdk::InvalidArgument("Attempting to slice scalar input. (", op, ": slice spec of ",
+                                  "length ", n, ")");
+    return pdk::InvalidArgument("Index out of range using input dim ", rank,
+                                "; input has only ", rank, " dims (", op, ": slice spec of length ",
+                                n, ", input of shape ", in_shape, ")");
+  }
 
   StridedSliceSpec s;
   s.begin.resize(rank);
@@ -113,12 +124,16 @@ inline pdk::StatusOr<StridedSliceSpec> ResolveStridedSlice(
   for (int k = 0; k < rank; ++k) {
     const DenseDim& d = dense[k];
     const int64_t D = in_shape[k];
-    if (d.stride == 0) return pdk::InvalidArgument(op, ": strides[", k, "] must be non-zero");
+    if (d.stride == 0)
+      return pdk::InvalidArgument("strides[", k, "] must be non-zero (", op, ")");
+    if (d.shrink && d.stride < 0)
+      return pdk::InvalidArgument("only stride 1 allowed on non-range indexing. (", op,
+                                  ": strides[", k, "] = ", d.stride, ")");
     if (d.shrink) {
       const int64_t idx = d.begin < 0 ? d.begin + D : d.begin;
       if (idx < 0 || idx >= D)
-        return pdk::InvalidArgument(op, ": slice index ", d.begin, " of dimension ", k,
-                                    " out of bounds for input of shape ", in_shape);
+        return pdk::InvalidArgument("slice index ", idx, " of dimension ", k,
+                                    " out of bounds. (", op, ": input of shape ", in_shape, ")");
       s.begin[k] = idx;
       s.step[k] = 1;
       s.size[k] = 1;
