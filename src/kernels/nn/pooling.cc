@@ -84,29 +84,150 @@ struct PoolWindow {
   int64_t depth_window = 1, depth_stride = 1;  // > 1: depth-only MaxPool
 };
 
-// Recognises a depth-only max-pooling window (ksize [1,1,1,K], K > 1) and
-// stores it in `pw`; false for any other window (the spatial parsers report
-// what is wrong with it). `forward`: MaxPool / MaxPoolV2; the gradients answer
-// Unimplemented, as TensorFlow's MaxPoolingGradOp.
-pdk::StatusOr<bool> DepthWindow(const std::vector<int64_t>& k, const std::vector<int64_t>& s,
-                                bool forward, PoolWindow* pw) {
-  if (k.size() != 4 || s.size() != 4 || k[0] != 1 || s[0] != 1 || k[3] == 1) return false;
-  if (!forward)
-    return pdk::Unimplemented("MaxPoolingGrad is not yet supported on the depth dimension. (ksize ",
-                              ListString(k), ", strides ", ListString(s), ")");
-  if (k[1] != 1 || k[2] != 1)
-    return pdk::Unimplemented(
-        "MaxPooling supports exactly one of pooling across depth or pooling across "
-        "width/height. (ksize ",
-        ListString(k), ")");
-  pw->depth_window = k[3];
-  pw->depth_stride = s[3];
-  return true;
+// The pooling ops, for the window checks below.
+enum class PoolKind { kMax, kMaxGrad, kAvg, kAvgGrad };
+
+// "1,-1,2,1": a window as TensorFlow's messages print it.
+inline std::string CommaList(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+// TensorFlow's CPU kernels read ksize and strides into std::vector<int32>:
+// a value outside int32 fails there, before any other check.
+pdk::Status CheckInt32(const char* name, const std::vector<int64_t>& v) {
+  for (int64_t x : v)
+    if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
+      return pdk::InvalidArgument("Attr ", name, " has value ", x, " out of range for an int32");
+  return pdk::Status::OK();
+}
+
+// Checks a pooling window (ksize, strides: NHWC 4-vectors) in the order and
+// words of TensorFlow's float32 CPU kernels for `kind`, and stores it in
+// `pw`; PDK's detail follows in parentheses:
+//   ksize / strides not of 4 entries: InvalidArgument;
+//   MaxPool(V2), AvgPool, AvgPoolGrad: a ksize entry <= 0: InvalidArgument,
+//     before the batch check;
+//   a batch window or stride other than 1: Unimplemented;
+//   MaxPoolGrad(V2): a depth window or stride other than 1: Unimplemented;
+//   forward ops, a depth window K != 1 with a spatial window: Unimplemented;
+//     a depth-only window is stored for Compute (MaxPool pools it, AvgPool
+//     reports TensorFlow's Unimplemented errors), as AvgPoolGrad's;
+//   MaxPoolGrad(V2), a spatial ksize entry <= 0: InvalidArgument (TensorFlow
+//     computes a window of that size);
+//   a spatial stride <= 0: InvalidArgument "Stride must be > 0, ...".
+// The forward ops and AvgPoolGrad ignore the depth stride of a window of
+// depth 1, as TensorFlow's.
+// TensorFlow has two CPU kernels for each of these ops, which check in
+// different orders: oneDNN's (mkl_maxpooling_op.cc, mkl_avgpooling_op.cc:
+// float32 and bfloat16, and float16 for MaxPool, on CPUs where oneDNN is on,
+// as here) and Eigen's (maxpooling_op.cc, avgpooling_op.cc: the other dtypes,
+// and every dtype where oneDNN is off). For MaxPool and MaxPoolGrad they give
+// the same error classes; for AvgPool and AvgPoolGrad, Eigen's checks the
+// batch window (Unimplemented) and the depth window (Unimplemented) before
+// ksize > 0, and its AvgPoolGrad never checks ksize > 0 at all. PDK answers as
+// the float32 kernel, for every dtype (tests/python/fuzz_exceptions.py lists
+// the float64 / float16 cases where the Eigen kernel's class differs).
+pdk::Status CheckPoolWindow(PoolKind kind, bool v2, const char* op, const std::vector<int64_t>& k,
+                            const std::vector<int64_t>& s, PoolWindow* pw) {
+  const bool grad = kind == PoolKind::kMaxGrad || kind == PoolKind::kAvgGrad;
+  if (k.size() != 4)
+    return pdk::InvalidArgument("Sliding window ksize field must specify 4 dimensions (", op,
+                                ": ksize ", ListString(k), ")");
+  if (s.size() != 4)
+    return pdk::InvalidArgument("Sliding window ", grad ? "strides" : "stride",
+                                " field must specify 4 dimensions (", op, ": strides ",
+                                ListString(s), ")");
+  const int64_t* nonpositive = nullptr;
+  for (const int64_t& x : k)
+    if (x <= 0 && !nonpositive) nonpositive = &x;
+  if (kind != PoolKind::kMaxGrad && nonpositive) {
+    if (v2)
+      return pdk::InvalidArgument("Sliding window ksize must be positive. (", op, ": ksize ",
+                                  ListString(k), ")");
+    return pdk::InvalidArgument(
+        "Sliding window ksize must be positive. The specified or inferred ksize is: ",
+        CommaList(k), " (", op, ")");
+  }
+  if (k[0] != 1 || s[0] != 1)
+    return pdk::Unimplemented("Pooling is not yet supported on the batch dimension. (", op,
+                              ": ksize ", ListString(k), ", strides ", ListString(s), ")");
+  if (kind == PoolKind::kMaxGrad && (k[3] != 1 || s[3] != 1))
+    return pdk::Unimplemented("MaxPoolingGrad is not yet supported on the depth dimension. (",
+                              op, ": ksize ", ListString(k), ", strides ", ListString(s), ")");
+  if (kind != PoolKind::kMaxGrad && k[3] != 1) {
+    if (k[1] != 1 || k[2] != 1)
+      return pdk::Unimplemented(
+          "MaxPooling supports exactly one of pooling across depth or pooling across "
+          "width/height. (",
+          op, ": ksize ", ListString(k), ")");
+    pw->depth_window = k[3];
+    pw->depth_stride = s[3];
+    return pdk::Status::OK();
+  }
+  for (int i = 1; i <= 2; ++i)  // MaxPoolGrad: TensorFlow computes with such a window
+    if (k[i] <= 0)
+      return pdk::InvalidArgument(
+          "Sliding window ksize must be positive. The specified or inferred ksize is: ",
+          CommaList(k), " (", op, ")");
+  for (int i = 1; i <= 2; ++i)
+    if (s[i] <= 0)
+      return pdk::InvalidArgument("Stride must be > 0, but got ", s[i], " (", op, ": strides ",
+                                  ListString(s), ")");
+  pw->ksize[0] = k[1];
+  pw->ksize[1] = k[2];
+  pw->win.stride[0] = s[1];
+  pw->win.stride[1] = s[2];
+  return pdk::Status::OK();
+}
+
+// The op of `kind` whose window comes from attributes.
+inline const char* PoolOpName(PoolKind kind) {
+  switch (kind) {
+    case PoolKind::kMax: return "MaxPool";
+    case PoolKind::kMaxGrad: return "MaxPoolGrad";
+    case PoolKind::kAvg: return "AvgPool";
+    case PoolKind::kAvgGrad: return "AvgPoolGrad";
+  }
+  return "";
+}
+
+// Reads ksize and strides from attributes and checks them (CheckPoolWindow).
+pdk::Status WindowFromAttrs(const pdk::Attrs& a, PoolKind kind, PoolWindow* pw) {
+  const char* op = PoolOpName(kind);
+  std::vector<int64_t> k, s;
+  PDK_RETURN_IF_ERROR(a.Get("ksize", &k));
+  PDK_RETURN_IF_ERROR(CheckInt32("ksize", k));
+  PDK_RETURN_IF_ERROR(a.Get("strides", &s));
+  PDK_RETURN_IF_ERROR(CheckInt32("strides", s));
+  return CheckPoolWindow(kind, /*v2=*/false, op, k, s, pw);
+}
+
+// Parses padding and explicit_paddings (and data_format) once the window is
+// known: the window's own strides are set already and pass ParseWindow's
+// checks (its channel stride, which the ops ignore, is not looked at).
+pdk::Status PaddingFromAttrs(const pdk::Attrs& a, bool allow_explicit, PoolWindow* pw) {
+  Window2D w;
+  PDK_RETURN_IF_ERROR(ParseWindow(a, allow_explicit, &w, nullptr, /*any_channel_stride=*/true));
+  pw->win.padding = w.padding;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) pw->win.explicit_pad[i][j] = w.explicit_pad[i][j];
+  return pdk::Status::OK();
+}
+
+// TensorFlow's PoolParameters: the input must be 4-D.
+pdk::Status CheckTensorIn(const char* op, const pdk::Shape& in) {
+  if (in.rank() != 4)
+    return pdk::InvalidArgument("tensor_in must be 4-dimensional (", op, ": input of shape ", in,
+                                ")");
+  return pdk::Status::OK();
 }
 
 pdk::StatusOr<PoolGeom> MakePoolGeom(const char* op, const PoolWindow& pw, const pdk::Shape& in,
                                      const char* name) {
-  PDK_RETURN_IF_ERROR(pdk::CheckRank(op, name, in, 4));
+  (void)name;
+  PDK_RETURN_IF_ERROR(CheckTensorIn(op, in));
   PoolGeom g{};
   g.n = in[0];
   g.h = in[1];
@@ -144,69 +265,27 @@ pdk::Status CheckPooledShape(const char* op, const char* name, const pdk::Shape&
   return pdk::Status::OK();
 }
 
-// Reads ksize and strides from host inputs (MaxPoolV2, MaxPoolGradV2).
-pdk::Status WindowFromInputs(pdk::Context& ctx, int ksize_index, bool forward, PoolWindow* pw) {
+// Reads ksize and strides from host inputs (MaxPoolV2, MaxPoolGradV2) and
+// checks them (CheckPoolWindow).
+pdk::Status WindowFromInputs(pdk::Context& ctx, int ksize_index, PoolKind kind, PoolWindow* pw) {
   const char* names[2] = {"ksize", "strides"};
   std::vector<int64_t> vs[2];
   for (int i = 0; i < 2; ++i) {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(ksize_index + i));
     PDK_ASSIGN_OR_RETURN(vs[i], pdk::ReadIntVector(ctx.op(), names[i], t));
   }
-  PDK_ASSIGN_OR_RETURN(bool depth, DepthWindow(vs[0], vs[1], forward, pw));
-  if (depth) return pdk::Status::OK();
-  for (int i = 0; i < 2; ++i) {
-    const std::vector<int64_t>& v = vs[i];
-    if (v.size() != 4)
-      return pdk::InvalidArgument(ctx.op(), ": ", names[i], " must have 4 elements, got ",
-                                  ListString(v));
-    // The forward op ignores the channel stride of a window of depth 1 (as
-    // CheckSpatialOnly).
-    const bool channel_ok = v[3] == 1 || (i == 1 && forward);
-    if (v[0] != 1 || !channel_ok || v[1] < 1 || v[2] < 1)
-      return pdk::InvalidArgument(ctx.op(), ": ", names[i], " ", ListString(v),
-                                  ": batch and channel entries must be 1 and spatial ones >= 1");
-    int64_t* dst = i == 0 ? pw->ksize : pw->win.stride;
-    dst[0] = v[1];
-    dst[1] = v[2];
-  }
-  return pdk::Status::OK();
-}
-
-// A window or stride over the batch or channel dimension (other than a
-// depth-only MaxPool window, DepthWindow): Unimplemented, TensorFlow's wording
-// first where its CPU kernels answer the same. `forward`: the forward ops,
-// which ignore the channel stride of a window of depth 1 (TensorFlow's
-// PoolParameters keeps the depth then, pooling_ops_common.cc); the gradients
-// refuse it.
-pdk::Status CheckSpatialOnly(const pdk::Attrs& a, bool avg, bool forward) {
-  for (const char* name : {"ksize", "strides"}) {
-    std::vector<int64_t> v;
-    PDK_RETURN_IF_ERROR(a.Get(name, &v));
-    if (v.size() != 4) continue;  // ParseSpatial4 / ParseWindow report it
-    if (v[0] != 1)
-      return pdk::Unimplemented("Pooling is not yet supported on the batch dimension. (", name,
-                                " ", ListString(v), ")");
-    if (forward && std::string(name) == "strides") continue;
-    if (v[3] != 1 && avg)
-      return pdk::Unimplemented("Non-spatial pooling is not yet supported. Volunteers? :) (",
-                                name, " ", ListString(v), ")");
-    if (v[3] != 1)
-      return pdk::Unimplemented("PDK's MaxPool takes a channel stride only with a depth-only ",
-                                "window ksize [1,1,1,K] (", name, " ", ListString(v), ")");
-  }
-  return pdk::Status::OK();
+  return CheckPoolWindow(kind, /*v2=*/true, ctx.op(), vs[0], vs[1], pw);
 }
 
 // Attributes: ksize/strides from attributes (v1) or inputs (v2, decoded per launch).
 template <bool kV2>
 class PoolBase {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return InitWindow(a, /*forward=*/false); }
+  pdk::Status Init(const pdk::Attrs& a) { return InitWindow(a, PoolKind::kMaxGrad); }
 
  protected:
-  // `forward`: MaxPool(V2), which also takes a depth-only window.
-  pdk::Status InitWindow(const pdk::Attrs& a, bool forward) {
-    forward_ = forward;
+  pdk::Status InitWindow(const pdk::Attrs& a, PoolKind kind) {
+    kind_ = kind;
     if constexpr (kV2) {
       PDK_RETURN_IF_ERROR(ParseDataFormatNHWC(a));
       std::string padding;
@@ -220,24 +299,19 @@ class PoolBase {
       }
       return pdk::Status::OK();
     } else {
-      std::vector<int64_t> k, s;
-      PDK_RETURN_IF_ERROR(a.Get("ksize", &k));
-      PDK_RETURN_IF_ERROR(a.Get("strides", &s));
-      PDK_ASSIGN_OR_RETURN(bool depth, DepthWindow(k, s, forward, &pw_));
-      if (depth) return ParseDataFormatNHWC(a);
-      PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/false, forward));
-      PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
-      return ParseWindow(a, /*allow_explicit=*/true, &pw_.win, nullptr, forward);
+      PDK_RETURN_IF_ERROR(WindowFromAttrs(a, kind, &pw_));
+      if (pw_.depth_window != 1) return ParseDataFormatNHWC(a);
+      return PaddingFromAttrs(a, /*allow_explicit=*/true, &pw_);
     }
   }
 
   pdk::StatusOr<PoolWindow> Window(pdk::Context& ctx, int ksize_index) const {
     PoolWindow pw = pw_;
-    if constexpr (kV2) PDK_RETURN_IF_ERROR(WindowFromInputs(ctx, ksize_index, forward_, &pw));
+    if constexpr (kV2) PDK_RETURN_IF_ERROR(WindowFromInputs(ctx, ksize_index, kind_, &pw));
     return pw;
   }
   PoolWindow pw_;
-  bool forward_ = false;
+  PoolKind kind_ = PoolKind::kMaxGrad;
 };
 
 template <class T>
@@ -294,7 +368,7 @@ void PoolForward(const pdk::Context& ctx, const PoolGeom& g, const T* x, T* y, I
 template <class T>
 pdk::Status DepthMaxPool(pdk::Context& ctx, const pdk::Tensor& input, const PoolWindow& pw) {
   const pdk::Shape is = input.shape();
-  PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "input", is, 4));
+  PDK_RETURN_IF_ERROR(CheckTensorIn(ctx.op(), is));
   const int64_t K = pw.depth_window, C = is[3];
   if (C % K != 0)
     return pdk::Unimplemented(
@@ -323,7 +397,7 @@ pdk::Status DepthMaxPool(pdk::Context& ctx, const pdk::Tensor& input, const Pool
 template <class T, bool kV2>
 class MaxPoolOp : public PoolBase<kV2> {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return this->InitWindow(a, /*forward=*/true); }
+  pdk::Status Init(const pdk::Attrs& a) { return this->InitWindow(a, PoolKind::kMax); }
   pdk::Status Compute(pdk::Context& ctx) const {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(PoolWindow pw, this->Window(ctx, 1));
@@ -386,6 +460,16 @@ class MaxPoolGradOp : public PoolBase<kV2> {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor grad, ctx.input(2));
     PDK_ASSIGN_OR_RETURN(PoolWindow pw, this->Window(ctx, 3));
     const pdk::Shape is = input.shape();
+    // TensorFlow's MaxPoolingGradOp: the three ranks first.
+    const struct {
+      const char* tf_name;
+      pdk::Shape shape;
+    } ranked[] = {{"tensor_in", is}, {"tensor_out", orig_out.shape()},
+                  {"out_backprop", grad.shape()}};
+    for (const auto& r : ranked)
+      if (r.shape.rank() != 4)
+        return pdk::InvalidArgument(r.tf_name, " must be 4-dimensional (", ctx.op(), ": shape ",
+                                    r.shape, ")");
     PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw, is, "orig_input"));
     PDK_RETURN_IF_ERROR(CheckPooledShape(ctx.op(), "orig_output", orig_out.shape(), g, is));
     PDK_RETURN_IF_ERROR(CheckPooledShape(ctx.op(), "grad", grad.shape(), g, is));
@@ -485,13 +569,29 @@ template <class T>
 class AvgPoolOp : public PoolBase<false> {
  public:
   pdk::Status Init(const pdk::Attrs& a) {
-    PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/true, /*forward=*/true));
-    PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
-    return ParseWindow(a, /*allow_explicit=*/false, &pw_.win, nullptr, /*any_channel_stride=*/true);
+    PDK_RETURN_IF_ERROR(WindowFromAttrs(a, PoolKind::kAvg, &pw_));
+    if (pw_.depth_window != 1) return ParseDataFormatNHWC(a);
+    return PaddingFromAttrs(a, /*allow_explicit=*/false, &pw_);
   }
   pdk::Status Compute(pdk::Context& ctx) const {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
     const pdk::Shape is = input.shape();
+    if (pw_.depth_window != 1) {
+      // TensorFlow's PoolParameters accepts a depth-only window that divides
+      // the depth and equals the depth stride; AvgPoolingOp then refuses it.
+      PDK_RETURN_IF_ERROR(CheckTensorIn(ctx.op(), is));
+      const int64_t K = pw_.depth_window;
+      if (is[3] % K != 0)
+        return pdk::Unimplemented("Depthwise max pooling requires the depth window to evenly "
+                                  "divide the input depth (", ctx.op(), ": depth ", is[3],
+                                  ", depth window ", K, ")");
+      if (pw_.depth_stride != K)
+        return pdk::Unimplemented("Depthwise max pooling requires the depth window to equal "
+                                  "the depth stride (", ctx.op(), ": depth window ", K,
+                                  ", depth stride ", pw_.depth_stride, ")");
+      return pdk::Unimplemented("Non-spatial pooling is not yet supported. Volunteers? :) (",
+                                ctx.op(), ": depth window ", K, ")");
+    }
     PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw_, is, "value"));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.c}));
     if (out.num_elements() == 0) return pdk::Status::OK();
@@ -516,17 +616,38 @@ template <class T>
 class AvgPoolGradOp : public PoolBase<false> {
  public:
   pdk::Status Init(const pdk::Attrs& a) {
-    PDK_RETURN_IF_ERROR(CheckSpatialOnly(a, /*avg=*/true, /*forward=*/false));
-    PDK_RETURN_IF_ERROR(ParseSpatial4(a, "ksize", pw_.ksize, /*optional=*/false));
-    return ParseWindow(a, /*allow_explicit=*/false, &pw_.win);
+    PDK_RETURN_IF_ERROR(WindowFromAttrs(a, PoolKind::kAvgGrad, &pw_));
+    if (pw_.depth_window != 1) return ParseDataFormatNHWC(a);
+    return PaddingFromAttrs(a, /*allow_explicit=*/false, &pw_);
   }
+  // TensorFlow's AvgPoolingGradOp order: orig_input_shape and grad's ranks,
+  // the shape's dimensions, an empty output (zeros, nothing else checked),
+  // the depth window, the output size; then PDK checks grad against the
+  // pooled shape (TensorFlow 2.21's CPU kernel does not: see
+  // tests/python/fuzz_exceptions.py).
   pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Shape is, ReadShape4(ctx, 0, "orig_input_shape"));
+    PDK_ASSIGN_OR_RETURN(pdk::Tensor shape_t, ctx.input(0));
     PDK_ASSIGN_OR_RETURN(pdk::Tensor grad, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw_, is, "orig_input_shape"));
-    PDK_RETURN_IF_ERROR(CheckPooledShape(ctx.op(), "grad", grad.shape(), g, is));
+    if (shape_t.rank() != 1 || shape_t.num_elements() != 4)
+      return pdk::InvalidArgument("out_backprop must be 1-dimensional and 4 elements (",
+                                  ctx.op(), ": orig_input_shape of shape ", shape_t.shape(), ")");
+    if (grad.rank() != 4)
+      return pdk::InvalidArgument("out_backprop must be 4-dimensional (", ctx.op(),
+                                  ": grad of shape ", grad.shape(), ")");
+    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                         pdk::ReadIntVector(ctx.op(), "orig_input_shape", shape_t));
+    for (int64_t d : dims)
+      if (d < 0)
+        return pdk::InvalidArgument("Dimension ", d, " must be >= 0 (", ctx.op(),
+                                    ": orig_input_shape ", ListString(dims), ")");
+    const pdk::Shape is(dims);
     PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, is));
     if (out.num_elements() == 0) return pdk::Status::OK();
+    if (pw_.depth_window != 1)
+      return pdk::Unimplemented("Non-spatial pooling is not yet supported. Volunteers? :) (",
+                                ctx.op(), ": depth window ", pw_.depth_window, ")");
+    PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw_, is, "orig_input_shape"));
+    PDK_RETURN_IF_ERROR(CheckPooledShape(ctx.op(), "grad", grad.shape(), g, is));
     T* dx = out.data<T>();
     if (grad.num_elements() == 0) {
       std::fill(dx, dx + out.num_elements(), T(0));
