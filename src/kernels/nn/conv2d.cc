@@ -125,12 +125,35 @@ class ConvBase : public ChannelsFirstBridge<2> {
   }
 
  protected:
+  // Conv2D, as TensorFlow's CPU kernels (InitConv2DParameters, conv_ops.cc;
+  // its oneDNN kernel answers the same): a batch or depth stride other than 1
+  // is Unimplemented, checked before the spatial strides. (Batch or depth
+  // dilations, and Conv2DBackpropInput's strides, are InvalidArgument in
+  // TensorFlow's oneDNN kernels, float32 / bfloat16 / float16 here, and
+  // Unimplemented in its Eigen kernel, float64: PDK answers InvalidArgument,
+  // as ParseWindow does; see tests/python/fuzz_exceptions.py.)
+  pdk::Status InitUnimplementedBatchDepthStride(const pdk::Attrs& a, const char* op) {
+    std::string fmt = "NHWC";
+    PDK_RETURN_IF_ERROR(a.GetOptional("data_format", &fmt));
+    const int c = fmt == "NCHW" ? 1 : 3;
+    std::vector<int64_t> st, di;
+    PDK_RETURN_IF_ERROR(a.Get("strides", &st));
+    PDK_RETURN_IF_ERROR(a.GetOptional("dilations", &di));
+    if (st.size() == 4 && (di.empty() || di.size() == 4) && (st[0] != 1 || st[c] != 1))
+      return pdk::Unimplemented("Current implementation does not yet support strides in the "
+                                "batch and depth dimensions. (", op, ": strides ",
+                                ListString(st), ", data_format ", fmt, ")");
+    return Init(a);
+  }
+
+ protected:
   Window2D win_;
 };
 
 template <class T>
 class Conv2DOp : public ConvBase {
  public:
+  pdk::Status Init(const pdk::Attrs& a) { return InitUnimplementedBatchDepthStride(a, "Conv2D"); }
   pdk::Status Compute(pdk::Context& ctx) const {
     return RunActivationResult<T>(ctx, 0, "input", [&](const pdk::Tensor& t, pdk::Tensor* out) {
       return ComputeNHWC(ctx, t, out);
