@@ -369,10 +369,13 @@ def test_pack_unpack_large_and_errors(rng):
     assert_matches_cpu(lambda t: tf.unstack(t, axis=0), arr((3, 200000), np.float32, rng),
                        ops=["Unpack"])
     a, b = arr((2, 3), np.float32, rng), arr((3, 2), np.float32, rng)
-    raises_invalid(lambda: tf.stack([a, b]), "Pack", "[2,3]", "[3,2]")
-    raises_invalid(lambda: tf.raw_ops.Unpack(value=a, num=3, axis=0), "Unpack", "num (3)",
-                   "[2,3]")
-    raises_invalid(lambda: tf.raw_ops.Pack(values=[a, a], axis=3), "Pack", "axis 3")
+    # TensorFlow's words (pack_op.cc, unpack_op.cc), which its tests match.
+    raises_invalid(lambda: tf.stack([a, b]), "Pack", "Shapes of all inputs must match: "
+                   "values[0].shape = [2,3] != values[1].shape = [3,2]")
+    raises_invalid(lambda: tf.raw_ops.Unpack(value=a, num=3, axis=0), "Unpack",
+                   "Input shape axis 0 must equal 3, got shape [2,3]")
+    raises_invalid(lambda: tf.raw_ops.Pack(values=[a, a], axis=3), "Pack",
+                   "axis = 3 not in [-3, 3)")
 
 
 # ---------------------------------------------------------------------------- Tile

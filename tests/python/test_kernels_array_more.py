@@ -138,7 +138,7 @@ def test_gather_out_of_range():
     raises_invalid(lambda: tf.gather(p, [[0, 1], [7, 2]]), "indices[1,0] = 7", "[0, 5)")
     raises_invalid(lambda: tf.gather(p, [-1]), "indices[0] = -1", "[0, 5)")
     raises_invalid(lambda: tf.gather(p, [0, 2, 1], axis=1), "= 2", "[0, 2)")
-    raises_invalid(lambda: tf.gather(p, [0], axis=2), "axis", "[-2, 2)")
+    raises_invalid(lambda: tf.gather(p, [0], axis=2), "Shape must be at least rank 3 but is rank 2")
 
 
 # ---------------------------------------------------------- UnsortedSegment*
