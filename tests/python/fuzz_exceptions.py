@@ -90,19 +90,54 @@ EXCEPTIONS = {
         "CPU limitation: 'Current implementation only supports equal length strides in the "
         "row and column dimensions'")),
 
+    # ---- PDK bugs, open
+    **{f"Conv3D[T={t}]/attr strides:*": (CLASS, (
+        "PDK bug, open: a batch or depth stride: TensorFlow's oneDNN Conv3D (float32, bfloat16, "
+        "float16 on this CPU) says Unimplemented, its Eigen kernel (float64) InvalidArgument; PDK "
+        "says InvalidArgument and should answer as the float32 kernel, as its Conv2D does"))
+       for t in ("float32", "bfloat16", "float16")},
+
+    # ---- TensorFlow's oneDNN kernels (float32, bfloat16, float16 where oneDNN
+    # is on, as on this x86 CPU; the Eigen kernels of float64 raise as PDK)
+    **{f"{op}[T={t}*]/attr {a}": (CLASS, (
+        "TF CPU bug: TensorFlow's oneDNN convolution backprops report an out_backprop whose "
+        "shape is not the convolution's output shape as AbortedError ('could not create a "
+        "descriptor for the convolution forward propagation primitive'); its Eigen kernels and "
+        "PDK say InvalidArgument"))
+       for op in ("Conv2DBackprop*", "Conv3DBackprop*", "DepthwiseConv2dNativeBackprop*")
+       for t in ("float32", "bfloat16", "float16") for a in ("padding:*", "strides:*")},
+    **{f"{op}[T={t}]/attr {a}": (RAISES, (
+        "TF CPU bug: TensorFlow's oneDNN kernels accept explicit_paddings with padding other "
+        "than EXPLICIT, and padding EXPLICIT without explicit_paddings, and compute; its Eigen "
+        "kernels (float64) reject both, as PDK does"))
+       for op in ("Conv2D*", "DepthwiseConv2dNative*") for t in ("float32", "bfloat16", "float16")
+       for a in ("explicit_paddings:*", "padding:EXPLICIT")},
+    **{f"{op}[T={t}]/attr {a}:len+1": (RAISES, (
+        "TF CPU bug: TensorFlow's oneDNN pooling kernels accept a ksize or strides of 5 entries "
+        "and compute; its Eigen kernels (float64) reject it ('Sliding window ksize field must "
+        "specify 4 dimensions'), as PDK does"))
+       for op in ("MaxPool", "AvgPool", "AvgPoolGrad", "MaxPoolGrad")
+       for t in ("float32", "bfloat16", "float16") for a in ("ksize", "strides")},
+
+    # ---- Unspecified: TensorFlow's two CPU kernels disagree
+    **{f"{op}[T=float64]/attr {a}:*": (CLASS, (
+        "Unspecified: TensorFlow's CPU kernels disagree: for a batch or depth stride or "
+        "dilation, its oneDNN kernel (float32, bfloat16, float16 here) says InvalidArgument, its "
+        "Eigen kernel (float64) Unimplemented; PDK answers as the float32 kernel"))
+       for op, a in (("Conv2D", "dilations"), ("Conv2DBackpropInput", "strides"),
+                     ("Conv2DBackpropInput", "dilations"))},
+    "DepthwiseConv2dNative[T=float64]/attr dilations:*": (CLASS, (
+        "Unspecified: TensorFlow's Eigen DepthwiseConv2dNative (float64) has no dilations and "
+        "says Unimplemented for any; its oneDNN kernel (float32, bfloat16, float16) and PDK "
+        "check them: InvalidArgument")),
+    **{f"{op}[T={t}]/attr ksize:*": (CLASS, (
+        "Unspecified: TensorFlow's CPU kernels disagree: its oneDNN AvgPool / AvgPoolGrad "
+        "(float32, bfloat16) check ksize > 0 before the batch and depth windows "
+        "(InvalidArgument), its Eigen kernels (float64, float16) the batch window first "
+        "(Unimplemented), and Eigen's AvgPoolGrad a depth window before ksize; PDK answers as "
+        "the float32 kernel (src/kernels/nn/pooling.cc, CheckPoolWindow)"))
+       for op in ("AvgPool", "AvgPoolGrad") for t in ("float64", "float16")},
     # ---- Unspecified
-    "Conv*[*]/attr strides:*": (CLASS, (
-        "Unspecified: a batch or depth stride other than 1: the CPU reports Unimplemented "
-        "('does not yet support strides in the batch and depth dimensions'), PDK, which checks "
-        "the value first, InvalidArgument")),
-    "Conv*[*]/attr dilations:*": (CLASS, "Unspecified: as Conv attr strides, for dilations"),
-    "DepthwiseConv2dNative[*]/attr dilations:*": (CLASS, (
-        "Unspecified: invalid dilations: the CPU reports Unimplemented (no dilations at all), "
-        "PDK InvalidArgument")),
-    "MaxPool*[*]/*ksize:*": (CLASS, (
-        "Unspecified: a batch or depth window other than 1, or a window <= 0: each device "
-        "reports another of the two problems first (Unimplemented / InvalidArgument)")),
-    "MaxPool*[*]/*strides:*": (CLASS, "Unspecified: as MaxPool ksize, for strides"),
     "MirrorPad*[*]/input:rank+5": (CLASS, (
         "Unspecified: a rank-7 input with paddings for rank 2: the CPU reports its rank limit "
         "(Unimplemented 'inputs rank not in [0,5]'), PDK the paddings mismatch")),

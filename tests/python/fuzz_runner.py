@@ -77,6 +77,25 @@ def verdict(cpu: dict, pdk: dict) -> str:
     return "value_mismatch" if pdk["mismatch"] else "pass"
 
 
+def kernel_message(msg: str) -> str:
+    """The kernel's own words: TensorFlow's "{{function_node ...}} " prefix
+    and " [Op:...]" suffix removed."""
+    msg = msg or ""
+    if msg.startswith("{{function_node"):
+        msg = msg.split("}} ", 1)[-1]
+    return msg.split(" [Op:")[0].strip()
+
+
+FIRST_WORDS = 3
+
+
+def same_first_words(cpu_msg: str, pdk_msg: str, n: int = FIRST_WORDS) -> bool:
+    """Whether PDK's message starts with the first ``n`` words of the CPU's
+    (TensorFlow's wording first, PDK's detail after)."""
+    want = kernel_message(cpu_msg).split()[:n]
+    return kernel_message(pdk_msg).split()[:len(want)] == want
+
+
 # ------------------------------------------------------------------- child
 
 def _load_cpu_outputs(workdir: pathlib.Path, wanted: set) -> dict:

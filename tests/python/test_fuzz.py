@@ -15,9 +15,11 @@ Modes (fuzz_cases.py): by default the fast subset, ``FAST_PER_PAIR``
 mutations per pair drawn with seed ``PDK_FUZZ_SEED`` (0), plus the crash
 corpus; ``PDK_FUZZ=long`` every mutation of every pair, plus the corpus, and
 then also: every "PDK bug, open" exception must still match a failing case.
-``PDK_FUZZ_REPORT=path.json`` writes the figures and every case that did not
-pass. A case that crashes PDK is appended to the corpus
-(fuzz_corpus.json) by the run that finds it.
+``PDK_FUZZ_REPORT=path.json`` writes the figures, every case that did not
+pass and the cases where both raised the same class but PDK's message does
+not start with the first words of the CPU's (``first_words``). A case that
+crashes PDK, or raises another error class than the CPU with no exception
+for it, is appended to the corpus (fuzz_corpus.json) by the run that finds it.
 
     .venv/bin/python -m pytest tests/python/test_fuzz.py                 # fast
     PDK_FUZZ=long PDK_FUZZ_REPORT=build/fuzz.json .venv/bin/python -m pytest tests/python/test_fuzz.py
@@ -84,9 +86,21 @@ def results(tmp_path_factory):
     crashed = {r["id"] for r in res if r["verdict"] in ("pdk_crash", "pdk_hang")}
     added = fz.add_to_corpus([fc for fc in generated if fc.id in crashed],
                              "crashed or hung PDK in a fuzz run")
+    # An error class other than the CPU's that no exception explains joins the
+    # corpus too, so that the fast subset keeps checking it once it is fixed.
+    mismatched = {r["id"] for r in res if r["verdict"] == "class_mismatch" and not _meets_rules(r)}
+    added += fz.add_to_corpus([fc for fc in generated if fc.id in mismatched],
+                              "raised another error class than TensorFlow's CPU kernel in a fuzz "
+                              "run")
+    by_id = {fc.id: fc for fc in corpus + generated}
+    for r in res:
+        r["own_reference"] = by_id[r["id"]].case.reference is not None
     path = os.environ.get("PDK_FUZZ_REPORT")
     if path:
         verdicts = collections.Counter(r["verdict"] for r in res)
+        worded = _both_raise_same_class(res)
+        words_differ = [r for r in worded
+                        if not fr.same_first_words(r["cpu"]["message"], r["pdk"]["message"])]
         report = {
             "mode": "long" if fz.LONG else "fast", "seed": fz.SEED, "seconds": round(seconds),
             "cases": len(res), "corpus_cases": len(corpus), "pairs": len(pairs),
@@ -95,11 +109,21 @@ def results(tmp_path_factory):
             "excepted": dict(collections.Counter(
                 r["verdict"] for r in res if r["verdict"] not in fr.ACCEPTED and _meets_rules(r))),
             "added_to_corpus": added,
+            "first_words": {"compared": len(worded), "differ": len(words_differ),
+                            "cases": [{"id": r["id"], "cpu": r["cpu"]["message"],
+                                       "pdk": r["pdk"]["message"]} for r in words_differ]},
             "not_pass": [r for r in res if r["verdict"] != "pass"],
         }
         pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
         pathlib.Path(path).write_text(json.dumps(report, indent=1, default=str) + "\n")
     return res
+
+
+def _both_raise_same_class(rs) -> list:
+    """The cases where both devices raised the same error class and the CPU
+    ran the op itself (not the conformance case's reference function)."""
+    return [r for r in rs if r["verdict"] == "pass" and r["cpu"]["status"] == "error"
+            and not r["own_reference"] and not r["op"].startswith("_Pdk")]
 
 
 def _describe(r: dict) -> str:
@@ -121,7 +145,8 @@ def _failures(rs) -> str:
 
 
 def test_crash_corpus(results):
-    """Every case that ever crashed PDK (fuzz_corpus.json) meets the rules."""
+    """Every case that ever crashed PDK or raised another error class than the
+    CPU (fuzz_corpus.json) meets the rules."""
     msg = _failures(r for r in results if r["id"].startswith("corpus/"))
     assert not msg, msg
 
