@@ -90,13 +90,6 @@ EXCEPTIONS = {
         "CPU limitation: 'Current implementation only supports equal length strides in the "
         "row and column dimensions'")),
 
-    # ---- PDK bugs, open
-    **{f"Conv3D[T={t}]/attr strides:*": (CLASS, (
-        "PDK bug, open: a batch or depth stride: TensorFlow's oneDNN Conv3D (float32, bfloat16, "
-        "float16 on this CPU) says Unimplemented, its Eigen kernel (float64) InvalidArgument; PDK "
-        "says InvalidArgument and should answer as the float32 kernel, as its Conv2D does"))
-       for t in ("float32", "bfloat16", "float16")},
-
     # ---- TensorFlow's oneDNN kernels (float32, bfloat16, float16 where oneDNN
     # is on, as on this x86 CPU; the Eigen kernels of float64 raise as PDK)
     **{f"{op}[T={t}*]/*": (CLASS, (
@@ -126,6 +119,10 @@ EXCEPTIONS = {
         "Eigen kernel (float64) Unimplemented; PDK answers as the float32 kernel"))
        for op, a in (("Conv2D", "dilations"), ("Conv2DBackpropInput", "strides"),
                      ("Conv2DBackpropInput", "dilations"))},
+    "Conv3D[T=float64]/attr strides:*": (CLASS, (
+        "Unspecified: TensorFlow's CPU kernels disagree: for a batch or depth stride its oneDNN "
+        "Conv3D (float32, bfloat16, float16 here) says Unimplemented, its Eigen kernel (float64) "
+        "InvalidArgument; PDK answers as the float32 kernel")),
     "DepthwiseConv2dNative[T=float64]/attr dilations:*": (CLASS, (
         "Unspecified: TensorFlow's Eigen DepthwiseConv2dNative (float64) has no dilations and "
         "says Unimplemented for any; its oneDNN kernel (float32, bfloat16, float16) and PDK "

@@ -247,6 +247,21 @@ class Conv3DBase : public ChannelsFirstBridge<kD> {
 template <class T>
 class Conv3DOp : public Conv3DBase {
  public:
+  // A batch or depth stride: Unimplemented, checked first, in the words of
+  // TensorFlow's float32 kernel (oneDNN's, also bfloat16 / float16 here); its
+  // Eigen kernel (float64) says InvalidArgument (tests/python/fuzz_exceptions.py).
+  pdk::Status Init(const pdk::Attrs& a) {
+    std::string fmt = "NDHWC";
+    PDK_RETURN_IF_ERROR(a.GetOptional("data_format", &fmt));
+    const int c = fmt == "NCDHW" ? 1 : 4;
+    std::vector<int64_t> st;
+    PDK_RETURN_IF_ERROR(a.Get("strides", &st));
+    if (st.size() == 5 && (st[0] != 1 || st[c] != 1))
+      return pdk::Unimplemented("Current implementation does not yet support strides in the "
+                                "batch and depth dimensions. (Conv3D: strides ", ListString(st),
+                                ", data_format ", fmt, ")");
+    return Conv3DBase::Init(a);
+  }
   pdk::Status Compute(pdk::Context& ctx) const {
     return RunActivationResult<T>(ctx, 0, "input", [&](const pdk::Tensor& t, pdk::Tensor* out) {
       return ComputeNDHWC(ctx, t, out);
