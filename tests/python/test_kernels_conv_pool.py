@@ -631,10 +631,14 @@ def test_conv3d_errors():
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[1,4,4,4,3\].*\[3,3,3,2,5\]"):
         _on_pdk(lambda a, b: tf.raw_ops.Conv3D(input=a, filter=b, strides=[1] * 5,
                                                padding="SAME"), x, w)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="strides"):
-        _on_pdk(lambda a, b: tf.raw_ops.Conv3D(input=a, filter=b, strides=[1, 1, 1, 1, 2],
-                                               padding="SAME"), x, np.ones((3, 3, 3, 3, 5),
-                                                                           np.float32))
+    # A depth stride: Unimplemented, as TensorFlow's float32 (oneDNN) Conv3D
+    # says on this CPU (its float64 Eigen kernel: InvalidArgument).
+    for device in ("/CPU:0", "/PDK:0"):
+        with pytest.raises(tf.errors.UnimplementedError,
+                           match="does not yet support strides in the batch and depth"):
+            with tf.device(device):
+                tf.raw_ops.Conv3D(input=x, filter=np.ones((3, 3, 3, 3, 5), np.float32),
+                                  strides=[1, 1, 1, 1, 2], padding="SAME")
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[1,4,4,4,2\].*NDHWC copies"):
         _on_pdk(lambda a, b: tf.raw_ops.Conv3D(input=a, filter=b, strides=[1] * 5,
                                                padding="SAME", data_format="NCDHW"),
