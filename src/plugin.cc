@@ -30,6 +30,9 @@
 #include "profiler/profiler.h"
 #include "tensorflow/c/kernels.h"
 
+#include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
+
 #ifndef PDK_VERSION
 #define PDK_VERSION "0.0.0"
 #endif
@@ -291,6 +294,44 @@ PDK_EXPORT size_t PDK_GraphRewriteCounts(char* buf, size_t cap) {
   std::string out;
   for (const auto& [pattern, n] : pdk_graph::GlobalRewriteCounts())
     out += pattern + "\t" + std::to_string(n) + "\n";
+  return CopyOut(out, buf, cap);
+}
+
+// The x86-64 psABI level this core was compiled for, from the compiler's
+// predefined macros (-march): the loader (src/plugin_loader.cc) picks the core.
+PDK_EXPORT const char* PDK_CoreIsa() {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  return "x86-64-v4";
+#elif defined(__AVX2__) && defined(__FMA__)
+  return "x86-64-v3";
+#elif defined(__SSE4_2__) && defined(__POPCNT__)
+  return "x86-64-v2";
+#else
+  return "x86-64";
+#endif
+}
+
+// The compute libraries this core runs with and the code path each chose at
+// run time, "name<TAB>text" per line: oneDNN's version and effective ISA
+// (dnnl_get_effective_cpu_isa, capped by ONEDNN_MAX_CPU_ISA), OpenBLAS's build
+// configuration and the core it dispatched to (OPENBLAS_CORETYPE overrides it).
+PDK_EXPORT size_t PDK_MathLibraries(char* buf, size_t cap) {
+  const dnnl_version_t* v = dnnl_version();
+  const char* isa = "other";
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: isa = "SSE41"; break;
+    case dnnl_cpu_isa_avx: isa = "AVX"; break;
+    case dnnl_cpu_isa_avx2: isa = "AVX2"; break;
+    case dnnl_cpu_isa_avx2_vnni: isa = "AVX2_VNNI"; break;
+    case dnnl_cpu_isa_avx512_core: isa = "AVX512_CORE"; break;
+    case dnnl_cpu_isa_avx512_core_vnni: isa = "AVX512_CORE_VNNI"; break;
+    case dnnl_cpu_isa_avx512_core_bf16: isa = "AVX512_CORE_BF16"; break;
+    case dnnl_cpu_isa_avx512_core_amx: isa = "AVX512_CORE_AMX"; break;
+    default: break;
+  }
+  const std::string out = "oneDNN\t" + std::to_string(v->major) + "." + std::to_string(v->minor) +
+                          "." + std::to_string(v->patch) + " (ISA " + isa + ")\nOpenBLAS\t" +
+                          openblas_get_config() + " (core " + openblas_get_corename() + ")\n";
   return CopyOut(out, buf, cap);
 }
 

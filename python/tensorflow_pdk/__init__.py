@@ -130,6 +130,16 @@ def plugin_path() -> str:
     return str(_native.plugin_path())
 
 
+def cpu_isa() -> str:
+    """The x86-64 ISA level of the PDK core this process runs: the highest of
+    the wheel's cores (``x86-64-v2``, ``x86-64-v3``) this CPU supports, capped
+    by ``PDK_MAX_CPU_ISA``, with the reason when it is not the highest built
+    (e.g. ``"x86-64-v2 (capped by PDK_MAX_CPU_ISA=x86-64-v2)"``); in a
+    developer's ``-DPDK_NATIVE=ON`` build, which has no loader, the level the
+    compiler targeted."""
+    return _native.cpu_isa()
+
+
 def get_include() -> str:
     """Directory of the kit's C++ headers (``pdk/kernel.h``, ``pdk/tf/op_kernel.h``,
     ...), installed with the wheel. Does not load TensorFlow or the plugin."""

@@ -112,9 +112,15 @@ def test_second_load_of_the_plugin_does_not_abort():
         from tensorflow.python.framework import load_library
         path = tensorflow_pdk.plugin_path()
         load_library.load_pluggable_device_library(path)          # same path again
-        copy = os.path.join(tempfile.mkdtemp(), "libtensorflow_pdk_plugin.so")
+        # A second copy: another build tree or installation, its loader and the
+        # core it picks side by side (src/plugin_loader.cc looks beside itself).
+        d = tempfile.mkdtemp()
+        copy = os.path.join(d, "libtensorflow_pdk_plugin.so")
         shutil.copy(path, copy)
-        load_library.load_pluggable_device_library(copy)          # a second copy
+        core = tensorflow_pdk._native.core_path()
+        if core != str(path):
+            shutil.copy(core, os.path.join(d, os.path.basename(core)))
+        load_library.load_pluggable_device_library(copy)
         print(len(tf.config.list_physical_devices("PDK")))
         with tf.device("/PDK:0"):
             print(tf.identity(tf.constant([2.0])).numpy()[0])
