@@ -9,10 +9,20 @@
 // build tree) or in site-packages/tensorflow_pdk/lib (the wheel; never in
 // tensorflow-plugins, where TensorFlow would load every copy).
 //
+// The loader refers to no TensorFlow symbol (CMakeLists.txt links it without
+// libtensorflow_framework.so.2, --no-undefined): TensorFlow 2.16 and 2.17 open
+// plugins before their own C API is in the process's global scope, so a
+// plugin library with undefined TF_* symbols fails to load there. Before it
+// opens the core, the loader promotes the already loaded
+// libtensorflow_framework.so.2 to the global scope (dlopen RTLD_NOLOAD |
+// RTLD_GLOBAL), where the core's TF_* symbols then resolve: the wheel's
+// libraries need no library the wheel does not ship (manylinux).
+//
 // If no core loads (a broken installation), the loader registers a PDK
 // platform with no devices, an optimizer that changes nothing and a profiler
-// that records nothing, and says why on stderr: TensorFlow aborts the process
-// on a failed SE_InitPlugin, and `import tensorflow` must survive.
+// that records nothing, filled in by hand (the kit's registration helpers call
+// TensorFlow), and says why on stderr: TensorFlow aborts the process on a
+// failed SE_InitPlugin, and `import tensorflow` must survive.
 //
 // PDK_CoreLibrary() and PDK_CpuIsa() tell the Python package
 // (tensorflow_pdk/_native.py) which core runs and why.
@@ -24,10 +34,12 @@
 #include <string>
 #include <vector>
 
-#include "pdk/device.h"
+#include <cstring>
+
 #include "pdk/env.h"
-#include "pdk/graph_optimizer.h"
-#include "pdk/profiler.h"
+#include "tensorflow/c/experimental/grappler/grappler.h"
+#include "tensorflow/c/experimental/pluggable_profiler/pluggable_profiler.h"
+#include "tensorflow/c/experimental/stream_executor/stream_executor.h"
 
 #define PDK_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -82,8 +94,18 @@ std::string CorePath(const std::string& level) {
   return "";
 }
 
+// Puts the libtensorflow_framework.so.2 TensorFlow loaded into the global
+// scope, where the core's TF_* references resolve. Returns false if it is not
+// loaded (then no TensorFlow loaded this library).
+bool PromoteTensorFlow() {
+  void* h = dlopen("libtensorflow_framework.so.2", RTLD_LAZY | RTLD_NOLOAD | RTLD_GLOBAL);
+  return h != nullptr;  // kept open: TensorFlow's own reference keeps it loaded anyway
+}
+
 Core Load() {
   Core c;
+  if (!PromoteTensorFlow())
+    std::fprintf(stderr, "PDK: libtensorflow_framework.so.2 is not loaded in this process\n");
   const std::vector<Level> levels = Levels();
   // The highest level PDK_MAX_CPU_ISA allows (default: all).
   size_t cap = levels.size();
@@ -153,35 +175,154 @@ const Core& TheCore() {
   return core;
 }
 
-// ---- The inert registration used when no core loaded.
-// Named "PDK" unless a PDK core of another copy already registered that
-// platform in this process (the claim src/plugin.cc sets): TensorFlow aborts
-// on a duplicate platform name.
-class NoDevicePlatform final : public pdk::Platform {
- public:
-  NoDevicePlatform() {
-    const std::string me = std::to_string(static_cast<long>(getpid()));
-    const char* claim = std::getenv("PDK_PLUGIN_REGISTERED_PID");
-    name_ = (claim != nullptr && me == claim) ? "PDK_NO_CORE_LOADED" : "PDK";
-    if (name_ == "PDK") setenv("PDK_PLUGIN_REGISTERED_PID", me.c_str(), 1);
-  }
-  const char* name() const override { return name_.c_str(); }
-  const char* type() const override { return name_.c_str(); }
-  pdk::StatusOr<int> DeviceCount() const override { return 0; }
-  pdk::StatusOr<std::unique_ptr<pdk::Device>> CreateDevice(int ordinal) override {
-    return pdk::FailedPrecondition("PDK is disabled: no PDK core could be loaded");
-  }
-
- private:
-  std::string name_;
-};
-
+// ---- The inert registration used when no core loaded: every struct filled
+// by hand, TensorFlow's functions looked up at run time.
 std::string g_fallback_type = "PDK";  // the fallback platform's device type
 
-void NoOpStart(const TP_Profiler*, TF_Status* s) { TF_SetStatus(s, TF_OK, ""); }
-void NoOpCollect(const TP_Profiler*, uint8_t*, size_t* size, TF_Status* s) {
-  *size = 0;
-  TF_SetStatus(s, TF_OK, "");
+void SetStatus(TF_Status* status, TF_Code code, const char* message) {
+  using SetFn = void (*)(TF_Status*, TF_Code, const char*);
+  static auto set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "TF_SetStatus"));
+  if (set != nullptr && status != nullptr) set(status, code, message);
+}
+
+// Zeroes `s` up to this build's size and claims it, unless TensorFlow's struct
+// is shorter (an older TensorFlow than the headers): then false.
+template <class S>
+bool Prepare(S* s, size_t ours, TF_Status* status) {
+  if (s == nullptr || (s->struct_size != 0 && s->struct_size < ours)) {
+    SetStatus(status, TF_FAILED_PRECONDITION,
+              "PDK: this TensorFlow's C API structs are older than PDK's headers");
+    return false;
+  }
+  std::memset(static_cast<void*>(s), 0, ours);
+  s->struct_size = ours;
+  return true;
+}
+
+// A function of type F that does nothing and returns a zero value.
+template <class F>
+struct Inert;
+template <class R, class... A>
+struct Inert<R (*)(A...)> {
+  static R Call(A...) { return R(); }
+};
+
+const char* FallbackName() {
+  // "PDK" unless a PDK core of another copy already registered that platform
+  // in this process (the claim src/plugin.cc sets): TensorFlow aborts on a
+  // duplicate platform name.
+  const std::string me = std::to_string(static_cast<long>(getpid()));
+  const char* claim = std::getenv("PDK_PLUGIN_REGISTERED_PID");
+  if (claim != nullptr && me == claim) {
+    g_fallback_type = "PDK_NO_CORE_LOADED";
+  } else {
+    setenv("PDK_PLUGIN_REGISTERED_PID", me.c_str(), 1);
+  }
+  return g_fallback_type.c_str();
+}
+
+void RegisterNoDevicePlatform(SE_PlatformRegistrationParams* params, TF_Status* status) {
+  if (params == nullptr || !Prepare(params->platform, SP_PLATFORM_STRUCT_SIZE, status) ||
+      !Prepare(params->platform_fns, SP_PLATFORM_FNS_STRUCT_SIZE, status))
+    return;
+  params->platform->name = params->platform->type = FallbackName();
+  params->destroy_platform = [](SP_Platform*) {};
+  params->destroy_platform_fns = [](SP_PlatformFns*) {};
+  SP_PlatformFns* f = params->platform_fns;
+  f->get_device_count = [](const SP_Platform*, int* count, TF_Status*) { *count = 0; };
+  f->create_device = [](const SP_Platform*, SE_CreateDeviceParams*, TF_Status* st) {
+    SetStatus(st, TF_FAILED_PRECONDITION, "PDK is disabled: no PDK core could be loaded");
+  };
+  f->destroy_device = [](const SP_Platform*, SP_Device*) {};
+  f->create_device_fns = [](const SP_Platform*, SE_CreateDeviceFnsParams* p, TF_Status* st) {
+    Prepare(p->device_fns, SP_DEVICE_FNS_STRUCT_SIZE, st);
+  };
+  f->destroy_device_fns = [](const SP_Platform*, SP_DeviceFns*) {};
+  // TensorFlow creates the stream executor at registration even with no
+  // device; nothing of it is ever called.
+  f->create_stream_executor = [](const SP_Platform*, SE_CreateStreamExecutorParams* p,
+                                 TF_Status* st) {
+    SP_StreamExecutor* se = p->stream_executor;
+    if (!Prepare(se, SP_STREAMEXECUTOR_STRUCT_SIZE, st)) return;
+    se->allocate = &Inert<decltype(se->allocate)>::Call;
+    se->deallocate = &Inert<decltype(se->deallocate)>::Call;
+    se->host_memory_allocate = &Inert<decltype(se->host_memory_allocate)>::Call;
+    se->host_memory_deallocate = &Inert<decltype(se->host_memory_deallocate)>::Call;
+    se->get_allocator_stats = &Inert<decltype(se->get_allocator_stats)>::Call;
+    se->device_memory_usage = &Inert<decltype(se->device_memory_usage)>::Call;
+    se->create_stream = &Inert<decltype(se->create_stream)>::Call;
+    se->destroy_stream = &Inert<decltype(se->destroy_stream)>::Call;
+    se->create_stream_dependency = &Inert<decltype(se->create_stream_dependency)>::Call;
+    se->get_stream_status = &Inert<decltype(se->get_stream_status)>::Call;
+    se->create_event = &Inert<decltype(se->create_event)>::Call;
+    se->destroy_event = &Inert<decltype(se->destroy_event)>::Call;
+    se->get_event_status = &Inert<decltype(se->get_event_status)>::Call;
+    se->record_event = &Inert<decltype(se->record_event)>::Call;
+    se->wait_for_event = &Inert<decltype(se->wait_for_event)>::Call;
+    se->create_timer = &Inert<decltype(se->create_timer)>::Call;
+    se->destroy_timer = &Inert<decltype(se->destroy_timer)>::Call;
+    se->start_timer = &Inert<decltype(se->start_timer)>::Call;
+    se->stop_timer = &Inert<decltype(se->stop_timer)>::Call;
+    se->memcpy_dtoh = &Inert<decltype(se->memcpy_dtoh)>::Call;
+    se->memcpy_htod = &Inert<decltype(se->memcpy_htod)>::Call;
+    se->memcpy_dtod = &Inert<decltype(se->memcpy_dtod)>::Call;
+    se->sync_memcpy_dtoh = &Inert<decltype(se->sync_memcpy_dtoh)>::Call;
+    se->sync_memcpy_htod = &Inert<decltype(se->sync_memcpy_htod)>::Call;
+    se->sync_memcpy_dtod = &Inert<decltype(se->sync_memcpy_dtod)>::Call;
+    se->block_host_for_event = &Inert<decltype(se->block_host_for_event)>::Call;
+    se->block_host_until_done = &Inert<decltype(se->block_host_until_done)>::Call;
+    se->synchronize_all_activity = &Inert<decltype(se->synchronize_all_activity)>::Call;
+    se->mem_zero = &Inert<decltype(se->mem_zero)>::Call;
+    se->memset = &Inert<decltype(se->memset)>::Call;
+    se->memset32 = &Inert<decltype(se->memset32)>::Call;
+    se->host_callback = &Inert<decltype(se->host_callback)>::Call;
+  };
+  f->destroy_stream_executor = [](const SP_Platform*, SP_StreamExecutor*) {};
+  f->create_timer_fns = [](const SP_Platform*, SP_TimerFns* t, TF_Status* st) {
+    if (Prepare(t, SP_TIMER_FNS_STRUCT_SIZE, st)) t->nanoseconds = [](SP_Timer) -> uint64_t {
+        return 0;
+      };
+  };
+  f->destroy_timer_fns = [](const SP_Platform*, SP_TimerFns*) {};
+}
+
+// Returns the graph unchanged.
+void IdentityOptimize(void*, const TF_Buffer* in, const TF_GrapplerItem*, TF_Buffer* out,
+                      TF_Status*) {
+  void* data = std::malloc(in->length ? in->length : 1);
+  if (in->length) std::memcpy(data, in->data, in->length);
+  out->data = data;
+  out->length = in->length;
+  out->data_deallocator = [](void* d, size_t) { std::free(d); };
+}
+
+void RegisterIdentityOptimizer(TP_OptimizerRegistrationParams* params, TF_Status* status) {
+  if (params == nullptr || !Prepare(params->optimizer, TP_OPTIMIZER_STRUCT_SIZE, status) ||
+      !Prepare(params->optimizer_configs, TP_OPTIMIZER_CONFIGS_STRUCT_SIZE, status))
+    return;
+  params->major_version = GO_MAJOR;
+  params->minor_version = GO_MINOR;
+  params->patch_version = GO_PATCH;
+  params->device_type = g_fallback_type.c_str();
+  params->optimizer->optimize_func = &IdentityOptimize;
+}
+
+void NoOpStart(const TP_Profiler*, TF_Status*) {}
+void NoOpCollect(const TP_Profiler*, uint8_t*, size_t* size, TF_Status*) { *size = 0; }
+
+void RegisterNoOpProfiler(TF_ProfilerRegistrationParams* params, TF_Status* status) {
+  if (params == nullptr || !Prepare(params->profiler, TP_PROFILER_STRUCT_SIZE, status) ||
+      !Prepare(params->profiler_fns, TP_PROFILER_FNS_STRUCT_SIZE, status))
+    return;
+  params->major_version = TP_MAJOR;
+  params->minor_version = TP_MINOR;
+  params->patch_version = TP_PATCH;
+  params->profiler->device_type = g_fallback_type.c_str();
+  params->profiler_fns->start = &NoOpStart;
+  params->profiler_fns->stop = &NoOpStart;
+  params->profiler_fns->collect_data_xspace = &NoOpCollect;
+  params->destroy_profiler = [](TP_Profiler*) {};
+  params->destroy_profiler_fns = [](TP_ProfilerFns*) {};
 }
 
 }  // namespace
@@ -189,17 +330,13 @@ void NoOpCollect(const TP_Profiler*, uint8_t*, size_t* size, TF_Status* s) {
 PDK_EXPORT void SE_InitPlugin(SE_PlatformRegistrationParams* params, TF_Status* status) {
   const Core& c = TheCore();
   if (c.se) return c.se(params, status);
-  static NoDevicePlatform platform;
-  g_fallback_type = platform.type();
-  pdk::InitPlatform(&platform, params, status);
+  RegisterNoDevicePlatform(params, status);
 }
 
 PDK_EXPORT void TF_InitGraph(TP_OptimizerRegistrationParams* params, TF_Status* status) {
   const Core& c = TheCore();
   if (c.graph) return c.graph(params, status);
-  pdk::RegisterGraphOptimizer(
-      params, g_fallback_type.c_str(), [](pdk::GraphDef&, const pdk::OptimizerContext&) { return pdk::Status::OK(); },
-      status);
+  RegisterIdentityOptimizer(params, status);
 }
 
 PDK_EXPORT void TF_InitKernel() {
@@ -210,8 +347,7 @@ PDK_EXPORT void TF_InitKernel() {
 PDK_EXPORT void TF_InitProfiler(TF_ProfilerRegistrationParams* params, TF_Status* status) {
   const Core& c = TheCore();
   if (c.profiler) return c.profiler(params, status);
-  pdk::RegisterProfiler(params, g_fallback_type.c_str(), &NoOpStart, &NoOpStart, &NoOpCollect,
-                        status);
+  RegisterNoOpProfiler(params, status);
 }
 
 // The core this process runs ("" if none) and its ISA level with the reason.

@@ -97,3 +97,18 @@ def test_a_loader_without_its_cores_leaves_tensorflow_working(tmp_path):
     assert "PDK 1" in r.stdout  # the installed copy's device, loaded first
     assert "no PDK core could be loaded" in r.stderr
     assert "x86-64-v3 not built" in r.stderr or "x86-64-v2 not built" in r.stderr
+
+
+@requires_loader
+def test_the_wheels_libraries_need_nothing_tensorflow_has_not_loaded():
+    # The loader refers to no TensorFlow symbol (TensorFlow 2.16/2.17 open
+    # plugins before their C API is global); the cores need no
+    # libtensorflow_framework.so.2 entry (manylinux), the loader promotes it.
+    import subprocess
+    und = subprocess.run(["nm", "-D", "--undefined-only", tensorflow_pdk.plugin_path()],
+                         capture_output=True, text=True, check=True).stdout
+    assert not [ln for ln in und.splitlines() if ln.split()[-1].startswith(("TF_", "SE_", "TP_"))]
+    for core in _cores():
+        needed = subprocess.run(["readelf", "-d", str(core)], capture_output=True, text=True,
+                                check=True).stdout
+        assert "libtensorflow_framework" not in needed, core
