@@ -72,11 +72,15 @@ const DeviceConfig& Config() {
   static const DeviceConfig cfg = [] {
     DeviceConfig c;
     c.device_count = static_cast<int>(pdk::env::Int("PDK_DEVICE_COUNT", 1, 0, 64));
-    // 0: the default below; at most 2^40 MB (no int64 overflow in bytes).
-    const int64_t mb = pdk::env::Int("PDK_MEMORY_LIMIT_MB", 0, 0, int64_t(1) << 40);
-    // Default: half of physical memory, shared among the PDK devices.
-    c.memory_limit = mb > 0 ? (mb << 20)
-                            : PhysicalMemoryBytes() / 2 / (c.device_count > 0 ? c.device_count : 1);
+    // Default: half of physical memory, shared among the PDK devices; at most
+    // all of it per device (a larger limit would leave the kernel's OOM
+    // killer as the real one).
+    const int64_t physical_mb = std::max<int64_t>(1, PhysicalMemoryBytes() >> 20);
+    const int64_t default_mb =
+        std::max<int64_t>(1, physical_mb / 2 / std::max(1, c.device_count));
+    const int64_t mb = pdk::env::Int("PDK_MEMORY_LIMIT_MB", default_mb, 1, physical_mb,
+                                     {" MiB", "the physical memory"});
+    c.memory_limit = mb << 20;
     return c;
   }();
   return cfg;
