@@ -163,6 +163,14 @@ OOM_PATHS = """
         host = tf.ones([96, 1024, 1024])
     with tf.device("/PDK:0"):
         attempt("copy", lambda: tf.identity(host))
+
+    @tf.function
+    def to_pdk(t):
+        with tf.device("/PDK:0"):
+            return tf.reduce_sum(tf.identity(t))
+
+    attempt("graph copy", lambda: to_pdk(host).numpy())
+    with tf.device("/PDK:0"):
         # and the device still runs a training step
         print("STEP", float(step(x[:64])) >= 0)
 """
@@ -178,7 +186,7 @@ def test_out_of_memory_raises_at_once_in_every_path():
     import json
     results = {d["path"]: d for d in (json.loads(line[4:]) for line in r.stdout.splitlines()
                                       if line.startswith("OOM "))}
-    assert set(results) == {"eager", "tf.function", "fit", "copy"}, r.stdout
+    assert set(results) == {"eager", "tf.function", "fit", "copy", "graph copy"}, r.stdout
     for path, d in results.items():
         assert d["seconds"] < 5.0, d
         assert d["after"] == 6.0, d
@@ -190,6 +198,8 @@ def test_out_of_memory_raises_at_once_in_every_path():
     # destination without a status; docs/architecture.md, "Memory").
     assert results["copy"]["error"] == "InternalError", results["copy"]
     assert results["copy"]["dst_message"], results["copy"]
+    # In a graph the copy is the executor's receive: ResourceExhaustedError.
+    assert results["graph copy"]["error"] == "ResourceExhaustedError", results["graph copy"]
     assert "STEP True" in r.stdout
 
 
