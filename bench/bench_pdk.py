@@ -12,7 +12,10 @@ Also measured, in the same process:
   allocator statistics, `tf.config.experimental.reset_memory_stats(dev)` then
   `get_memory_info(dev)["peak"]` after the step, and that peak minus the bytes
   in use when the step started (what the step itself allocated: activations,
-  gradients, temporaries). For "CPU:0" these are the stats of TF 2.21's
+  gradients, temporaries). For "PDK:0" these are the figures of PDK's memory
+  pool (bytes of the blocks tensors hold), which the plugin's hook answers
+  through the same two functions (docs/architecture.md, "Memory"). For
+  "CPU:0" these are the stats of TF 2.21's
   oneDNN CPU allocator (MklCPUAllocator, tensorflow/core/common_runtime/
   mkl_cpu_allocator.h): allocations under 256 KiB go to its small-size
   allocator, whose ClearStats zeroes `bytes_in_use`, so after a reset the CPU's

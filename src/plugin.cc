@@ -337,16 +337,28 @@ PDK_EXPORT size_t PDK_MathLibraries(char* buf, size_t cap) {
 
 PDK_EXPORT void PDK_ResetGraphRewriteCounts() { pdk_graph::ResetGlobalRewriteCounts(); }
 
-// out[0..4] = num_allocs, bytes_in_use, peak_bytes_in_use, largest_alloc_size,
-// bytes_limit of the plugin's own allocator for device `ordinal` (the regions
-// TensorFlow's BFC allocator reserved). Returns 0 if no such device exists.
+// out[0..7] = num_allocs, bytes_in_use, peak_bytes_in_use, largest_alloc_size,
+// bytes_limit, pool_bytes, peak_pool_bytes, num_failed_allocs of device
+// `ordinal`'s memory pool (src/device/memory_pool.h): tensor-level figures,
+// since PDK declines TensorFlow's BFC allocator. Returns 0 if no such device
+// exists.
 PDK_EXPORT int PDK_DeviceAllocatorStats(int ordinal, int64_t* out) {
-  pdk::AllocatorStats s;
+  pdk_plugin::PoolStats s;
   if (!pdk_plugin::DeviceStatsFor(ordinal, &s)) return 0;
   out[0] = s.num_allocs;
   out[1] = s.bytes_in_use;
   out[2] = s.peak_bytes_in_use;
   out[3] = s.largest_alloc_size;
   out[4] = s.bytes_limit;
+  out[5] = s.pool_bytes;
+  out[6] = s.peak_pool_bytes;
+  out[7] = s.num_failed_allocs;
   return 1;
+}
+
+// tf.config.experimental.reset_memory_stats for device `ordinal`: num_allocs
+// and largest_alloc_size to 0, the peaks to the current figures. Returns 0 if
+// no such device exists.
+PDK_EXPORT int PDK_ResetDeviceAllocatorStats(int ordinal) {
+  return pdk_plugin::ClearDeviceStats(ordinal) ? 1 : 0;
 }

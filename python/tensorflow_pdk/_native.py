@@ -73,6 +73,8 @@ def lib() -> ctypes.CDLL:
         l.PDK_IsComputeOp.argtypes = [ctypes.c_char_p]
         l.PDK_DeviceAllocatorStats.restype = ctypes.c_int
         l.PDK_DeviceAllocatorStats.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int64)]
+        l.PDK_ResetDeviceAllocatorStats.restype = ctypes.c_int
+        l.PDK_ResetDeviceAllocatorStats.argtypes = [ctypes.c_int]
         _lib = l
     return _lib
 

@@ -145,9 +145,14 @@ def report(self_test: bool = True) -> Dict:
                "disabled_reason": tensorflow_pdk.disabled_reason(),
                "problems": []}
     r["config"] = _config()
-    r["devices"] = [{"name": d.name, "memory_limit_bytes": d.memory_limit,
+    # The limit from PDK's own pool: TensorFlow's simple allocator, which
+    # serves PDK, reports 0 as the device's memory_limit (docs/architecture.md, "Memory").
+    r["devices"] = [{"name": d.name,
+                     "memory_limit_bytes":
+                         tensorflow_pdk.device_allocator_stats(i)["bytes_limit"],
                      "threads": r["config"]["num_threads"]}
-                    for d in device_lib.list_local_devices() if d.device_type == "PDK"]
+                    for i, d in enumerate(d for d in device_lib.list_local_devices()
+                                          if d.device_type == "PDK")]
     r["isa"] = cpu_isa()
     r["libraries"] = math_libraries()
     r["environment"] = {k: v for k, v in sorted(os.environ.items()) if k.startswith("PDK_")

@@ -24,9 +24,9 @@
 // is on its launcher thread's line and ends when its work ends. Memory
 // operations, host callbacks and the device allocator's (de)allocations are
 // events on the same lines, named by their kind ("MemcpyH2D", "MemcpyD2H",
-// "MemcpyD2D", "Memset", "HostCallback", "Allocate", "Deallocate"; with
-// TensorFlow's BFC allocator on top these are its region allocations, rare
-// after the first step), with the stat "bytes" and no tf_op.
+// "MemcpyD2D", "Memset", "HostCallback", "Allocate", "Deallocate"; one per
+// tensor, as PDK runs under TensorFlow's simple allocator), with the stat
+// "bytes" and no tf_op.
 //
 // Messages are written with the kit's wire-format writer (pdk/
 // wire_format.h; field numbers of tsl/profiler/protobuf/xplane.proto, as
