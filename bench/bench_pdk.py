@@ -41,12 +41,18 @@ Also measured, in the same process:
 
 `--breakdown` profiles `--steps` calls of each case on each setup with
 `tf.profiler` and prints where the time goes: on PDK from PDK's own profiler
-plane (/device:CUSTOM:PDK:0: every kernel launch and memory copy), on stock
+plane (/device:CUSTOM:PDK:0: every kernel launch and memory copy; TensorFlow's
+host tracer records no kernel event for a PluggableDevice's kernels), on stock
 from TensorFlow's host tracer (/host:CPU: the executor's per-kernel events,
-`node:OpType`). Per setup: the wall time per call, the time kernels ran
+`node:OpType`). The setups are profiled interleaved, as they are timed: one
+session here and one in the worker, each call inside a window event named
+after its setup. Per setup: the wall time per call, the time kernels ran
 (summed, and as the union of their intervals over all threads), the time no
 kernel or copy ran (framework, executor, Python: wall minus the union), the
-copies, launches per call, and the top 10 ops by kernel time.
+copies, launches per call and the top 10 ops by kernel time. Eager ops get no
+`node:OpType` event, so an eager stock case shows no kernels. The tracers
+cost time themselves (more on stock, which runs more nodes): compare the
+kernel rows; profiled wall times are higher than the table's.
 
 Run:  python bench/bench_pdk.py [--repeats 20] [--cases tiny_add,matmul1024,...] [--markdown FILE]
                                 [--background-load N] [--breakdown [--steps N]]
@@ -657,7 +663,7 @@ def keras_auto_jit():
 def worker_main():
     """The stock worker's loop: one JSON request per line on stdin, one JSON
     reply per line on the pipe to the parent."""
-    fn = per_call = None
+    fn = per_call = session = profiled = None
     for line in sys.stdin:
         req = json.loads(line)
         try:
@@ -678,8 +684,16 @@ def worker_main():
                 out = {"t": _timed(fn) / per_call}
             elif cmd == "memory":
                 out = {"mem": peak_memory({CPU: fn})[CPU]}
-            elif cmd == "breakdown":
-                out = {"breakdown": profile_breakdown(fn, per_call, req["steps"])}
+            elif cmd == "profile_start":  # then one untimed call in the session
+                session, profiled = ProfileSession(), 0
+                fn()
+                out = {}
+            elif cmd == "profile_call":
+                session.call(fn, CPU)
+                profiled += 1
+                out = {}
+            elif cmd == "profile_stop":
+                out = {"breakdown": summarize_profile(session.stop(), profiled * per_call, CPU)}
             elif cmd == "quit":
                 _PIPE_OUT.write("{}\n")
                 return
@@ -741,29 +755,33 @@ WINDOW = "bench_pdk_window"
 KERNEL_EVENT = re.compile(r"^[^\s:][^:]*:([A-Za-z_][A-Za-z0-9_]*)$")
 
 
-def profile_breakdown(fn, per_call, steps):
-    """Profiles `steps` calls of fn (after one untimed call in the session: the
-    first one pays the tracers' start-up) and summarizes them per step
-    (`summarize_profile`)."""
-    import shutil
+class ProfileSession:
+    """A tf.profiler session in which calls are profiled one at a time, each
+    inside a window event named after its setup, so several setups can be
+    profiled interleaved in one session and told apart afterwards."""
 
-    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    def __init__(self):
+        self.logdir = tempfile.mkdtemp(prefix="pdk_breakdown_")
+        tf.profiler.experimental.start(self.logdir)
 
-    logdir = tempfile.mkdtemp(prefix="pdk_breakdown_")
-    try:
-        tf.profiler.experimental.start(logdir)
-        try:
+    @staticmethod
+    def call(fn, setup):
+        with tf.profiler.experimental.Trace(WINDOW + setup):
             fn()
-            with tf.profiler.experimental.Trace(WINDOW):
-                for _ in range(steps):
-                    fn()
-        finally:
+
+    def stop(self):
+        """Ends the session; returns its XSpace."""
+        import shutil
+
+        from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+        try:
             tf.profiler.experimental.stop()
-        path = glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))[0]
-        space = xplane_pb2.XSpace.FromString(open(path, "rb").read())
-    finally:
-        shutil.rmtree(logdir, ignore_errors=True)
-    return summarize_profile(space, steps * per_call)
+            path = glob.glob(os.path.join(self.logdir, "plugins", "profile", "*",
+                                          "*.xplane.pb"))[0]
+            return xplane_pb2.XSpace.FromString(open(path, "rb").read())
+        finally:
+            shutil.rmtree(self.logdir, ignore_errors=True)
 
 
 def _events(plane):
@@ -787,16 +805,18 @@ def _union_ns(intervals):
     return total
 
 
-def summarize_profile(space, n):
-    """Per step (n steps in the window): wall time, kernel time (summed, and
-    the union over threads with the copies), the time between kernels (wall
-    minus that union), copies, launches and the top 10 ops by kernel time;
-    seconds. The kernels are PDK's own plane's launches if it has any in the
-    window, else the host tracer's "node:OpType" events (stock CPU)."""
+def summarize_profile(space, n, setup):
+    """Per step (n steps in the windows of `setup`, ProfileSession.call): wall
+    time, kernel time (summed, and the union over threads with the copies),
+    the time between kernels (wall minus that union), copies, launches and
+    the top 10 ops by kernel time; seconds. The kernels are PDK's own plane's
+    launches if it has any in the windows, else the host tracer's
+    "node:OpType" events (stock CPU; TensorFlow's host tracer records no such
+    event for a PluggableDevice's kernels)."""
     planes = {p.name: p for p in space.planes}
     host = planes["/host:CPU"]
-    w0, w1 = next((b, e) for name, _, b, e in _events(host) if name == WINDOW)
-    inside = lambda b, e: b >= w0 and e <= w1  # noqa: E731
+    windows = [(b, e) for name, _, b, e in _events(host) if name == WINDOW + setup]
+    inside = lambda b, e: any(b >= w0 and e <= w1 for w0, w1 in windows)  # noqa: E731
     kernels, copies = [], []  # (op, begin, end)
     if PDK_PLANE in planes:
         for name, op, b, e in _events(planes[PDK_PLANE]):
@@ -817,7 +837,7 @@ def summarize_profile(space, n):
         t, c = by_op.get(op, (0.0, 0))
         by_op[op] = (t + e - b, c + 1)
     top = sorted(by_op.items(), key=lambda kv: -kv[1][0])[:10]
-    wall = w1 - w0
+    wall = sum(w1 - w0 for w0, w1 in windows)
     busy = _union_ns([(b, e) for _, b, e in kernels + copies])
     ns = 1e-9 / n
     return {
@@ -841,7 +861,8 @@ def breakdown_table(name, results):
         ("copies per step (time)", lambda r: f"{r['copies']:.1f} ({fmt(r['copy_time'])})"),
         ("kernel launches per step", lambda r: f"{r['launches']:.1f}"),
     ]
-    out = [f"Breakdown: {name} ({results[0][1]['steps']} steps profiled per setup; per step)", "",
+    out = [f"Breakdown: {name} ({results[0][1]['steps']} steps profiled per setup, "
+           "interleaved; per step)", "",
            "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     out += [f"| {title} | " + " | ".join(f(r) for _, r in results) + " |" for title, f in rows]
     out += ["", "| top ops by kernel time | " + " | ".join(cols) + " |",
@@ -1021,7 +1042,9 @@ def run(args, here, worker):
 
 
 def run_breakdown(args, here, worker):
-    """--breakdown: per case, a profile of --steps calls on each setup."""
+    """--breakdown: per case, --steps calls of each setup profiled, interleaved
+    (PDK, stock here, stock in the worker, each round), after one untimed
+    call of each in the session (it pays the tracers' start-up)."""
     stocks = _setups(here, worker)
     for key in args.cases.split(","):
         name, fns, per_call, _ = CASES[key]()
@@ -1029,12 +1052,25 @@ def run_breakdown(args, here, worker):
             worker.call("case", key=key)
         load = _load()
         measure(fns, per_call, 1, worker=worker)  # warm-up
-        results = [("PDK", profile_breakdown(fns[PDK], per_call, args.steps))]
-        for on in (False, True):
-            if on in stocks:
-                r = (worker.call("breakdown", steps=args.steps)["breakdown"]
-                     if stocks[on] == CHILD else profile_breakdown(fns[CPU], per_call, args.steps))
-                results.append((stock_label(on), r))
+        if worker:
+            worker.call("profile_start")
+        session = ProfileSession()
+        try:
+            for d in DEVICES:
+                fns[d]()
+            for _ in range(args.steps):
+                for d in DEVICES:
+                    session.call(fns[d], d)
+                if worker:
+                    worker.call("profile_call")
+        finally:
+            space = session.stop()
+        n = args.steps * per_call
+        got = {PDK: summarize_profile(space, n, PDK), CPU: summarize_profile(space, n, CPU)}
+        if worker:
+            got[CHILD] = worker.call("profile_stop")["breakdown"]
+        results = [("PDK", got[PDK])] + [(stock_label(on), got[stocks[on]])
+                                         for on in (False, True) if on in stocks]
         print(breakdown_table(name, results)
               + f"\nLoad average (1/5/15 min) {load} before, {_load()} after.\n", flush=True)
         del fns
