@@ -875,7 +875,8 @@ def breakdown_table(name, results):
                 cells.append(f"{op} {fmt(t)} ({c:g})")
             else:
                 cells.append("")
-        out.append(f"| {i + 1} | " + " | ".join(cells) + " |")
+        if any(cells):
+            out.append(f"| {i + 1} | " + " | ".join(cells) + " |")
     sources = "; ".join(f"{label}: {r['source']}" for label, r in results)
     out += ["", f"Kernel events from: {sources}. Cells of the top ops: time per step "
             "(launches per step).", ""]
