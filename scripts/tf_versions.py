@@ -60,17 +60,48 @@ VERSIONS = {
     "2.21 (tensorflow)": "tensorflow==2.21.0",
     "nightly": os.environ.get("PDK_TF_NIGHTLY", "tf-nightly==2.23.0.dev20261026"),
 }
-CI_VERSIONS = ["2.16", "nightly"]  # 2.21 is the suite's own venv
+# The same wheel on other Pythons than the suite's (it is tagged py3-none, one
+# file for all): TensorFlow 2.21 in a venv of pyenv's interpreter of each.
+for _py in ("3.10", "3.12", "3.13"):
+    VERSIONS[f"2.21 py{_py}"] = "tensorflow-cpu==2.21.0"
+PYTHON_OF = {name: name.split(" py")[1] for name in VERSIONS if " py" in name}
+# The same wheel on a CPU with fewer features, masked: PDK's loader capped to a
+# core level (PDK_MAX_CPU_ISA), oneDNN's and OpenBLAS's run-time dispatch capped
+# to match. Runs in the "2.21 py3.12" venv; digits must match the unmasked row.
+MASKS = {
+    "2.21 AVX2": {"PDK_MAX_CPU_ISA": "x86-64-v3", "ONEDNN_MAX_CPU_ISA": "AVX2",
+                  "OPENBLAS_CORETYPE": "Haswell"},
+    "2.21 x86-64-v2": {"PDK_MAX_CPU_ISA": "x86-64-v2", "ONEDNN_MAX_CPU_ISA": "SSE41",
+                       "OPENBLAS_CORETYPE": "Nehalem"},
+}
+MASK_VENV = "2.21 py3.12"
+for _name in MASKS:
+    VERSIONS[_name] = VERSIONS[MASK_VENV]
+CI_VERSIONS = ["2.16", "nightly", "2.21 py3.10", "2.21 py3.12", "2.21 py3.13",
+               *MASKS]  # 2.21 / py3.11 is the suite's own venv
+# Rows that skip the conformance sweep (the digits job and the probe still run):
+# the Python and CPU-mask rows run the same TensorFlow as the suite.
+NO_CONFORMANCE = set(PYTHON_OF) | set(MASKS)
 EXTRA_PACKAGES = ["scikit-learn", "pytest"]
+
+# Shared libraries the wheel bundles (scripts/build_wheel.sh) whose Debian
+# copies (the -dev packages setup.sh installs) the probe hides: bound over
+# with /dev/null in a private mount namespace, so a load of one fails.
+BUNDLED = re.compile(r"^lib(dnnl|openblas|gomp|gfortran|quadmath|OpenCL)")
+SYSTEM_LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
+                   "/usr/lib/x86_64-linux-gnu/openblas-pthread"]
 
 # Runs inside a version's venv; prints one JSON line.
 PROBE = r"""
-import json, os
+import json, os, sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf, tensorflow_pdk
+from tensorflow_pdk import diagnostics
 out = {"tensorflow": tf.__version__, "disabled_reason": tensorflow_pdk.disabled_reason(),
        "devices": len(tf.config.list_logical_devices("PDK")),
-       "kernels": len(tensorflow_pdk.registered_kernels())}
+       "kernels": len(tensorflow_pdk.registered_kernels()),
+       "python": "%d.%d" % sys.version_info[:2], "core_isa": tensorflow_pdk.cpu_isa(),
+       "libraries": diagnostics.math_libraries()}
 if out["devices"]:
     with tf.device("/PDK:0"):
         v = tf.Variable(tf.ones([4]))
@@ -109,6 +140,18 @@ if out["devices"]:
     out["digits_accuracy"] = r.test_accuracy
     out["digits_cpu_ops"] = sum(r.cpu_compute_ops.values())
     out["digits_pdk_launches"] = sum(r.pdk_launches.values())
+    out["digits_losses"] = r.losses
+# Every shared library mapped into this process: none of the bundled kinds may
+# come from outside this venv (sys.prefix) or the interpreter's own tree.
+libs = set()
+with open("/proc/self/maps") as f:
+    for line in f:
+        p = line.split()[-1]
+        if ".so" in p and p.startswith("/"):
+            libs.add(p)
+out["libraries_loaded"] = len(libs)
+out["outside_libraries"] = sorted(p for p in libs if not p.startswith(sys.prefix)
+                                  and not p.startswith(sys.base_prefix))
 print("PROBE " + json.dumps(out))
 """
 
@@ -117,14 +160,29 @@ def log(msg: str) -> None:
     print(f"[tf_versions] {msg}", file=sys.stderr, flush=True)
 
 
+def interpreter(version: str) -> str:
+    """pyenv's python<version> ($PYENV_ROOT, default ~/.pyenv), else one on PATH."""
+    pyenv = pathlib.Path(os.environ.get("PYENV_ROOT", pathlib.Path.home() / ".pyenv"))
+    found = sorted(glob.glob(str(pyenv / "versions" / f"{version}.*" / "bin" / f"python{version}")))
+    if found:
+        return found[-1]
+    import shutil
+    exe = shutil.which(f"python{version}")
+    if exe is None:
+        raise FileNotFoundError(f"no Python {version} interpreter (pyenv install {version})")
+    return exe
+
+
 def venv_for(name: str, spec: str, root: pathlib.Path) -> pathlib.Path:
     """The venv of one TensorFlow release (created or reused); returns its python."""
+    name = MASK_VENV if name in MASKS else name
     venv = root / re.sub(r"[^A-Za-z0-9.]+", "_", name)
     py = venv / "bin" / "python"
     stamp = venv / ".pdk-tf-spec"
     want = " ".join([spec] + EXTRA_PACKAGES)
     if not py.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        base = interpreter(PYTHON_OF[name]) if name in PYTHON_OF else sys.executable
+        subprocess.run([base, "-m", "venv", str(venv)], check=True)
     if not stamp.exists() or stamp.read_text() != want:
         log(f"{name}: installing {want}")
         subprocess.run([str(py), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
@@ -151,20 +209,43 @@ VARIABLE_API = {"TF_MaybeLockVariableInputMutexesInOrder", "TF_GetInputTensorFro
 
 
 def tf_exports(py: pathlib.Path) -> tuple:
-    """(the PDK plugin's path, every dynamic symbol this TensorFlow's libraries export)."""
+    """(the PDK plugin's libraries: the loader and its cores, every dynamic symbol
+    this TensorFlow's libraries export)."""
     site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    plugin = os.path.join(site, "tensorflow-plugins", "libtensorflow_pdk_plugin.so")
+    plugin = [os.path.join(site, "tensorflow-plugins", "libtensorflow_pdk_plugin.so"),
+              *sorted(glob.glob(os.path.join(site, "tensorflow_pdk", "lib", "*.so")))]
     exported = set()
     for lib in glob.glob(os.path.join(site, "tensorflow", "**", "*.so*"), recursive=True):
         exported |= _nm(lib, "--defined-only")
     return plugin, exported
 
 
-def missing_symbols(plugin: str, exported: set) -> list:
+def missing_symbols(plugin: list, exported: set) -> list:
     """The plugin's TF_/SE_/TP_ imports that this TensorFlow does not export."""
-    wanted = {s for s in _nm(plugin, "--undefined-only") if re.match(r"(TF|SE|TP)_", s)}
+    wanted = {s for lib in plugin for s in _nm(lib, "--undefined-only")
+              if re.match(r"(TF|SE|TP)_", s)}
     return sorted(wanted - exported)
+
+
+def hide_system_copies() -> list:
+    """The Debian copies of the libraries the wheel bundles (real files)."""
+    found = set()
+    for d in SYSTEM_LIB_DIRS:
+        for p in glob.glob(os.path.join(d, "*.so*")):
+            if BUNDLED.search(os.path.basename(p)) and os.path.isfile(p):
+                found.add(os.path.realpath(p))
+    return sorted(found)
+
+
+def hidden_command(hidden: list) -> list:
+    """A command prefix that runs the rest with `hidden` replaced by /dev/null in
+    a private mount namespace (unshare, as root); [] where that is not possible."""
+    if not hidden or os.geteuid() != 0 or subprocess.run(
+            ["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        return []
+    script = "".join(f"mount --bind /dev/null '{p}' && " for p in hidden) + 'exec "$@"'
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh"]
 
 
 def run_conformance(py: pathlib.Path) -> dict:
@@ -187,15 +268,19 @@ def check(name: str, spec: str, wheel: str, root: pathlib.Path, conformance: boo
     res = {"name": name, "spec": spec, "missing_symbols": missing_symbols(plugin, exported),
            "variable_api": VARIABLE_API <= exported}
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("PDK_") and k != "TF_PLUGGABLE_DEVICE_LIBRARY_PATH"}
-    r = subprocess.run([str(py), "-c", PROBE], capture_output=True, text=True, env=env,
-                       cwd=root)
+           if not k.startswith("PDK_") and k != "TF_PLUGGABLE_DEVICE_LIBRARY_PATH"
+           and k not in ("ONEDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE")}
+    env.update(MASKS.get(name, {}))
+    hidden = hide_system_copies()
+    res["hidden_system_libraries"] = len(hidden)
+    r = subprocess.run([*hidden_command(hidden), str(py), "-c", PROBE], capture_output=True,
+                       text=True, env=env, cwd=root)
     line = next((ln for ln in r.stdout.splitlines() if ln.startswith("PROBE ")), None)
     if line is None:
         res["probe_error"] = (r.stderr or r.stdout)[-3000:]
     else:
         res.update(json.loads(line[len("PROBE "):]))
-    if conformance and res.get("devices"):
+    if conformance and res.get("devices") and name not in NO_CONFORMANCE:
         res["conformance"] = run_conformance(py)
     res["seconds"] = round(time.time() - t0, 1)
     res["ok"] = ok(res, conformance)
@@ -203,7 +288,8 @@ def check(name: str, spec: str, wheel: str, root: pathlib.Path, conformance: boo
 
 
 def ok(r: dict, conformance: bool) -> bool:
-    return (not r["missing_symbols"] and "probe_error" not in r and r.get("devices") == 1
+    conformance = conformance and r["name"] not in NO_CONFORMANCE
+    return (not bundled_from_outside(r) and not r["missing_symbols"] and "probe_error" not in r and r.get("devices") == 1
             and r.get("disabled_reason") == "" and r.get("variables") is True
             and r.get("digits_accuracy", 0) > 0.9 and r.get("digits_cpu_ops") == 0
             and bool(r.get("rewrites"))
@@ -214,25 +300,42 @@ def ok(r: dict, conformance: bool) -> bool:
                                      and r["conformance"]["passed"] > 0)))
 
 
+def bundled_from_outside(r: dict) -> list:
+    """Libraries of the kinds the wheel bundles that the probe's process mapped
+    from outside its venv (must be none: the wheel's copies serve)."""
+    return [p for p in r.get("outside_libraries", []) if BUNDLED.search(os.path.basename(p))]
+
+
 def markdown(results: list) -> str:
-    rows = ["| TensorFlow | loads | PDK devices | kernels | graph optimizer | variables on PDK "
+    rows = ["| TensorFlow | Python | PDK core; oneDNN ISA; OpenBLAS core | loads | PDK devices "
+            "| kernels | graph optimizer | variables on PDK "
             "| legacy ResourceApply* kernels | digits job (accuracy, CPU ops) "
             "| conformance fast subset |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         yes = lambda b: "yes" if b else "**no**"  # noqa: E731
         conf = r.get("conformance")
         legacy = ("yes (max \\|PDK − CPU\\| {:.1e})".format(r["legacy_apply_max_error"])
                   if r.get("legacy_apply_kernels") else "no (not exported)")
-        rows.append("| {} (`{}`) | {} | {} | {} | {} | {} | {} | {} | {} |".format(
-            r.get("tensorflow", r["name"]), r["spec"],
-            yes(not r["missing_symbols"] and "probe_error" not in r and not r.get("disabled_reason")),
+        libs = r.get("libraries", {})
+        isa = "{}; {}; {}".format(
+            r.get("core_isa", "—").split(" (")[0],
+            re.sub(r".*\(ISA (\w+)\).*", r"\1", libs.get("oneDNN", "—")),
+            re.sub(r".*\(core (\w+)\).*", r"\1", libs.get("OpenBLAS", "—")))
+        masked = " ".join(f"{k}={v}" for k, v in MASKS.get(r["name"], {}).items())
+        rows.append("| {} (`{}`{}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            r.get("tensorflow", r["name"]), r["spec"], ", " + masked if masked else "",
+            r.get("python", "—"), isa,
+            yes(not r["missing_symbols"] and "probe_error" not in r and not r.get("disabled_reason")
+                and not bundled_from_outside(r)),
             r.get("devices", 0), r.get("kernels", "—"),
             "yes ({} rewrites)".format(sum(r["rewrites"].values())) if r.get("rewrites") else "**no**",
             yes(r.get("variables")), legacy,
             "{:.4f}, {}".format(r["digits_accuracy"], r["digits_cpu_ops"])
             if "digits_accuracy" in r else "—",
-            "{} passed, {} failed".format(conf["passed"], conf["failed"]) if conf else "not run"))
+            "{} passed, {} failed".format(conf["passed"], conf["failed"]) if conf
+            else "not run (same TensorFlow as the 2.21 row)" if r["name"] in NO_CONFORMANCE
+            else "not run"))
     return "\n".join(rows)
 
 

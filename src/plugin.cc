@@ -30,6 +30,9 @@
 #include "profiler/profiler.h"
 #include "tensorflow/c/kernels.h"
 
+#include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
+
 #ifndef PDK_VERSION
 #define PDK_VERSION "0.0.0"
 #endif
@@ -294,18 +297,68 @@ PDK_EXPORT size_t PDK_GraphRewriteCounts(char* buf, size_t cap) {
   return CopyOut(out, buf, cap);
 }
 
+// The x86-64 psABI level this core was compiled for, from the compiler's
+// predefined macros (-march): the loader (src/plugin_loader.cc) picks the core.
+PDK_EXPORT const char* PDK_CoreIsa() {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  return "x86-64-v4";
+#elif defined(__AVX2__) && defined(__FMA__)
+  return "x86-64-v3";
+#elif defined(__SSE4_2__) && defined(__POPCNT__)
+  return "x86-64-v2";
+#else
+  return "x86-64";
+#endif
+}
+
+// The compute libraries this core runs with and the code path each chose at
+// run time, "name<TAB>text" per line: oneDNN's version and effective ISA
+// (dnnl_get_effective_cpu_isa, capped by ONEDNN_MAX_CPU_ISA), OpenBLAS's build
+// configuration and the core it dispatched to (OPENBLAS_CORETYPE overrides it).
+PDK_EXPORT size_t PDK_MathLibraries(char* buf, size_t cap) {
+  const dnnl_version_t* v = dnnl_version();
+  const char* isa = "other";
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: isa = "SSE41"; break;
+    case dnnl_cpu_isa_avx: isa = "AVX"; break;
+    case dnnl_cpu_isa_avx2: isa = "AVX2"; break;
+    case dnnl_cpu_isa_avx2_vnni: isa = "AVX2_VNNI"; break;
+    case dnnl_cpu_isa_avx512_core: isa = "AVX512_CORE"; break;
+    case dnnl_cpu_isa_avx512_core_vnni: isa = "AVX512_CORE_VNNI"; break;
+    case dnnl_cpu_isa_avx512_core_bf16: isa = "AVX512_CORE_BF16"; break;
+    case dnnl_cpu_isa_avx512_core_amx: isa = "AVX512_CORE_AMX"; break;
+    default: break;
+  }
+  const std::string out = "oneDNN\t" + std::to_string(v->major) + "." + std::to_string(v->minor) +
+                          "." + std::to_string(v->patch) + " (ISA " + isa + ")\nOpenBLAS\t" +
+                          openblas_get_config() + " (core " + openblas_get_corename() + ")\n";
+  return CopyOut(out, buf, cap);
+}
+
 PDK_EXPORT void PDK_ResetGraphRewriteCounts() { pdk_graph::ResetGlobalRewriteCounts(); }
 
-// out[0..4] = num_allocs, bytes_in_use, peak_bytes_in_use, largest_alloc_size,
-// bytes_limit of the plugin's own allocator for device `ordinal` (the regions
-// TensorFlow's BFC allocator reserved). Returns 0 if no such device exists.
+// out[0..7] = num_allocs, bytes_in_use, peak_bytes_in_use, largest_alloc_size,
+// bytes_limit, pool_bytes, peak_pool_bytes, num_failed_allocs of device
+// `ordinal`'s memory pool (src/device/memory_pool.h): tensor-level figures,
+// since PDK declines TensorFlow's BFC allocator. Returns 0 if no such device
+// exists.
 PDK_EXPORT int PDK_DeviceAllocatorStats(int ordinal, int64_t* out) {
-  pdk::AllocatorStats s;
+  pdk_plugin::PoolStats s;
   if (!pdk_plugin::DeviceStatsFor(ordinal, &s)) return 0;
   out[0] = s.num_allocs;
   out[1] = s.bytes_in_use;
   out[2] = s.peak_bytes_in_use;
   out[3] = s.largest_alloc_size;
   out[4] = s.bytes_limit;
+  out[5] = s.pool_bytes;
+  out[6] = s.peak_pool_bytes;
+  out[7] = s.num_failed_allocs;
   return 1;
+}
+
+// tf.config.experimental.reset_memory_stats for device `ordinal`: num_allocs
+// and largest_alloc_size to 0, the peaks to the current figures. Returns 0 if
+// no such device exists.
+PDK_EXPORT int PDK_ResetDeviceAllocatorStats(int ordinal) {
+  return pdk_plugin::ClearDeviceStats(ordinal) ? 1 : 0;
 }

@@ -58,7 +58,13 @@ class Device {
   // Returns nullptr when the request cannot be met (TensorFlow then reports
   // ResourceExhaustedError for the tensor).
   virtual void* Allocate(uint64_t bytes, int64_t memory_space) = 0;
+  // `bytes` is what Allocate was asked for under TensorFlow's BFC allocator,
+  // and 0 under its simple allocator (Platform::use_bfc_allocator() false),
+  // which does not keep sizes: such a device tracks them itself.
   virtual void Deallocate(void* ptr, uint64_t bytes) = 0;
+  // The size of the allocation at `ptr`, for the activity sink's Deallocate
+  // events when TensorFlow passes 0; 0 if the device does not know.
+  virtual uint64_t AllocatedSize(const void* ptr) const { return 0; }
   virtual void* HostAllocate(uint64_t bytes) = 0;
   virtual void HostDeallocate(void* ptr) = 0;
   virtual AllocatorStats Stats() const = 0;
@@ -105,6 +111,16 @@ class Platform {
   virtual const char* type() const = 0;
   virtual StatusOr<int> DeviceCount() const = 0;
   virtual StatusOr<std::unique_ptr<Device>> CreateDevice(int ordinal) = 0;
+  // TensorFlow's allocator on top of the device (SP_Platform fields).
+  // BFC (true): TensorFlow pools the device's memory in regions and keeps
+  // tensor statistics (tf.config.experimental.get_memory_info), but retries
+  // an allocation that does not fit for 10 s before it reports OOM
+  // (BFCAllocator::AllocateRawInternalWithRetry, kMaxMillisToWait). Simple
+  // (false): every tensor allocation and free reaches the device, sizes and
+  // statistics are the device's to keep (TensorFlow reports zero), an OOM is
+  // reported at once. force_memory_growth (BFC only): grow the pool as needed
+  // instead of reserving the whole limit at start; TensorFlow then prints
+  // "Overriding allow_growth setting ..." unless the program asked for growth.
   virtual bool use_bfc_allocator() const { return true; }
   virtual bool force_memory_growth() const { return true; }
 };
@@ -183,24 +199,34 @@ void RunTraced(TF_Status* out, const char* where, const SP_Device* d, const char
 }
 
 inline void FillStreamExecutor(SP_StreamExecutor* se) {
+  // (De)allocations run once per tensor under TensorFlow's simple allocator:
+  // no TF_Status is made for them (a null pointer is the failure).
   se->allocate = [](const SP_Device* d, uint64_t size, int64_t space, SP_DeviceMemoryBase* mem) {
     mem->struct_size = SP_DEVICE_MEMORY_BASE_STRUCT_SIZE;
     void* p = nullptr;
-    TFStatusPtr st = NewTFStatus();
-    RunTraced(st.get(), "allocate", d, "Allocate", size, [&] {
+    const DeviceActivitySink sink = DeviceActivitySinkSlot().load(std::memory_order_acquire);
+    const int64_t begin_ns = sink ? TraceClockNs() : 0;
+    GuardedCall("allocate", [&] {
       p = Dev(d)->Allocate(size, space);
-      return p || size == 0 ? Status::OK() : ResourceExhausted("allocation failed");
+      return Status::OK();
     });
+    if (sink)
+      sink(DeviceActivity{"Allocate", d->ordinal, size, begin_ns, TraceClockNs(),
+                          p != nullptr || size == 0});
     mem->opaque = p;
     mem->size = p ? size : 0;
   };
   se->deallocate = [](const SP_Device* d, SP_DeviceMemoryBase* mem) {
     if (mem && mem->opaque) {
-      TFStatusPtr st = NewTFStatus();
-      RunTraced(st.get(), "deallocate", d, "Deallocate", mem->size, [&] {
+      const DeviceActivitySink sink = DeviceActivitySinkSlot().load(std::memory_order_acquire);
+      const int64_t begin_ns = sink ? TraceClockNs() : 0;
+      const uint64_t bytes =
+          mem->size != 0 || !sink ? mem->size : Dev(d)->AllocatedSize(mem->opaque);
+      GuardedCall("deallocate", [&] {
         Dev(d)->Deallocate(mem->opaque, mem->size);
         return Status::OK();
       });
+      if (sink) sink(DeviceActivity{"Deallocate", d->ordinal, bytes, begin_ns, TraceClockNs(), true});
     }
     if (mem) {
       mem->opaque = nullptr;

@@ -6,7 +6,9 @@ Installing the wheel puts the plugin library in
 
 - :func:`registered_kernels` — every (op, type constraints) pair PDK registers;
 - :func:`launch_counts` / :func:`reset_launch_counts` — kernel launches per op;
-- :func:`device_allocator_stats` — the plugin allocator's own byte counts;
+- :func:`device_allocator_stats` / :func:`reset_device_allocator_stats` — the
+  device's memory statistics (``tf.config.experimental.get_memory_info`` and
+  ``reset_memory_stats`` answer from them for PDK devices);
 - :func:`graph_rewrite_counts` / :func:`reset_graph_rewrite_counts` — rewrites
   PDK's graph optimizer applied, per pattern;
 - :mod:`tensorflow_pdk.placement` — which ops of a tf.function ran where;
@@ -112,22 +114,56 @@ def reset_graph_rewrite_counts() -> None:
     _native.lib().PDK_ResetGraphRewriteCounts()
 
 
+def _create_devices() -> None:
+    """TensorFlow creates its devices with the eager context, on first use."""
+    _native.lib()
+    from tensorflow.python.eager import context
+
+    context.ensure_initialized()
+
+
 def device_allocator_stats(ordinal: int = 0) -> Dict[str, int]:
-    """Byte counts of the plugin's allocator for ``/PDK:<ordinal>``: the memory
-    regions TensorFlow's BFC allocator reserved from the device (tensor-level
-    figures come from ``tf.config.experimental.get_memory_info``)."""
+    """Memory statistics of ``/PDK:<ordinal>`` (its pool, docs/architecture.md,
+    "Memory"), bytes and counts: ``bytes_in_use`` by tensors, ``peak_bytes_in_use``,
+    ``largest_alloc_size`` and ``num_allocs`` since the device was created or
+    :func:`reset_device_allocator_stats`, ``bytes_limit`` (``PDK_MEMORY_LIMIT_MB``),
+    ``pool_bytes`` (in use plus freed blocks kept for reuse: the host memory
+    the device holds) and its peak ``peak_pool_bytes``, and ``num_failed_allocs``
+    (allocations refused: over the limit, or no host memory).
+    ``tf.config.experimental.get_memory_info("PDK:<i>")`` reports the first two."""
     import ctypes
 
-    out = (ctypes.c_int64 * 5)()
+    _create_devices()
+    out = (ctypes.c_int64 * 8)()
     if not _native.lib().PDK_DeviceAllocatorStats(ordinal, out):
         raise ValueError(f"PDK device {ordinal} has not been created")
-    keys = ("num_allocs", "bytes_in_use", "peak_bytes_in_use", "largest_alloc_size", "bytes_limit")
+    keys = ("num_allocs", "bytes_in_use", "peak_bytes_in_use", "largest_alloc_size",
+            "bytes_limit", "pool_bytes", "peak_pool_bytes", "num_failed_allocs")
     return dict(zip(keys, list(out)))
+
+
+def reset_device_allocator_stats(ordinal: int = 0) -> None:
+    """Starts the peaks of ``/PDK:<ordinal>`` again from the current figures and
+    sets ``num_allocs`` and ``largest_alloc_size`` to 0
+    (``tf.config.experimental.reset_memory_stats("PDK:<i>")`` does the same)."""
+    _create_devices()
+    if not _native.lib().PDK_ResetDeviceAllocatorStats(ordinal):
+        raise ValueError(f"PDK device {ordinal} has not been created")
 
 
 def plugin_path() -> str:
     """Filesystem path of the plugin library."""
     return str(_native.plugin_path())
+
+
+def cpu_isa() -> str:
+    """The x86-64 ISA level of the PDK core this process runs: the highest of
+    the wheel's cores (``x86-64-v2``, ``x86-64-v3``) this CPU supports, capped
+    by ``PDK_MAX_CPU_ISA``, with the reason when it is not the highest built
+    (e.g. ``"x86-64-v2 (capped by PDK_MAX_CPU_ISA=x86-64-v2)"``); in a
+    developer's ``-DPDK_NATIVE=ON`` build, which has no loader, the level the
+    compiler targeted."""
+    return _native.cpu_isa()
 
 
 def get_include() -> str:

@@ -8,7 +8,10 @@ Python's stable C API), so a user never has to import ``tensorflow_pdk``:
   "PDK")`` really hides PDK;
 - :mod:`tensorflow_pdk._distribute`: tf.distribute's MultiWorkerMirroredStrategy,
   ``MirroredStrategy()`` and ParameterServerStrategy take the PDK devices as
-  their local (worker) devices.
+  their local (worker) devices;
+- :mod:`tensorflow_pdk._memory_info`: ``tf.config.experimental.get_memory_info``
+  and ``reset_memory_stats`` answer for PDK devices from PDK's memory pool
+  (TensorFlow's simple allocator, which serves PDK, keeps no statistics).
 
 Each hook is installed on its own: one failing (a TensorFlow whose private
 Python API moved) prints one line and leaves the others in place.
@@ -19,9 +22,9 @@ import sys
 
 
 def install() -> None:
-    from tensorflow_pdk import _distribute, _visible_devices, _xla
+    from tensorflow_pdk import _distribute, _memory_info, _visible_devices, _xla
 
-    for module in (_xla, _visible_devices, _distribute):
+    for module in (_xla, _visible_devices, _distribute, _memory_info):
         try:
             module.install()
         except Exception as e:  # noqa: BLE001 -- never break `import tensorflow`

@@ -17,7 +17,6 @@ Exit code: 0 when the plugin loaded, a device exists and the self-test passes;
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import sys
@@ -43,24 +42,16 @@ def cpu_isa() -> Dict[str, bool]:
 
 
 def math_libraries() -> Dict[str, str]:
-    """The versions of the oneDNN and OpenBLAS libraries loaded with the plugin."""
+    """The oneDNN and OpenBLAS the PDK core runs with and the code path each
+    chose at run time (``{"oneDNN": "2.7.3 (ISA AVX512_CORE_AMX)", "OpenBLAS":
+    "... (core SapphireRapids)"}``), as the core itself reports them: a wheel
+    bundles its own copies, so loading them by soname here could find others."""
+    from tensorflow_pdk import _native
+
     out = {}
-    try:
-        class _DnnlVersion(ctypes.Structure):
-            _fields_ = [("major", ctypes.c_int), ("minor", ctypes.c_int),
-                        ("patch", ctypes.c_int), ("hash", ctypes.c_char_p)]
-        dnnl = ctypes.CDLL("libdnnl.so.2")
-        dnnl.dnnl_version.restype = ctypes.POINTER(_DnnlVersion)
-        v = dnnl.dnnl_version().contents
-        out["oneDNN"] = f"{v.major}.{v.minor}.{v.patch}"
-    except (OSError, AttributeError) as e:
-        out["oneDNN"] = f"not found ({e})"
-    try:
-        blas = ctypes.CDLL("libopenblas.so.0")
-        blas.openblas_get_config.restype = ctypes.c_char_p
-        out["OpenBLAS"] = blas.openblas_get_config().decode().strip()
-    except (OSError, AttributeError) as e:
-        out["OpenBLAS"] = f"not found ({e})"
+    for line in _native.read_text(_native.lib().PDK_MathLibraries).splitlines():
+        name, _, text = line.partition("\t")
+        out[name] = text.strip()
     return out
 
 
@@ -143,17 +134,25 @@ def report(self_test: bool = True) -> Dict:
 
     import tensorflow_pdk
     from tensorflow.python.client import device_lib
+    from tensorflow_pdk import _native
 
     r: Dict = {"pdk_version": tensorflow_pdk.__version__,
                "tensorflow": tf.__version__,
                "built_for_tensorflow": tensorflow_pdk.built_for_tensorflow(),
                "plugin": str(tensorflow_pdk.plugin_path()),
+               "core": _native.core_path(),
+               "core_isa": _native.cpu_isa(),
                "disabled_reason": tensorflow_pdk.disabled_reason(),
                "problems": []}
     r["config"] = _config()
-    r["devices"] = [{"name": d.name, "memory_limit_bytes": d.memory_limit,
+    # The limit from PDK's own pool: TensorFlow's simple allocator, which
+    # serves PDK, reports 0 as the device's memory_limit (docs/architecture.md, "Memory").
+    r["devices"] = [{"name": d.name,
+                     "memory_limit_bytes":
+                         tensorflow_pdk.device_allocator_stats(i)["bytes_limit"],
                      "threads": r["config"]["num_threads"]}
-                    for d in device_lib.list_local_devices() if d.device_type == "PDK"]
+                    for i, d in enumerate(d for d in device_lib.list_local_devices()
+                                          if d.device_type == "PDK")]
     r["isa"] = cpu_isa()
     r["libraries"] = math_libraries()
     r["environment"] = {k: v for k, v in sorted(os.environ.items()) if k.startswith("PDK_")
@@ -199,6 +198,7 @@ def format_report(r: Dict) -> str:
     lines = [f"PDK {r['pdk_version']} (built against TensorFlow {r['built_for_tensorflow']}) "
              f"in TensorFlow {r['tensorflow']}",
              f"plugin: {r['plugin']}",
+             f"PDK core: {r['core_isa']} ({r['core']})",
              "loaded: " + ("no — " + r["disabled_reason"] if r["disabled_reason"] else "yes"),
              "devices:"]
     lines += [f"  {d['name']}: memory limit {d['memory_limit_bytes'] >> 20} MiB, "

@@ -157,7 +157,8 @@ void InitAsync(std::pair<int, int> tensorflow_version) {
       return;
     }
     const int64_t min_bytes =
-        pdk::env::Int("PDK_ASYNC_MIN_BYTES", kDefaultMinBytes, 0, int64_t(1) << 40);
+        pdk::env::Int("PDK_ASYNC_MIN_BYTES", kDefaultMinBytes, 0, int64_t(1) << 40,
+                      {" bytes"});
     g_launcher = new Launcher(pdk_compute::NumThreads() > 2 ? pdk_compute::NumThreads() : 2,
                               min_bytes);  // never destroyed: launches may outlive exit
     static const pdk::AsyncLauncher hooks{

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -16,11 +18,6 @@
 
 namespace pdk_plugin {
 namespace {
-
-// Bytes. TensorFlow's BFC allocator requires its sub-allocator's regions to be
-// aligned to kMinAllocationSize, 256 bytes (tf-nightly checks it and aborts the
-// process otherwise; bfc_allocator.cc); that also covers Eigen's 64.
-constexpr size_t kAlignment = 256;
 
 std::string CpuInfoField(const char* key, const char* fallback) {
   std::ifstream f("/proc/cpuinfo");
@@ -75,11 +72,15 @@ const DeviceConfig& Config() {
   static const DeviceConfig cfg = [] {
     DeviceConfig c;
     c.device_count = static_cast<int>(pdk::env::Int("PDK_DEVICE_COUNT", 1, 0, 64));
-    // 0: the default below; at most 2^40 MB (no int64 overflow in bytes).
-    const int64_t mb = pdk::env::Int("PDK_MEMORY_LIMIT_MB", 0, 0, int64_t(1) << 40);
-    // Default: half of physical memory, shared among the PDK devices.
-    c.memory_limit = mb > 0 ? (mb << 20)
-                            : PhysicalMemoryBytes() / 2 / (c.device_count > 0 ? c.device_count : 1);
+    // Default: half of physical memory, shared among the PDK devices; at most
+    // all of it per device (a larger limit would leave the kernel's OOM
+    // killer as the real one).
+    const int64_t physical_mb = std::max<int64_t>(1, PhysicalMemoryBytes() >> 20);
+    const int64_t default_mb =
+        std::max<int64_t>(1, physical_mb / 2 / std::max(1, c.device_count));
+    const int64_t mb = pdk::env::Int("PDK_MEMORY_LIMIT_MB", default_mb, 1, physical_mb,
+                                     {" MiB", "the physical memory"});
+    c.memory_limit = mb << 20;
     return c;
   }();
   return cfg;
@@ -87,7 +88,7 @@ const DeviceConfig& Config() {
 
 PdkDevice::PdkDevice(int ordinal, int64_t memory_limit)
     : ordinal_(ordinal),
-      limit_(memory_limit),
+      pool_(memory_limit),
       hardware_name_("PDK host-CPU device (" + CpuInfoField("model name", "unknown CPU") + ")"),
       vendor_(CpuInfoField("vendor_id", "unknown")) {}
 
@@ -97,85 +98,68 @@ PdkDevice::~PdkDevice() {
     g_devices[ordinal_] = nullptr;
 }
 
+namespace {
+
+std::string MiB(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+}  // namespace
+
+// TensorFlow's message for a failed allocation names the op and the shape
+// ("OOM when allocating tensor ..."), or, for an eager copy to the device,
+// only "Dst tensor is not initialized." (docs/architecture.md, "Memory"): one
+// line on stderr says what PDK refused and why, for the first 10 failures.
 void* PdkDevice::Allocate(uint64_t bytes, int64_t /*memory_space*/) {
-  const int64_t n = static_cast<int64_t>(bytes);
-  int64_t cur = in_use_.load();
-  do {
-    if (n < 0 || cur + n > limit_) return nullptr;  // over PDK_MEMORY_LIMIT_MB
-  } while (!in_use_.compare_exchange_weak(cur, cur + n));
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded ? rounded : kAlignment);
+  void* p = pool_.Allocate(bytes);
   if (p == nullptr) {
-    in_use_.fetch_sub(n);
-    return nullptr;
-  }
-  num_allocs_.fetch_add(1);
-  int64_t peak = peak_.load();
-  while (cur + n > peak && !peak_.compare_exchange_weak(peak, cur + n)) {
-  }
-  int64_t largest = largest_.load();
-  while (n > largest && !largest_.compare_exchange_weak(largest, n)) {
+    static std::atomic<int> logged{0};
+    const int n = logged.fetch_add(1);
+    if (n < 10) {
+      const PoolStats s = pool_.Stats();
+      const int64_t block = static_cast<int64_t>(MemoryPool::ClassSize(bytes));
+      const bool over = block > s.bytes_limit - s.bytes_in_use;
+      std::fprintf(stderr, "PDK: /PDK:%d out of memory: %s asked, %s in use, %s%s\n",
+                   ordinal_, MiB(static_cast<int64_t>(bytes)).c_str(),
+                   MiB(s.bytes_in_use).c_str(),
+                   over ? ("limit " + MiB(s.bytes_limit) + " (PDK_MEMORY_LIMIT_MB)").c_str()
+                        : "the host has no memory left",
+                   n == 9 ? "; further failures are not logged" : "");
+    }
   }
   return p;
 }
 
-void PdkDevice::Deallocate(void* ptr, uint64_t bytes) {
-  if (ptr == nullptr) return;
-  std::free(ptr);
-  in_use_.fetch_sub(static_cast<int64_t>(bytes));
-}
+// `bytes` is 0 from TensorFlow's simple allocator: the pool knows the size.
+void PdkDevice::Deallocate(void* ptr, uint64_t /*bytes*/) { pool_.Deallocate(ptr); }
 
 void* PdkDevice::HostAllocate(uint64_t bytes) {
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  return std::aligned_alloc(kAlignment, rounded ? rounded : kAlignment);
+  constexpr size_t kAlign = MemoryPool::kAlignment;
+  const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  return std::aligned_alloc(kAlign, rounded ? rounded : kAlign);
 }
 
 void PdkDevice::HostDeallocate(void* ptr) { std::free(ptr); }
 
 pdk::AllocatorStats PdkDevice::Stats() const {
+  const PoolStats p = pool_.Stats();
   pdk::AllocatorStats s;
-  s.num_allocs = num_allocs_.load();
-  s.bytes_in_use = in_use_.load();
-  s.peak_bytes_in_use = peak_.load();
-  s.largest_alloc_size = largest_.load();
-  s.bytes_limit = limit_;
+  s.num_allocs = p.num_allocs;
+  s.bytes_in_use = p.bytes_in_use;
+  s.peak_bytes_in_use = p.peak_bytes_in_use;
+  s.largest_alloc_size = p.largest_alloc_size;
+  s.bytes_limit = p.bytes_limit;
   return s;
 }
 
-namespace {
-
-// TensorFlow's reserve for "system memory" on a PluggableDevice
-// (MinSystemMemory, tensorflow/core/common_runtime/pluggable_device/
-// pluggable_device_factory.cc): 255 MiB below 2 GiB of available memory, else
-// max(300 MiB, 6 % of it, computed in float). TensorFlow sizes the device's
-// BFC allocator as available - MinSystemMemory(available).
-int64_t TfMinSystemMemory(int64_t available) {
-  if (available < (int64_t(1) << 31)) return int64_t(255) << 20;
-  return std::max<int64_t>(int64_t(300) << 20,
-                           static_cast<int64_t>(static_cast<float>(available) * 0.06f));
-}
-
-}  // namespace
-
-int64_t AvailableForTfLimit(int64_t limit) {
-  // The smallest `available` whose TensorFlow limit reaches `limit`: the
-  // three branches of TfMinSystemMemory, then a few steps for float rounding.
-  int64_t a = limit + (int64_t(255) << 20);
-  if (a >= (int64_t(1) << 31)) {
-    a = limit + (int64_t(300) << 20);
-    if (a - TfMinSystemMemory(a) < limit) a = static_cast<int64_t>(double(limit) / 0.94);
-  }
-  for (int i = 0; i < 64 && a - TfMinSystemMemory(a) < limit; ++i) a += 1024;
-  return a;
-}
-
-// Reports the limit so that TensorFlow's BFC allocator gets exactly
-// PDK_MEMORY_LIMIT_MB (TensorFlow would otherwise hold back its system-memory
-// reserve from the device's memory: 256 MB would leave 1 MB). `total` is the
-// limit itself (what per_process_gpu_memory_fraction multiplies).
+// TensorFlow reads this once per device, for the BFC allocator PDK declines
+// (its simple allocator takes no size): the limit and what is left of it.
 bool PdkDevice::MemoryUsage(int64_t* free, int64_t* total) const {
-  *total = limit_;
-  *free = AvailableForTfLimit(limit_ - in_use_.load());
+  const PoolStats p = pool_.Stats();
+  *total = p.bytes_limit;
+  *free = p.bytes_limit - p.bytes_in_use;
   return true;
 }
 
@@ -303,11 +287,19 @@ pdk::StatusOr<std::unique_ptr<pdk::Device>> PdkPlatform::CreateDevice(int ordina
   return std::unique_ptr<pdk::Device>(std::move(dev));
 }
 
-bool DeviceStatsFor(int ordinal, pdk::AllocatorStats* out) {
+bool DeviceStatsFor(int ordinal, PoolStats* out) {
   std::lock_guard<std::mutex> l(g_devices_mu);
   if (ordinal < 0 || static_cast<size_t>(ordinal) >= g_devices.size() || !g_devices[ordinal])
     return false;
-  *out = g_devices[ordinal]->Stats();
+  *out = g_devices[ordinal]->PoolStatsNow();
+  return true;
+}
+
+bool ClearDeviceStats(int ordinal) {
+  std::lock_guard<std::mutex> l(g_devices_mu);
+  if (ordinal < 0 || static_cast<size_t>(ordinal) >= g_devices.size() || !g_devices[ordinal])
+    return false;
+  g_devices[ordinal]->ClearStats();
   return true;
 }
 

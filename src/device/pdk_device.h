@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 
+#include "device/memory_pool.h"
 #include "pdk/device.h"
 
 namespace pdk_plugin {
@@ -29,9 +30,6 @@ const DeviceConfig& Config();
 
 // Physical memory of the host, in bytes.
 int64_t PhysicalMemoryBytes();
-// The free memory to report to TensorFlow so that the limit it derives for
-// the device's allocator (available less its system-memory reserve) is `limit`.
-int64_t AvailableForTfLimit(int64_t limit);
 
 class PdkDevice final : public pdk::Device {
  public:
@@ -40,6 +38,7 @@ class PdkDevice final : public pdk::Device {
 
   void* Allocate(uint64_t bytes, int64_t memory_space) override;
   void Deallocate(void* ptr, uint64_t bytes) override;
+  uint64_t AllocatedSize(const void* ptr) const override { return pool_.BlockSize(ptr); }
   void* HostAllocate(uint64_t bytes) override;
   void HostDeallocate(void* ptr) override;
   pdk::AllocatorStats Stats() const override;
@@ -74,12 +73,13 @@ class PdkDevice final : public pdk::Device {
   double gflops() const override;
 
   int ordinal() const { return ordinal_; }
+  PoolStats PoolStatsNow() const { return pool_.Stats(); }
+  void ClearStats() { pool_.ClearStats(); }
 
  private:
   int ordinal_;
-  int64_t limit_;
+  MemoryPool pool_;
   std::string hardware_name_, vendor_;
-  std::atomic<int64_t> in_use_{0}, peak_{0}, largest_{0}, num_allocs_{0};
 };
 
 class PdkPlatform final : public pdk::Platform {
@@ -88,6 +88,11 @@ class PdkPlatform final : public pdk::Platform {
   explicit PdkPlatform(bool enabled) : enabled_(enabled) {}
   const char* name() const override { return kDeviceType; }
   const char* type() const override { return kDeviceType; }
+  // TensorFlow's simple pluggable allocator on top of PDK's pool: an
+  // allocation past the limit fails at once, where BFC waits 10 s
+  // (docs/architecture.md, "Memory").
+  bool use_bfc_allocator() const override { return false; }
+  bool force_memory_growth() const override { return false; }
   pdk::StatusOr<int> DeviceCount() const override;
   pdk::StatusOr<std::unique_ptr<pdk::Device>> CreateDevice(int ordinal) override;
 
@@ -95,9 +100,13 @@ class PdkPlatform final : public pdk::Platform {
   bool enabled_;
 };
 
-// Process-wide statistics of device `ordinal` for tensorflow_pdk.device_stats().
-// Returns false if the device has not been created.
-bool DeviceStatsFor(int ordinal, pdk::AllocatorStats* out);
+// Statistics of device `ordinal`'s memory for tensorflow_pdk.device_allocator_stats()
+// and tf.config.experimental.get_memory_info; false if the device has not
+// been created.
+bool DeviceStatsFor(int ordinal, PoolStats* out);
+// reset_memory_stats for device `ordinal` (MemoryPool::ClearStats); false if
+// the device has not been created.
+bool ClearDeviceStats(int ordinal);
 
 }  // namespace pdk_plugin
 

@@ -1,8 +1,10 @@
 #include "graph/optimizer.h"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -28,30 +30,35 @@ constexpr const char* kOptionalRewrites[] = {"identity_removal", "transpose_pair
                                              "conv_fusion",      "adam_fusion",
                                              "elementwise_fusion"};
 
-// PDK_GRAPH_REWRITES=0 -> {"all"}; PDK_GRAPH_DISABLE=a,b -> {"a", "b"}; a
-// name that is no optional rewrite is ignored with a warning listing them.
+// PDK_GRAPH_REWRITES=0 -> {"all"}; PDK_GRAPH_DISABLE=a,b -> {"a", "b"}; names
+// that are no optional rewrite are ignored, with one warning naming them, the
+// known ones and the list used.
 std::unordered_set<std::string> DisabledRewrites() {
   std::unordered_set<std::string> out;
   if (!pdk::env::Flag("PDK_GRAPH_REWRITES", true)) out.insert("all");
   const std::string list = pdk::env::Get("PDK_GRAPH_DISABLE");
-  std::string item;
+  std::string item, unknown, used;
   for (size_t i = 0; i <= list.size(); ++i) {
     if (i == list.size() || list[i] == ',') {
-      bool known = item.empty();
+      bool known = false;
       for (const char* name : kOptionalRewrites) known = known || item == name;
       if (known) {
-        if (!item.empty()) out.insert(item);
-      } else {
-        std::string names;
-        for (const char* name : kOptionalRewrites)
-          names += (names.empty() ? "" : ", ") + std::string(name);
-        pdk::env::Warn("PDK_GRAPH_DISABLE", list,
-                       "names no rewrite '" + item + "' (known: " + names + ")", "the others");
+        if (out.insert(item).second) used += (used.empty() ? "" : ",") + item;
+      } else if (!item.empty()) {
+        unknown += (unknown.empty() ? "'" : ", '") + item + "'";
       }
       item.clear();
     } else if (list[i] != ' ') {
       item += list[i];
     }
+  }
+  if (!unknown.empty()) {
+    std::string names;
+    for (const char* name : kOptionalRewrites)
+      names += (names.empty() ? "" : ", ") + std::string(name);
+    pdk::env::Warn("PDK_GRAPH_DISABLE", list,
+                   "names no rewrite " + unknown + " (known: " + names + ")",
+                   used.empty() ? "none: every rewrite on" : "PDK_GRAPH_DISABLE=" + used);
   }
   return out;
 }
@@ -59,17 +66,22 @@ std::unordered_set<std::string> DisabledRewrites() {
 // PDK_GRAPH_DUMP=<dir>: each optimizer call writes the GraphDef it received
 // (as parsed and serialized again: the same graph, fields in canonical order)
 // and the one it returns, as <dir>/pdk_graph_<n>_{before,after}.pb (binary
-// GraphDef; read with tf.compat.v1.GraphDef.FromString). A debugging aid:
-// failures to write are ignored.
+// GraphDef; read with tf.compat.v1.GraphDef.FromString). A debugging aid: a
+// file that cannot be written gives one warning (per directory) and the
+// optimizer goes on.
 void MaybeDump(const char* tag, int n, const GraphDef& graph) {
-  const char* dir = std::getenv("PDK_GRAPH_DUMP");
-  if (dir == nullptr || *dir == '\0') return;
-  const std::string path =
-      std::string(dir) + "/pdk_graph_" + std::to_string(n) + "_" + tag + ".pb";
+  const std::string dir = pdk::env::Get("PDK_GRAPH_DUMP");
+  if (dir.empty()) return;
+  const std::string path = dir + "/pdk_graph_" + std::to_string(n) + "_" + tag + ".pb";
   const std::string bytes = SerializeGraphDef(graph);
-  if (FILE* f = std::fopen(path.c_str(), "wb")) {
-    std::fwrite(bytes.data(), 1, bytes.size(), f);
-    std::fclose(f);
+  errno = 0;
+  FILE* f = std::fopen(path.c_str(), "wb");
+  bool ok = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (f != nullptr) ok = (std::fclose(f) == 0) && ok;
+  if (!ok) {
+    const std::string why = errno != 0 ? std::strerror(errno) : "write failed";
+    pdk::env::Warn("PDK_GRAPH_DUMP", dir, "cannot be written (" + path + ": " + why + ")",
+                   "no dump");
   }
 }
 

@@ -24,9 +24,9 @@
 // is on its launcher thread's line and ends when its work ends. Memory
 // operations, host callbacks and the device allocator's (de)allocations are
 // events on the same lines, named by their kind ("MemcpyH2D", "MemcpyD2H",
-// "MemcpyD2D", "Memset", "HostCallback", "Allocate", "Deallocate"; with
-// TensorFlow's BFC allocator on top these are its region allocations, rare
-// after the first step), with the stat "bytes" and no tf_op.
+// "MemcpyD2D", "Memset", "HostCallback", "Allocate", "Deallocate"; one per
+// tensor, as PDK runs under TensorFlow's simple allocator), with the stat
+// "bytes" and no tf_op.
 //
 // Messages are written with the kit's wire-format writer (pdk/
 // wire_format.h; field numbers of tsl/profiler/protobuf/xplane.proto, as
@@ -47,6 +47,7 @@
 
 #include "pdk/device.h"
 #include "pdk/kernel.h"
+#include "pdk/profiler.h"
 #include "pdk/wire_format.h"
 #include "tensorflow/c/experimental/pluggable_profiler/pluggable_profiler.h"
 
@@ -249,22 +250,7 @@ void Collect(const TP_Profiler*, uint8_t* buffer, size_t* size, TF_Status* statu
 
 void InitProfiler(TF_ProfilerRegistrationParams* params, const char* device_type,
                   TF_Status* status) {
-  pdk::Status st = pdk::CheckStructSize(params, TF_PROFILER_REGISTRATION_PARAMS_STRUCT_SIZE,
-                                        "TF_ProfilerRegistrationParams");
-  if (st.ok()) st = pdk::PrepareStruct(params->profiler, TP_PROFILER_STRUCT_SIZE, "TP_Profiler");
-  if (st.ok())
-    st = pdk::PrepareStruct(params->profiler_fns, TP_PROFILER_FNS_STRUCT_SIZE, "TP_ProfilerFns");
-  if (!st.ok()) return st.ToTF(status);
-  params->major_version = TP_MAJOR;
-  params->minor_version = TP_MINOR;
-  params->patch_version = TP_PATCH;
-  params->profiler->device_type = device_type;
-  params->profiler_fns->start = &Start;
-  params->profiler_fns->stop = &Stop;
-  params->profiler_fns->collect_data_xspace = &Collect;
-  params->destroy_profiler = [](TP_Profiler*) {};
-  params->destroy_profiler_fns = [](TP_ProfilerFns*) {};
-  TF_SetStatus(status, TF_OK, "");
+  pdk::RegisterProfiler(params, device_type, &Start, &Stop, &Collect, status);
 }
 
 }  // namespace pdk_profiler

@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
+#include "device/memory_pool.h"
 #include "device/pdk_device.h"
 #include "pdk/device.h"
 
@@ -86,7 +88,9 @@ TEST(Platform, RegistrationFieldsAndDeviceCount) {
   Runtime rt;
   EXPECT_STREQ(rt.sp_platform.name, "PDK");
   EXPECT_STREQ(rt.sp_platform.type, "PDK");
-  EXPECT_TRUE(rt.sp_platform.use_bfc_allocator);
+  // TensorFlow's simple allocator over PDK's pool: no 10 s retry on OOM.
+  EXPECT_FALSE(rt.sp_platform.use_bfc_allocator);
+  EXPECT_FALSE(rt.sp_platform.force_memory_growth);
   int count = -1;
   rt.fns.get_device_count(&rt.sp_platform, &count, rt.status.get());
   EXPECT_TRUE(rt.Ok());
@@ -113,38 +117,31 @@ TEST(Memory, AlignedAllocationAccountingAndLimit) {
   SP_DeviceMemoryBase a{SP_DEVICE_MEMORY_BASE_STRUCT_SIZE};
   rt.se.allocate(&rt.device, 1000, 0, &a);
   ASSERT_NE(a.opaque, nullptr);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.opaque) % 256, 0u);  // BFC's kMinAllocationSize
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.opaque) % 256, 0u);
   SP_AllocatorStats st{SP_ALLOCATORSTATS_STRUCT_SIZE};
   ASSERT_TRUE(rt.se.get_allocator_stats(&rt.device, &st));
-  EXPECT_EQ(st.bytes_in_use, 1000);
+  EXPECT_EQ(st.bytes_in_use, 1024);  // 1000 bytes: the 1 KiB class
   EXPECT_EQ(st.num_allocs, 1);
   EXPECT_TRUE(st.has_bytes_limit);
   EXPECT_EQ(st.bytes_limit, int64_t(64) << 20);
   int64_t free = 0, total = 0;
   ASSERT_TRUE(rt.se.device_memory_usage(&rt.device, &free, &total));
   EXPECT_EQ(total, int64_t(64) << 20);
-  // Free memory is reported so that TensorFlow's limit (free less its 255 MiB
-  // system reserve below 2 GiB, MinSystemMemory) is what is left of the limit.
-  EXPECT_EQ(free, total - 1000 + (int64_t(255) << 20));
-  // Above 5 GB TensorFlow reserves 6 % (in float): the limit it derives is
-  // 8 GiB to within float rounding, never less.
-  const int64_t avail = pdk_plugin::AvailableForTfLimit(int64_t(8) << 30);
-  const int64_t tf_limit =
-      avail - std::max<int64_t>(int64_t(300) << 20,
-                                static_cast<int64_t>(static_cast<float>(avail) * 0.06f));
-  EXPECT_GE(tf_limit, int64_t(8) << 30);
-  EXPECT_LT(tf_limit, (int64_t(8) << 30) + 1024);
+  EXPECT_EQ(free, total - 1024);
 
-  // Over the limit: a null allocation, not a crash; the device keeps working.
+  // Over the limit: a null allocation at once, not a crash; the device keeps working.
   SP_DeviceMemoryBase big{SP_DEVICE_MEMORY_BASE_STRUCT_SIZE};
   rt.se.allocate(&rt.device, uint64_t(65) << 20, 0, &big);
   EXPECT_EQ(big.opaque, nullptr);
+  EXPECT_EQ(big.size, 0u);
+  // TensorFlow's simple allocator frees with size 0: the device knows the size.
+  a.size = 0;
   rt.se.deallocate(&rt.device, &a);
   EXPECT_EQ(a.opaque, nullptr);
   ASSERT_TRUE(rt.se.get_allocator_stats(&rt.device, &st));
   EXPECT_EQ(st.bytes_in_use, 0);
-  EXPECT_EQ(st.peak_bytes_in_use, 1000);
-  EXPECT_EQ(st.largest_alloc_size, 1000);
+  EXPECT_EQ(st.peak_bytes_in_use, 1024);
+  EXPECT_EQ(st.largest_alloc_size, 1024);
   rt.se.allocate(&rt.device, uint64_t(32) << 20, 0, &big);
   EXPECT_NE(big.opaque, nullptr);
   rt.se.deallocate(&rt.device, &big);
@@ -153,6 +150,98 @@ TEST(Memory, AlignedAllocationAccountingAndLimit) {
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(h) % 64, 0u);
   rt.se.host_memory_deallocate(&rt.device, h);
+}
+
+TEST(MemoryPool, SizeClasses) {
+  using pdk_plugin::MemoryPool;
+  EXPECT_EQ(MemoryPool::ClassSize(0), 256u);
+  EXPECT_EQ(MemoryPool::ClassSize(1), 256u);
+  EXPECT_EQ(MemoryPool::ClassSize(257), 512u);
+  EXPECT_EQ(MemoryPool::ClassSize(4096), 4096u);
+  EXPECT_EQ(MemoryPool::ClassSize(4097), 4096u + 256);
+  EXPECT_EQ(MemoryPool::ClassSize(uint64_t(4) << 20), uint64_t(4) << 20);  // powers of 2 exact
+  EXPECT_EQ(MemoryPool::ClassSize((uint64_t(4) << 20) + 1), (uint64_t(4) << 20) + (256 << 10));
+  for (uint64_t n = 1; n < (uint64_t(1) << 34); n = n * 3 + 7) {
+    const uint64_t c = MemoryPool::ClassSize(n);
+    EXPECT_GE(c, n);
+    EXPECT_LE(c - n, std::max<uint64_t>(255, n / 16)) << n;  // at most 1/16 more
+    EXPECT_EQ(c % 256, 0u);
+  }
+}
+
+TEST(MemoryPool, ReusesFreedBlocksAndKeepsTheLimit) {
+  pdk_plugin::MemoryPool pool(int64_t(8) << 20);  // 8 MiB
+  void* a = pool.Allocate(3 << 20);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(pool.BlockSize(a), uint64_t(3) << 20);
+  EXPECT_EQ(pool.Deallocate(a), uint64_t(3) << 20);
+  EXPECT_EQ(pool.BlockSize(a), 0u);  // freed: no longer known as in use
+  EXPECT_EQ(pool.Stats().pool_bytes, int64_t(3) << 20);  // kept for reuse
+  void* b = pool.Allocate((3 << 20) - 100);  // same class: the same block back
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(pool.Stats().bytes_in_use, int64_t(3) << 20);
+
+  // 3 MiB in use, 4 MiB cached: 6 more MiB do not fit the 8 MiB limit ...
+  void* c = pool.Allocate(4 << 20);
+  ASSERT_NE(c, nullptr);
+  pool.Deallocate(c);
+  EXPECT_EQ(pool.Allocate(6 << 20), nullptr);
+  EXPECT_EQ(pool.Stats().num_failed_allocs, 1);
+  // ... 5 MiB do: the cached 4 MiB block goes back to the system first.
+  void* d = pool.Allocate(5 << 20);
+  ASSERT_NE(d, nullptr);
+  pdk_plugin::PoolStats s = pool.Stats();
+  EXPECT_EQ(s.bytes_in_use, int64_t(8) << 20);
+  EXPECT_EQ(s.pool_bytes, int64_t(8) << 20);  // never above the limit
+  EXPECT_EQ(s.peak_bytes_in_use, int64_t(8) << 20);
+  EXPECT_EQ(s.largest_alloc_size, int64_t(5) << 20);
+  EXPECT_EQ(s.num_allocs, 4);
+
+  pool.Deallocate(d);
+  pool.ClearStats();  // as reset_memory_stats: peaks from the current figures
+  s = pool.Stats();
+  EXPECT_EQ(s.peak_bytes_in_use, int64_t(3) << 20);
+  EXPECT_EQ(s.num_allocs, 0);
+  EXPECT_EQ(s.largest_alloc_size, 0);
+  EXPECT_EQ(pool.ReleaseCache(), int64_t(5) << 20);
+  EXPECT_EQ(pool.Stats().pool_bytes, int64_t(3) << 20);
+  EXPECT_EQ(pool.Deallocate(&s), 0u);  // not from the pool: ignored
+  pool.Deallocate(b);
+}
+
+TEST(MemoryPool, RoundingNeverRefusesWhatFits) {
+  pdk_plugin::MemoryPool pool((int64_t(5) << 20) + (64 << 10));  // 5 MiB + 64 KiB
+  const uint64_t asked = (uint64_t(5) << 20) + 1;  // its class: 5.25 MiB
+  void* p = pool.Allocate(asked);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(pool.BlockSize(p), (asked + 255) / 256 * 256);  // the size asked, to 256
+  EXPECT_EQ(pool.Allocate(1 << 20), nullptr);  // and the limit still holds
+  pool.Deallocate(p);
+  EXPECT_EQ(pool.Allocate(asked), p);  // cached under its own size
+  pool.Deallocate(p);
+}
+
+TEST(MemoryPool, ConcurrentAllocationsBalance) {
+  pdk_plugin::MemoryPool pool(int64_t(64) << 20);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&pool, t] {
+      std::vector<void*> held;
+      for (int i = 0; i < 2000; ++i) {
+        held.push_back(pool.Allocate(64 + (i * 37 + t * 101) % 20000));
+        if (held.size() > 8) {
+          pool.Deallocate(held.front());
+          held.erase(held.begin());
+        }
+      }
+      for (void* p : held) pool.Deallocate(p);
+    });
+  for (auto& th : threads) th.join();
+  const pdk_plugin::PoolStats s = pool.Stats();
+  EXPECT_EQ(s.bytes_in_use, 0);
+  EXPECT_EQ(s.num_allocs, 8000);
+  EXPECT_EQ(s.num_failed_allocs, 0);
+  EXPECT_LE(s.pool_bytes, int64_t(64) << 20);
 }
 
 TEST(Streams, CopiesInEveryDirectionAndMemsets) {

@@ -152,7 +152,11 @@ TEST(Env, IntAndFlagWarnAndFallBack) {
   EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 7);
   setenv("PDK_TEST_INT", "12", 1);
   EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 10);
-  setenv("PDK_TEST_INT", "-1", 1);
+  setenv("PDK_TEST_INT", "-1", 1);  // below the minimum: the default, like "abc"
+  EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 7);
+  setenv("PDK_TEST_INT", "99999999999999999999999", 1);  // out of int64: above 10
+  EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 10);
+  setenv("PDK_TEST_INT", "0", 1);
   EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 0);
   setenv("PDK_TEST_INT", "3", 1);
   EXPECT_EQ(pdk::env::Int("PDK_TEST_INT", 7, 0, 10), 3);
