@@ -137,7 +137,13 @@ Core Load() {
       why += std::string(l.name) + " not built; ";
       continue;
     }
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // RTLD_DEEPBIND: the core's references bind to its own libraries (the
+    // wheel's oneDNN, OpenBLAS, libgomp) before the global scope, where
+    // TensorFlow may have put its own copies under the same names
+    // (tf-nightly's libtensorflow_framework exports oneDNN 3's dnnl_* API: the
+    // core's oneDNN 2 calls landed there and crashed). TF_* resolve from the
+    // global scope, as nothing of the core's defines them.
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
     if (h == nullptr) {
       const char* err = dlerror();
       std::fprintf(stderr, "PDK: cannot load %s: %s\n", path.c_str(), err ? err : "?");
