@@ -33,7 +33,8 @@
 namespace pdk {
 namespace env {
 
-// Prints "PDK: <name>=<value> <problem>; using <used>" once per (name, value).
+// Prints "<prefix>: <name>=<value> <problem>; using <used>" once per (name,
+// value), <prefix> being the name up to its first '_' ("PDK" for PDK_ASYNC).
 inline void Warn(const char* name, const std::string& value, const std::string& problem,
                  const std::string& used) {
   static std::mutex mu;
@@ -42,8 +43,12 @@ inline void Warn(const char* name, const std::string& value, const std::string& 
     std::lock_guard<std::mutex> l(mu);
     if (!seen->insert(std::string(name) + "=" + value).second) return;
   }
-  std::fprintf(stderr, "PDK: %s=%s %s; using %s\n", name, value.c_str(), problem.c_str(),
-               used.c_str());
+  // Named by the variable's prefix: "PDK" for PDK_NUM_THREADS, a kit-built
+  // plugin's own for its variables.
+  const std::string var(name);
+  const std::string who = var.substr(0, var.find('_'));
+  std::fprintf(stderr, "%s: %s=%s %s; using %s\n", who.c_str(), name, value.c_str(),
+               problem.c_str(), used.c_str());
 }
 
 // The variable's value, or "" when unset.

@@ -444,7 +444,7 @@ void* CreateTrampoline(TF_OpKernelConstruction* c) {
       // code matches on), then the op if the message does not name it.
       if (!init.ok())
         return init.message().find(owned->op) == std::string::npos
-                   ? Status(init.code(), init.message() + " (PDK " + owned->op + ")")
+                   ? Status(init.code(), init.message() + " (op " + owned->op + ")")
                    : init;
     }
     inst = owned.release();
@@ -572,7 +572,7 @@ class KernelDef {
     for (const auto& arg : info_.host_memory) TF_KernelBuilder_HostMemory(b, arg.c_str());
     if (info_.priority) TF_KernelBuilder_Priority(b, info_.priority);
     // TF_RegisterKernelBuilder takes ownership of the builder.
-    TF_RegisterKernelBuilder((info_.op + "_pdk").c_str(), b, s.get());
+    TF_RegisterKernelBuilder((info_.op + "_" + device_type).c_str(), b, s.get());
     if (TF_GetCode(s.get()) != TF_OK)
       return Status(TF_GetCode(s.get()), info_.op + ": " + TF_Message(s.get()));
     LaunchStats::Global().CounterFor(info_.op);

@@ -136,7 +136,7 @@ class Tensor {
 
  private:
   [[noreturn]] void ThrowAccess(const std::string& what, const char* accessor) const {
-    throw std::logic_error(what + " (PDK: " + accessor + "<T>() of " +
+    throw std::logic_error(what + " (" + accessor + "<T>() of " +
                            (t_ ? "a " + DataTypeName(dtype()) + " tensor of shape " +
                                      shape().ToString()
                                : std::string("no tensor")) +
@@ -178,7 +178,7 @@ inline constexpr int kMaxRank = 254;
 // TensorShape, before the other operands are validated.
 inline Status CheckShape(const std::string& op, const char* kind, int index, const Shape& shape) {
   auto where = [&] {
-    return " (PDK " + op + ": " + kind + (index >= 0 ? " " + std::to_string(index) : "") +
+    return " (" + op + ": " + kind + (index >= 0 ? " " + std::to_string(index) : "") +
            " of shape " + shape.ToString() + ")";
   };
   if (shape.rank() > kMaxRank)
@@ -206,7 +206,7 @@ inline Status CheckAllocatable(const std::string& op, const char* kind, int inde
   int64_t bytes;
   if (size > 0 && __builtin_mul_overflow(shape.num_elements(), size, &bytes))
     return ResourceExhausted("OOM when allocating tensor with shape", shape.ToString(),
-                             " and type ", DataTypeName(dtype), " (PDK ", op, ": ", kind,
+                             " and type ", DataTypeName(dtype), " (", op, ": ", kind,
                              index >= 0 ? " " + std::to_string(index) : std::string(), ": ",
                              shape.num_elements(), " elements of ", size,
                              " bytes each overflow int64)");

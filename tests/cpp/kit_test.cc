@@ -124,7 +124,7 @@ TEST(TensorAccess, CheckedDataAndBitsThrowOnAMismatchedType) {
     t.data<int32_t>();
     ADD_FAILURE() << "data<int32_t>() of a float tensor did not throw";
   } catch (const std::logic_error& e) {
-    EXPECT_STREQ(e.what(), "int32 expected, got float32 (PDK: data<T>() of a float32 tensor of "
+    EXPECT_STREQ(e.what(), "int32 expected, got float32 (data<T>() of a float32 tensor of "
                            "shape [2,3])");
   }
   EXPECT_THROW(t.data<double>(), std::logic_error);
@@ -133,7 +133,7 @@ TEST(TensorAccess, CheckedDataAndBitsThrowOnAMismatchedType) {
     t.bits<uint16_t>();
     ADD_FAILURE() << "bits<uint16_t>() of a float tensor did not throw";
   } catch (const std::logic_error& e) {
-    EXPECT_STREQ(e.what(), "2-byte elements expected, got 4-byte float32 (PDK: bits<T>() of a "
+    EXPECT_STREQ(e.what(), "2-byte elements expected, got 4-byte float32 (bits<T>() of a "
                            "float32 tensor of shape [2,3])");
   }
   // At the kit's C boundary the exception is the op's Internal error, not an abort.
