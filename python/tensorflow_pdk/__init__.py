@@ -13,7 +13,9 @@ Installing the wheel puts the plugin library in
   PDK's graph optimizer applied, per pattern;
 - :mod:`tensorflow_pdk.placement` — which ops of a tf.function ran where;
 - :func:`get_include` / :func:`get_cmake_dir` — the C++ kit the plugin is
-  written with, for building another plugin (docs/kit.md).
+  written with, for building another plugin (docs/kit.md);
+- :func:`load_op_library` — Python wrappers for the ops of a plugin built
+  with the kit.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import pathlib
 from typing import Dict, List, Tuple
 
 from tensorflow_pdk import _native, _soft_placement
+from tensorflow_pdk._op_library import load_op_library
 
 # TensorFlow issue #48559: keep eager soft placement on (see _soft_placement);
 # with tensorflow not imported yet, the first call into the plugin does it.
