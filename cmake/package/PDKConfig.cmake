@@ -24,12 +24,24 @@
 #
 # TensorFlow is found through Python3_EXECUTABLE (find_package(Python3) if unset):
 # the interpreter whose site-packages hold tensorflow. No TensorFlow source tree.
+#
+# Build type: a project that sets no CMAKE_BUILD_TYPE (single-config generators:
+# Makefiles, Ninja) builds Release (-O3 -DNDEBUG), not CMake's flagless default,
+# which compiles Eigen kernels unoptimized; -DCMAKE_BUILD_TYPE=Debug (or any
+# other) is kept.
 get_filename_component(_pdk_package_dir "${CMAKE_CURRENT_LIST_DIR}" DIRECTORY)
 set(PDK_INCLUDE_DIR "${_pdk_package_dir}/include")
 if(NOT EXISTS "${PDK_INCLUDE_DIR}/pdk/tf/op_kernel.h")
   set(PDK_FOUND FALSE)
   set(PDK_NOT_FOUND_MESSAGE "the kit's headers are missing under ${PDK_INCLUDE_DIR}")
   return()
+endif()
+
+get_property(_pdk_multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+if(NOT CMAKE_BUILD_TYPE AND NOT _pdk_multi_config)
+  message(STATUS "PDK: no CMAKE_BUILD_TYPE given, building Release")
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type (PDKConfig.cmake's default: Release)" FORCE)
+  set(CMAKE_BUILD_TYPE Release)
 endif()
 
 if(NOT Python3_EXECUTABLE)

@@ -246,6 +246,38 @@ def test_hello_device_builds_against_the_installed_kit_and_runs_beside_pdk(hello
     assert "PDK device:PDK:0 [1.0, 0.0]" in r.stdout
 
 
+def cache_entry(build: pathlib.Path, name: str) -> str:
+    m = re.search(r"^%s:\w+=(.*)$" % name, (build / "CMakeCache.txt").read_text(), re.M)
+    assert m, f"no {name} in {build}/CMakeCache.txt"
+    return m.group(1)
+
+
+def test_the_cmake_package_builds_release_when_no_build_type_is_given(hello_library):
+    # hello_library is configured without CMAKE_BUILD_TYPE.
+    build = hello_library.parent
+    assert cache_entry(build, "CMAKE_BUILD_TYPE") == "Release"
+    flags = (build / "CMakeFiles" / "hello_device.dir" / "flags.make").read_text()
+    assert re.search(r"^CXX_FLAGS = -O3 -DNDEBUG ", flags, re.M), flags
+
+
+def test_the_cmake_package_keeps_a_build_type_that_is_given(tmp_path, cmake_env):
+    import tensorflow_pdk
+
+    if not pathlib.Path(tensorflow_pdk.get_cmake_dir()).is_dir():
+        pytest.skip("the kit is not installed: tensorflow_pdk comes from the source tree")
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not installed")
+    r = subprocess.run(
+        ["cmake", "-S", str(ROOT / "examples" / "hello_device"), "-B", str(tmp_path),
+         "-DCMAKE_BUILD_TYPE=Debug", f"-DPython3_EXECUTABLE={sys.executable}",
+         f"-DPDK_DIR={tensorflow_pdk.get_cmake_dir()}"],
+        capture_output=True, text=True, timeout=600, env=cmake_env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert cache_entry(tmp_path, "CMAKE_BUILD_TYPE") == "Debug"
+    flags = (tmp_path / "CMakeFiles" / "hello_device.dir" / "flags.make").read_text()
+    assert re.search(r"^CXX_FLAGS = -g ", flags, re.M) and "-O3" not in flags, flags
+
+
 def test_hello_device_graph_rewrite_folds_scales_beside_pdks_rewrites(hello_library):
     """Two plugin optimizers in one process, each on its own nodes: HELLO's
     fold of HelloScale chains (examples/hello_device/graph.cc) and PDK's
