@@ -57,11 +57,14 @@ def _op_names(path: str) -> list:
 
 def _op_defs(path: str, names: list, was_open: bool) -> list:
     """Each op's OpDef from TensorFlow's registry, loading the plugin into
-    TensorFlow first if it was not open or TensorFlow lacks one of them."""
+    TensorFlow first if TensorFlow lacks one of them (or, for a plugin that
+    defines no op, if the process did not have it open). Ops TensorFlow has
+    are not defined again by loading another copy of the plugin: TensorFlow
+    2.21 aborts on an op defined twice."""
     from tensorflow.python.framework import load_library, op_def_registry
 
     defs = [op_def_registry.get(n) for n in names]
-    if not was_open or any(d is None for d in defs):
+    if any(d is None for d in defs) or not (names or was_open):
         load_library.load_pluggable_device_library(path)
         defs = [op_def_registry.get(n) for n in names]
     missing = [n for n, d in zip(names, defs) if d is None]
@@ -83,10 +86,12 @@ def load_op_library(path) -> types.ModuleType:
     arguments only (as ``tf.raw_ops``).
 
     Loads the plugin into TensorFlow (``load_pluggable_device_library``)
-    unless the process has it open already and TensorFlow has defined its
-    ops (a plugin in ``site-packages/tensorflow-plugins`` is loaded by
-    ``import tensorflow``; one loaded by ``load_pluggable_device_library``
-    before is not loaded twice).
+    unless TensorFlow has defined its ops already (a plugin in
+    ``site-packages/tensorflow-plugins`` is loaded by ``import tensorflow``;
+    one loaded by ``load_pluggable_device_library`` before is not loaded
+    twice); a plugin that defines no op is loaded unless the process has it
+    open.
+
     Ops whose names start with ``_`` are kept private as TensorFlow's
     generator keeps them: ``_KitForward`` gives ``__kit_forward`` (and the raw
     op ``_KitForward``), left out of ``from module import *``.

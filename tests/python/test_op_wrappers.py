@@ -84,14 +84,19 @@ def test_hello_scale_runs_eagerly_on_hello(hello_library):
             "dtype int32") in out, out
 
 
-def test_hello_scale_in_a_tf_function_and_a_plugin_loaded_before(hello_library):
+def test_hello_scale_in_a_tf_function_and_a_plugin_loaded_before(hello_library, tmp_path):
     # Loaded by TensorFlow first (load_pluggable_device_library): the wrappers
-    # come from the library TensorFlow opened, which is not loaded again.
+    # come from the library TensorFlow opened, which is not loaded again; nor
+    # is a copy of it (HelloScale defined twice would abort TensorFlow).
+    copy = tmp_path / "libhello_copy.so"
+    shutil.copy(hello_library, copy)
     out = run_ok(f"""
         from tensorflow.python.framework import load_library
         load_library.load_pluggable_device_library({str(hello_library)!r})
         hello = tensorflow_pdk.load_op_library({str(hello_library)!r})
+        again = tensorflow_pdk.load_op_library({str(copy)!r})
         print("HELLO_DEVICES", len(tf.config.list_physical_devices("HELLO")))
+        print("COPY", again.OP_NAMES, again.hello_scale(tf.constant([2.0])).numpy().tolist())
         @tf.function
         def f(v):
             with tf.device("/HELLO:0"):
@@ -105,6 +110,7 @@ def test_hello_scale_in_a_tf_function_and_a_plugin_loaded_before(hello_library):
         print("FUNCTION", y.numpy().tolist())
     """)
     assert "HELLO_DEVICES 1" in out
+    assert "COPY ('HelloScale',) [4.0]" in out
     # A HelloScale node with the attr and the shape function's output shape.
     assert "NODES [('HelloScale', 'tripled', 3.0, [None])]" in out
     assert "DEVICE device:HELLO:0" in out
