@@ -6,18 +6,23 @@
 #
 # Gives:
 #   PDK_INCLUDE_DIR          the kit's headers (pdk/kernel.h, pdk/tf/op_kernel.h, ...)
+#   PDK_TF_PATHS_INCLUDE_DIR the kit's headers at TensorFlow's include paths
+#                            (tensorflow/core/framework/op_kernel.h, ...), searched
+#                            before TensorFlow's own, so a TensorFlow kernel's
+#                            include lines stay as written (docs/kit.md)
 #   PDK_TF_INCLUDE_DIR, PDK_TF_LIB_DIR, PDK_TF_VERSION
 #                            the installed TensorFlow's headers (C API, Eigen) and
 #                            library directory, from tf.sysconfig
-#   PDK::kit                 an interface target: the kit's and TensorFlow's include
-#                            directories, TensorFlow's compile flags
+#   PDK::kit                 an interface target: the kit's include directories,
+#                            then TensorFlow's, TensorFlow's compile flags
 #                            (tf.sysconfig.get_compile_flags()), C++17, and
 #                            libtensorflow_framework (tf.sysconfig.get_link_flags(),
 #                            whose -L comes first)
-#   pdk_add_plugin(NAME <target> SOURCES <files...>)
-#                            a shared library lib<target>.so linked with PDK::kit,
-#                            symbols hidden but the C entry points the sources
-#                            export (SE_InitPlugin, TF_InitKernel, ...), no
+#   pdk_add_plugin(NAME <target> SOURCES <files...> [EXPORTS <C symbols...>])
+#                            a shared library lib<target>.so linked with PDK::kit
+#                            whose dynamic symbols are TensorFlow's C entry points
+#                            (SE_InitPlugin, TF_InitKernel, TF_InitGraph,
+#                            TF_InitProfiler) and EXPORTS only (a version script), no
 #                            undefined symbols, an rpath to TensorFlow's library
 #                            directory (and to site-packages/tensorflow, for a copy
 #                            installed in site-packages/tensorflow-plugins)
@@ -31,6 +36,7 @@
 # other) is kept.
 get_filename_component(_pdk_package_dir "${CMAKE_CURRENT_LIST_DIR}" DIRECTORY)
 set(PDK_INCLUDE_DIR "${_pdk_package_dir}/include")
+set(PDK_TF_PATHS_INCLUDE_DIR "${PDK_INCLUDE_DIR}/pdk/tfcompat")
 if(NOT EXISTS "${PDK_INCLUDE_DIR}/pdk/tf/op_kernel.h")
   set(PDK_FOUND FALSE)
   set(PDK_NOT_FOUND_MESSAGE "the kit's headers are missing under ${PDK_INCLUDE_DIR}")
@@ -87,7 +93,7 @@ endforeach()
 
 if(NOT TARGET PDK::kit)
   add_library(PDK::kit INTERFACE IMPORTED)
-  target_include_directories(PDK::kit INTERFACE "${PDK_INCLUDE_DIR}")
+  target_include_directories(PDK::kit INTERFACE "${PDK_INCLUDE_DIR}" "${PDK_TF_PATHS_INCLUDE_DIR}")
   target_include_directories(PDK::kit SYSTEM INTERFACE "${PDK_TF_INCLUDE_DIR}")
   target_compile_definitions(PDK::kit INTERFACE ${_pdk_defs})
   target_compile_features(PDK::kit INTERFACE cxx_std_17)
@@ -95,9 +101,9 @@ if(NOT TARGET PDK::kit)
 endif()
 
 function(pdk_add_plugin)
-  cmake_parse_arguments(ARG "" "NAME" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;EXPORTS" ${ARGN})
   if(NOT ARG_NAME OR NOT ARG_SOURCES)
-    message(FATAL_ERROR "pdk_add_plugin(NAME <target> SOURCES <files...>)")
+    message(FATAL_ERROR "pdk_add_plugin(NAME <target> SOURCES <files...> [EXPORTS <C symbols...>])")
   endif()
   add_library(${ARG_NAME} SHARED ${ARG_SOURCES})
   target_link_libraries(${ARG_NAME} PRIVATE PDK::kit)
@@ -107,7 +113,20 @@ function(pdk_add_plugin)
     POSITION_INDEPENDENT_CODE ON
     BUILD_RPATH "${PDK_TF_LIB_DIR}"
     INSTALL_RPATH "$ORIGIN/../tensorflow;${PDK_TF_LIB_DIR}")
-  target_link_options(${ARG_NAME} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL)
+  # The dynamic symbol table holds TensorFlow's C entry points and EXPORTS,
+  # nothing else: no C++ symbol of the kit, the plugin or the C++ library
+  # (template instances and GNU "unique" symbols included), so two plugins
+  # built with the kit never bind to each other's copies.
+  set(_map "${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}.exports.map")
+  list(JOIN ARG_EXPORTS "; " _extra)
+  if(_extra)
+    set(_extra " ${_extra};")
+  endif()
+  file(CONFIGURE OUTPUT "${_map}" CONTENT
+       "{\n  global: SE_InitPlugin; TF_InitKernel; TF_InitGraph; TF_InitProfiler;${_extra}\n  local: *;\n};\n")
+  target_link_options(${ARG_NAME} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL
+                      "-Wl,--version-script=${_map}")
+  set_property(TARGET ${ARG_NAME} APPEND PROPERTY LINK_DEPENDS "${_map}")
 endfunction()
 
 set(PDK_FOUND TRUE)

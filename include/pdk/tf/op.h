@@ -116,7 +116,7 @@ class OpDefBuilderWrapper {
     ::pdk::TFStatusPtr s = ::pdk::NewTFStatus();
     TF_RegisterOpDefinition(b, s.get());  // takes the builder, on success or not
     if (TF_GetCode(s.get()) != TF_OK)  // (see the header comment: 2.21 aborts first)
-      std::fprintf(stderr, "PDK: op %s definition failed: %s\n", w.name_, TF_Message(s.get()));
+      std::fprintf(stderr, "REGISTER_OP(\"%s\") failed: %s\n", w.name_, TF_Message(s.get()));
   }
 
   const char* name_ = "";

@@ -71,6 +71,7 @@
 
 #include "pdk/eigen.h"
 #include "pdk/kernel.h"
+#include "pdk/tf/logging.h"
 #include "pdk/tf/op.h"
 #include "pdk/tf/shape_inference.h"
 #include "pdk/tf/status.h"
@@ -88,6 +89,23 @@ using StringPiece = std::string_view;
 // PDK's device type, for REGISTER_KERNEL_BUILDER(...Device(DEVICE_PDK)...). A
 // plugin of another device defines its own name the same way.
 inline constexpr char DEVICE_PDK[] = "PDK";
+// TensorFlow's: a kernel registered for DEVICE_DEFAULT is registered for the
+// plugin's own device type; one for DEVICE_CPU or DEVICE_GPU is skipped (a
+// plugin registers kernels for its own device only).
+inline constexpr char DEVICE_DEFAULT[] = "DEFAULT";
+inline constexpr char DEVICE_CPU[] = "CPU";
+inline constexpr char DEVICE_GPU[] = "GPU";
+
+// TensorFlow's AllocatorAttributes, of which the C API has on_host only.
+class AllocatorAttributes {
+ public:
+  void set_on_host(bool v) { on_host_ = v; }
+  bool on_host() const { return on_host_; }
+
+ private:
+  bool on_host_ = false;
+};
+enum MemoryType { DEVICE_MEMORY = 0, HOST_MEMORY = 1 };
 
 // ------------------------------------------------------------- thread pools
 
@@ -408,11 +426,11 @@ class OpKernelConstruction : public internal::FailureState {
       TF_DeleteBuffer(b);
     }
     if (!found)
-      return errors::InvalidArgument("No attr named '", name, "' in NodeDef (PDK: node ", name_,
+      return errors::InvalidArgument("No attr named '", name, "' in NodeDef (node ", name_,
                                      ", op ", type_, ")");
     if (is_list != want_list || (!want_list && shapes.size() != 1))
       return errors::InvalidArgument("Attr '", name, "' is not a ",
-                                     want_list ? "list(shape)" : "shape", " (PDK: node ", name_,
+                                     want_list ? "list(shape)" : "shape", " (node ", name_,
                                      ")");
     out->clear();
     for (const std::vector<int64>& d : shapes) {
@@ -420,7 +438,7 @@ class OpKernelConstruction : public internal::FailureState {
         if (x < 0)
           return errors::InvalidArgument("Attr '", name, "' has an unknown ",
                                          x == -2 ? "rank" : "dimension",
-                                         "; a TensorShape needs a fully defined shape (PDK: node ",
+                                         "; a TensorShape needs a fully defined shape (node ",
                                          name_, ")");
       out->emplace_back(d);
     }
@@ -473,7 +491,7 @@ class OpKernelContext : public internal::FailureState {
   const Tensor& input(int index) const {
     if (index < 0 || index >= num_inputs()) {
       const_cast<OpKernelContext*>(this)->SetStatus(errors::InvalidArgument(
-          "input index ", index, " out of range [0, ", num_inputs(), ") (PDK: ", ctx_.op(), ")"));
+          "input index ", index, " out of range [0, ", num_inputs(), ") (op ", ctx_.op(), ")"));
       return empty_;
     }
     Slot& in = inputs_[index];
@@ -522,6 +540,45 @@ class OpKernelContext : public internal::FailureState {
     *out = Tensor::Owning(std::move(t).value());
     return Status();
   }
+  // A scratch tensor, in host memory if attr.on_host() (TF_AllocateTemp's
+  // on_host), else on the device.
+  Status allocate_temp(DataType type, const TensorShape& shape, Tensor* out,
+                       const AllocatorAttributes& attr) {
+    if (!attr.on_host()) return allocate_temp(type, shape, out);
+    const TF_DataType dt = static_cast<TF_DataType>(type);
+    TF_RETURN_IF_ERROR(::pdk::CheckAllocatable(ctx_.op(), "temp", -1, shape.pdk_shape(), dt));
+    ::pdk::TFStatusPtr s = ::pdk::NewTFStatus();
+    TF_AllocatorAttributes attrs{TF_ALLOCATOR_ATTRIBUTES_STRUCT_SIZE, 1};
+    ::pdk::Tensor t(TF_AllocateTemp(ctx_.raw(), dt, shape.pdk_shape().dims().data(),
+                                    shape.dims(), &attrs, s.get()));
+    if (TF_GetCode(s.get()) != TF_OK) return ::pdk::Status::FromTF(s.get());
+    *out = Tensor::Owning(std::move(t));
+    return Status();
+  }
+  // TensorFlow's forward_input_or_allocate_temp: here always a new scratch
+  // tensor (forwarding an input to a temp is an optimization the C API does
+  // not offer).
+  template <class Candidates>
+  Status forward_input_or_allocate_temp(const Candidates&, DataType type,
+                                        const TensorShape& shape,
+                                        const AllocatorAttributes& attr, Tensor* out) {
+    return allocate_temp(type, shape, out, attr);
+  }
+  template <class Candidates>
+  Status forward_input_or_allocate_temp(const Candidates& c, DataType type,
+                                        const TensorShape& shape, Tensor* out) {
+    return allocate_temp(type, shape, out);
+  }
+  Status forward_input_or_allocate_temp(std::initializer_list<int>, DataType type,
+                                        const TensorShape& shape, Tensor* out) {
+    return allocate_temp(type, shape, out);
+  }
+  // Where input i lives. The C API does not say which arguments TensorFlow
+  // put in host memory (HostMemory registrations), so the kit answers
+  // DEVICE_MEMORY; docs/kit.md lists this.
+  MemoryType input_memory_type(int) const { return DEVICE_MEMORY; }
+  MemoryType output_memory_type(int) const { return DEVICE_MEMORY; }
+
   // Output `index` shares `t`'s buffer under t's shape (Identity, Reshape via
   // Tensor::CopyFrom): no copy. Errors set the context's status.
   void set_output(int index, const Tensor& t) {
@@ -536,7 +593,7 @@ class OpKernelContext : public internal::FailureState {
 
   template <class Device>
   const Device& eigen_device() const;
-  DeviceBase* device() { return &device_; }
+  DeviceBase* device() const { return &device_; }
 
   ::pdk::Context& pdk_context() { return ctx_; }
 
@@ -548,7 +605,7 @@ class OpKernelContext : public internal::FailureState {
   Status CheckOutput(int index) const {
     if (index < 0 || index >= num_outputs())
       return errors::InvalidArgument("output index ", index, " out of range [0, ",
-                                     num_outputs(), ") (PDK: ", ctx_.op(), ")");
+                                     num_outputs(), ") (op ", ctx_.op(), ")");
     return Status();
   }
   Status Keep(int index, ::pdk::Tensor t, Tensor** out) {
@@ -560,7 +617,7 @@ class OpKernelContext : public internal::FailureState {
   Status SetOutput(int index, const Tensor& t) {
     TF_RETURN_IF_ERROR(CheckOutput(index));
     if (!t.IsInitialized())
-      return errors::Internal("set_output(", index, ") of an uninitialized tensor (PDK: ",
+      return errors::Internal("set_output(", index, ") of an uninitialized tensor (op ",
                               ctx_.op(), ")");
     const ::pdk::Shape& shape = t.shape().pdk_shape();
     if (t.owner() != nullptr) {
@@ -579,7 +636,7 @@ class OpKernelContext : public internal::FailureState {
   }
   ::pdk::Context& ctx_;
   const OpKernel* kernel_;
-  DeviceBase device_;
+  mutable DeviceBase device_;
   mutable std::vector<Slot> inputs_;
   std::vector<Slot> outputs_;
   Tensor empty_;
@@ -621,7 +678,8 @@ template <class D>
 bool ApplyTypeConstraint(D& def, const std::string& attr, DataType dt) {
   bool done = false;
   ::pdk::ForEachType(::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int8, int16,
-                                     int32, int64, uint8, uint16, uint32, uint64, bool>{},
+                                     int32, int64, uint8, uint16, uint32, uint64, bool,
+                                     complex64, complex128>{},
                      [&](auto t) {
                        using T = typename decltype(t)::type;
                        if (!done && dt == DataTypeToEnum<T>::value) {
@@ -674,13 +732,13 @@ class Name {
   // reported on stderr and that kernel skipped; the others still register.
   template <class K>
   void Register(::pdk::Registrar& r) const {
-    if (device_ != r.device_type())
-      return Skip("Device(\"" + device_ + "\"), but this plugin's kernels are for device \"" +
+    if (device_ != r.device_type() && device_ != DEVICE_DEFAULT)
+      return Skip(r, "Device(\"" + device_ + "\"), but this plugin's kernels are for device \"" +
                   r.device_type() + "\"");
     ::pdk::KernelDef<internal::TfKernel<K>> def(op_);
     for (const auto& [attr, dt] : types_)
       if (!internal::ApplyTypeConstraint(def, attr, dt))
-        return Skip("TypeConstraint(\"" + attr + "\", " + DataTypeString(dt) +
+        return Skip(r, "TypeConstraint(\"" + attr + "\", " + DataTypeString(dt) +
                     "): no kernel of this dtype can be registered through the C API");
     for (const std::string& arg : host_memory_) def.HostMemory(arg.c_str());
     if (priority_) def.Priority(priority_);
@@ -689,9 +747,10 @@ class Name {
   }
 
  private:
-  void Skip(const std::string& why) const {
-    std::fprintf(stderr, "PDK: REGISTER_KERNEL_BUILDER(Name(\"%s\")...) skipped: %s\n",
-                 op_.c_str(), why.c_str());
+  // "<device type>: REGISTER_KERNEL_BUILDER(Name("Op")...) skipped: why" on stderr.
+  void Skip(const ::pdk::Registrar& r, const std::string& why) const {
+    std::fprintf(stderr, "%s: REGISTER_KERNEL_BUILDER(Name(\"%s\")...) skipped: %s\n",
+                 r.device_type(), op_.c_str(), why.c_str());
   }
   std::string op_;
   std::string device_ = "(none: Name(...).Device() missing)";
@@ -723,6 +782,8 @@ struct KernelRegistration {
 
 // REGISTER_KERNEL_BUILDER(Name("Op").Device(DEVICE_PDK)..., KernelClass);  at
 // namespace scope. The kernel class may be a template instance with commas.
+// As TensorFlow's, the expansion ends with its own `;`: the one after the
+// macro is optional (registration macros in TensorFlow's kernels omit it).
 #define REGISTER_KERNEL_BUILDER(kernel_builder, ...) \
   PDK_TF_REGISTER_KERNEL_(PDK_TF_CONCAT_(pdk_tf_kernel_, __COUNTER__), kernel_builder, __VA_ARGS__)
 #define PDK_TF_REGISTER_KERNEL_(id, kernel_builder, ...)                                    \
@@ -731,7 +792,7 @@ struct KernelRegistration {
   }                                                                                         \
   [[maybe_unused]] static const bool PDK_TF_CONCAT_(id, _registered) =                      \
       ::tensorflow::pdk_kit::internal::KernelRegistration<id, __VA_ARGS__>::Add(            \
-          ::tensorflow::pdk_kit::register_kernel::kernel_builder)
+          ::tensorflow::pdk_kit::register_kernel::kernel_builder);
 
 // Fails the kernel (construction or Compute) with STATUS and returns, unless EXP.
 #define OP_REQUIRES(CTX, EXP, STATUS)                  \

@@ -124,7 +124,7 @@ class InferenceContext {
     const int64 i = idx < 0 ? idx + r : idx;
     if (i < 0 || i >= r) {
       Record(errors::InvalidArgument("Dimension index ", idx, " out of range for a shape of rank ",
-                                     r, " (PDK: InferenceContext::Dim of ", DebugString(s), ")"));
+                                     r, " (InferenceContext::Dim of ", DebugString(s), ")"));
       return UnknownDim();
     }
     ShapeHandle piece = New();

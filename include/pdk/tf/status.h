@@ -1,7 +1,13 @@
 // pdk/tf/status.h — TensorFlow's Status idioms over pdk::Status.
 //
 //   Status                     the kit's pdk::Status (ok(), code(), message(),
-//                              Status::OK())
+//                              Status::OK()), which converts to and from
+//                              absl::Status (TensorFlow 2.21's Status) and any
+//                              other status type with TensorFlow's canonical
+//                              codes: a kernel that writes `absl::Status`,
+//                              `absl::OkStatus()` or `absl::InvalidArgumentError`
+//                              mixes them with the kit's. The kit itself never
+//                              includes absl (see docs/kit.md, "absl").
 //   OkStatus()                 an OK status
 //   errors::InvalidArgument(a, b, ...)   arguments concatenated as by
 //                              TensorFlow's StrCat; likewise Internal,
@@ -15,13 +21,46 @@
 #define PDK_TF_STATUS_H_
 
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "pdk/status.h"
 
 namespace tensorflow {
 inline namespace pdk_kit {
 
-using Status = ::pdk::Status;
+namespace internal {
+// A status type of another library (absl::Status): ok(), code() (an enum of
+// TensorFlow's canonical codes), message(), constructible from (code, text).
+template <class S, class = void>
+struct IsForeignStatus : std::false_type {};
+template <class S>
+struct IsForeignStatus<
+    S, std::void_t<decltype(std::declval<const S&>().ok()),
+                   decltype(static_cast<int>(std::declval<const S&>().code())),
+                   decltype(std::string_view(std::declval<const S&>().message())),
+                   decltype(S(std::declval<const S&>().code(), std::string_view()))>>
+    : std::bool_constant<!std::is_base_of_v<::pdk::Status, S>> {};
+}  // namespace internal
+
+class Status : public ::pdk::Status {
+ public:
+  Status() = default;
+  Status(TF_Code code, std::string message) : ::pdk::Status(code, std::move(message)) {}
+  Status(const ::pdk::Status& s) : ::pdk::Status(s) {}  // NOLINT: implicit by design
+  template <class S, std::enable_if_t<internal::IsForeignStatus<S>::value, int> = 0>
+  Status(const S& s)  // NOLINT: absl::Status -> Status, as TensorFlow's own alias
+      : ::pdk::Status(static_cast<TF_Code>(static_cast<int>(s.code())),
+                      std::string(std::string_view(s.message()))) {}
+  template <class S, std::enable_if_t<internal::IsForeignStatus<S>::value, int> = 0>
+  operator S() const {  // NOLINT: Status -> absl::Status
+    if (ok()) return S();
+    using Code = decltype(std::declval<const S&>().code());
+    return S(static_cast<Code>(static_cast<int>(code())), std::string_view(message()));
+  }
+  static Status OK() { return Status(); }
+};
 
 inline Status OkStatus() { return Status(); }
 

@@ -29,8 +29,10 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,6 +49,23 @@ class Tensor {
  public:
   // An uninitialized float scalar, as TensorFlow's default Tensor.
   Tensor() = default;
+  // A tensor of `type` and `shape` in host memory, zero-filled, owned by this
+  // handle (TensorFlow's Tensor(DataType, TensorShape) on its CPU allocator):
+  // host-side scratch in a kernel. Device tensors come from the context
+  // (allocate_output, allocate_temp). A dtype without a fixed element size
+  // (string, resource, variant) throws std::logic_error.
+  Tensor(DataType type, const TensorShape& shape) {
+    const int size = DataTypeSize(type);
+    if (size <= 0)
+      throw std::logic_error("Tensor(" + DataTypeString(type) +
+                             ", shape): the kit holds no host tensor of this dtype");
+    const size_t bytes = static_cast<size_t>(shape.num_elements()) * static_cast<size_t>(size);
+    host_ = std::shared_ptr<void>(::operator new(bytes > 0 ? bytes : 1), [](void* q) {
+      ::operator delete(q);
+    });
+    std::memset(host_.get(), 0, bytes);
+    Set(type, shape, host_.get());
+  }
 
   DataType dtype() const { return dtype_; }
   const TensorShape& shape() const { return shape_; }
@@ -59,6 +78,10 @@ class Tensor {
   bool SharesBufferWith(const Tensor& o) const { return data_ != nullptr && data_ == o.data_; }
   // The buffer (TensorFlow's tensor_data().data()).
   void* data() const { return data_; }
+  // The buffer's bytes, as TensorFlow's tensor_data().
+  std::string_view tensor_data() const {
+    return std::string_view(static_cast<const char*>(data_), data_ ? TotalBytes() : 0);
+  }
 
   // Shares `other`'s buffer under `shape` (equal element count); false, and
   // this tensor unchanged, if the counts differ.
@@ -118,6 +141,27 @@ class Tensor {
   }
 
   // This tensor's elements under dimensions `sizes` (same element count).
+  // shaped<T, N>(sizes) with the sizes in a container (std::vector,
+  // absl::Span, gtl::InlinedVector).
+  template <class T, int N, class C, class = decltype(std::declval<const C&>().size())>
+  typename TTypes<T, N>::Tensor shaped(const C& sizes) {
+    return typename TTypes<T, N>::Tensor(Data<T>(), Reshaped<N>(sizes));
+  }
+  template <class T, int N, class C, class = decltype(std::declval<const C&>().size())>
+  typename TTypes<T, N>::ConstTensor shaped(const C& sizes) const {
+    return typename TTypes<T, N>::ConstTensor(Data<T>(), Reshaped<N>(sizes));
+  }
+  // TensorFlow's unaligned_* views: the kit's views are all unaligned.
+  // TensorFlow's unaligned_shaped: the kit's views are all unaligned.
+  template <class T, int N, class C>
+  typename TTypes<T, N>::Tensor unaligned_shaped(const C& sizes) {
+    return shaped<T, N>(sizes);
+  }
+  template <class T, int N, class C>
+  typename TTypes<T, N>::ConstTensor unaligned_shaped(const C& sizes) const {
+    return shaped<T, N>(sizes);
+  }
+
   template <class T, int N>
   typename TTypes<T, N>::Tensor shaped(std::initializer_list<int64> sizes) {
     return typename TTypes<T, N>::Tensor(Data<T>(), Reshaped<N>(sizes));
@@ -178,9 +222,12 @@ class Tensor {
 
   template <class T>
   T* Data() const {
+    if (!initialized_)
+      throw std::logic_error("a view of an uninitialized Tensor (an input index out of range, "
+                             "or a Tensor never allocated)");
     if (dtype_ != DataTypeToEnum<T>::value)
       throw std::logic_error(DataTypeString(DataTypeToEnum<T>::value) + " expected, got " +
-                             DataTypeString(dtype_) + " (PDK: a view of type " +
+                             DataTypeString(dtype_) + " (a view of type " +
                              DataTypeString(DataTypeToEnum<T>::value) + " of a " +
                              DataTypeString(dtype_) + " tensor of shape " +
                              shape_.DebugString() + ")");
@@ -194,22 +241,26 @@ class Tensor {
   }
   void CheckOneElement() const {
     if (NumElements() != 1)
-      throw std::logic_error("Must have a one element tensor (PDK: Tensor::scalar of shape " +
+      throw std::logic_error("Must have a one element tensor (Tensor::scalar of shape " +
                              shape_.DebugString() + ")");
   }
-  template <int N>
-  Eigen::DSizes<Eigen::DenseIndex, N> Reshaped(std::initializer_list<int64> sizes) const {
+  template <int N, class C>
+  Eigen::DSizes<Eigen::DenseIndex, N> Reshaped(const C& sizes) const {
     if (static_cast<int>(sizes.size()) != N)
       throw std::logic_error("Tensor::shaped<T, " + std::to_string(N) + "> given " +
                              std::to_string(sizes.size()) + " sizes");
     Eigen::DSizes<Eigen::DenseIndex, N> d;
     int64 n = 1;
     int i = 0;
-    for (int64 s : sizes) n *= (d[i++] = s);
+    for (auto s : sizes) n *= (d[i++] = static_cast<Eigen::DenseIndex>(s));
     if (n != NumElements())
       throw std::logic_error("Tensor::shaped: " + std::to_string(n) +
                              " elements requested of a tensor of shape " + shape_.DebugString());
     return d;
+  }
+  template <int N>
+  Eigen::DSizes<Eigen::DenseIndex, N> Reshaped(std::initializer_list<int64> sizes) const {
+    return Reshaped<N, std::initializer_list<int64>>(sizes);
   }
   template <int N>
   Eigen::DSizes<Eigen::DenseIndex, N> Collapsed(bool inner) const {
@@ -234,8 +285,21 @@ class Tensor {
   void* data_ = nullptr;
   bool initialized_ = false;
   std::shared_ptr<::pdk::Tensor> owner_;  // null for a borrowed input view
+  std::shared_ptr<void> host_;            // Tensor(DataType, TensorShape)'s buffer
   int input_index_ = -1;
 };
+
+template <class TensorT>
+Status TensorShapeUtils::FromShapeTensor(const TensorT& shape, TensorShape* out) {
+  if (shape.dims() != 1)
+    return errors::InvalidArgument("shape must be a vector of {int32,int64}, got shape ",
+                                   shape.shape().DebugString());
+  if (shape.dtype() == DT_INT32) return MakeShape(shape.template flat<int32>().data(),
+                                                  shape.NumElements(), out);
+  if (shape.dtype() == DT_INT64) return MakeShape(shape.template flat<int64>().data(),
+                                                  shape.NumElements(), out);
+  return errors::InvalidArgument("shape must be a vector of {int32,int64}.");
+}
 
 }  // namespace pdk_kit
 }  // namespace tensorflow

@@ -19,6 +19,8 @@
 #include <initializer_list>
 #include <ostream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "pdk/tensor.h"
@@ -41,6 +43,28 @@ class TensorShape {
   std::vector<int64> dim_sizes() const { return shape_.dims(); }
 
   void AddDim(int64 size) { shape_.push_back(size); }
+  // AddDim / InsertDim that check the result as TensorFlow does: a negative
+  // size, more than 254 dimensions or an element count past int64 is
+  // InvalidArgument (TensorFlow's wording), and the shape is unchanged.
+  Status AddDimWithStatus(int64 size) { return InsertDimWithStatus(dims(), size); }
+  Status InsertDimWithStatus(int d, int64 size) {
+    if (d < 0 || d > dims())
+      return errors::InvalidArgument("Invalid dimension index ", d, " for a shape of rank ",
+                                     dims());
+    if (size < 0) return errors::InvalidArgument("Expected a non-negative size, got ", size);
+    std::vector<int64> v = shape_.dims();
+    v.insert(v.begin() + d, size);
+    TensorShape t(std::move(v));
+    TF_RETURN_IF_ERROR(::pdk::CheckShape("TensorShape", "shape", -1, t.shape_));
+    *this = std::move(t);
+    return Status();
+  }
+  Status RemoveDimWithStatus(int64 d) {
+    if (d < 0 || d >= dims())
+      return errors::Internal("Expected dimension index to be in [0, ", dims(), "), got ", d);
+    RemoveDim(static_cast<int>(d));
+    return Status();
+  }
   void InsertDim(int d, int64 size) {
     std::vector<int64> v = shape_.dims();
     v.insert(v.begin() + d, size);
@@ -112,10 +136,24 @@ struct TensorShapeUtils {
   static Status MakeShape(const I* dims, int64 n, TensorShape* out) {
     return TensorShape::BuildTensorShape(std::vector<int64>(dims, dims + n), out);
   }
-  template <class I>
-  static Status MakeShape(const std::vector<I>& dims, TensorShape* out) {
-    return MakeShape(dims.data(), static_cast<int64>(dims.size()), out);
+  // ... from a container of them (std::vector, absl::Span, gtl::ArraySlice),
+  // or from a rank-1 int32 or int64 Tensor (a shape input).
+  template <class C>
+  static Status MakeShape(const C& dims, TensorShape* out) {
+    if constexpr (IsTensor<C>::value)
+      return FromShapeTensor(dims, out);
+    else
+      return MakeShape(dims.data(), static_cast<int64>(dims.size()), out);
   }
+
+ private:
+  template <class C, class = void>
+  struct IsTensor : std::false_type {};
+  template <class C>
+  struct IsTensor<C, std::void_t<decltype(std::declval<const C&>().NumElements())>>
+      : std::true_type {};
+  template <class TensorT>
+  static Status FromShapeTensor(const TensorT& shape, TensorShape* out);  // pdk/tf/tensor.h
 };
 
 }  // namespace pdk_kit

@@ -13,6 +13,9 @@
 #include <complex>
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "pdk/eigen.h"
 #include "pdk/types.h"
@@ -55,14 +58,36 @@ enum DataType : int {
   DT_VARIANT = TF_VARIANT,
   DT_UINT32 = TF_UINT32,
   DT_UINT64 = TF_UINT64,
+  DT_QINT8 = TF_QINT8,
+  DT_QUINT8 = TF_QUINT8,
+  DT_QINT32 = TF_QINT32,
+  DT_QINT16 = TF_QINT16,
+  DT_QUINT16 = TF_QUINT16,
 };
+
+// A list of dtypes (an op's input or output types).
+using DataTypeVector = std::vector<DataType>;
+
+}  // namespace pdk_kit
+}  // namespace tensorflow
+
+// The complex dtypes, for kernels registered through TF_CALL_COMPLEX_TYPES.
+template <> struct pdk::DataTypeOf<std::complex<float>> {
+  static constexpr TF_DataType value = TF_COMPLEX64;
+};
+template <> struct pdk::DataTypeOf<std::complex<double>> {
+  static constexpr TF_DataType value = TF_COMPLEX128;
+};
+
+namespace tensorflow {
+inline namespace pdk_kit {
 
 // DataTypeToEnum<float>::value == DT_FLOAT, for every type the kit maps
 // (a type it does not map does not compile).
 template <class T>
 struct DataTypeToEnum {
   static constexpr DataType value = static_cast<DataType>(::pdk::kDataType<T>);
-  static DataType v() { return value; }
+  static constexpr DataType v() { return value; }
 };
 
 // "float", "int32", ...: TensorFlow's C++ spelling (DataTypeString), which
@@ -92,6 +117,13 @@ inline std::string DataTypeString(DataType dt) {
   return "unknown dtype enum (" + std::to_string(static_cast<int>(dt)) + ")";
 }
 
+// True for the dtypes whose elements are plain bytes (every numeric dtype and
+// bool), which TensorFlow's kernels copy with memcpy; false for string,
+// resource and variant.
+constexpr bool DataTypeCanUseMemcpy(DataType dt) {
+  return dt != DT_INVALID && dt != DT_STRING && dt != DT_RESOURCE && dt != DT_VARIANT;
+}
+
 // Bytes per element; 0 for variable-size types (string, resource, variant).
 inline int DataTypeSize(DataType dt) {
   return static_cast<int>(TF_DataTypeSize(static_cast<TF_DataType>(dt)));
@@ -115,31 +147,46 @@ struct TTypes {
   using ConstVec = ConstFlat;
   using Matrix = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, IndexType>>;
   using ConstMatrix = Eigen::TensorMap<Eigen::Tensor<const T, 2, Eigen::RowMajor, IndexType>>;
+  // TensorFlow's Unaligned* names: the same maps here.
+  using UnalignedTensor = Tensor;
+  using UnalignedConstTensor = ConstTensor;
+  using UnalignedScalar = Scalar;
+  using UnalignedConstScalar = ConstScalar;
+  using UnalignedFlat = Flat;
+  using UnalignedConstFlat = ConstFlat;
+  using UnalignedVec = Vec;
+  using UnalignedConstVec = ConstVec;
+  using UnalignedMatrix = Matrix;
+  using UnalignedConstMatrix = ConstMatrix;
+  // 32-bit indexed views (To32Bit).
+  using Tensor32Bit = Eigen::TensorMap<Eigen::Tensor<T, NDIMS, Eigen::RowMajor, int>>;
 };
+
+// TensorFlow's To32Bit (tensor_types.h): the same data with int indices.
+template <class Index, int NumDims>
+Eigen::DSizes<int, NumDims> To32Bit(const Eigen::DSizes<Index, NumDims>& in) {
+  Eigen::DSizes<int, NumDims> out;
+  for (int i = 0; i < NumDims; ++i) out[i] = static_cast<int>(in[i]);
+  return out;
+}
+template <class TensorType>
+typename TTypes<typename TensorType::Scalar, TensorType::NumIndices>::Tensor32Bit To32Bit(
+    TensorType in) {
+  return typename TTypes<typename TensorType::Scalar, TensorType::NumIndices>::Tensor32Bit(
+      in.data(), To32Bit(in.dimensions()));
+}
+
+// TensorFlow's MaybeWith32BitIndexing<Device>(func, args...): on a CPU device
+// (Eigen::ThreadPoolDevice, the kit's kernels' device) func(args...) as they
+// are, as TensorFlow does for the CPU.
+template <class Device, class Func, class... Args>
+void MaybeWith32BitIndexing(Func func, Args&&... args) {
+  func(std::forward<Args>(args)...);
+}
 
 }  // namespace pdk_kit
 }  // namespace tensorflow
 
-// TensorFlow's TF_CALL_* (register_types.h): m(T) for each type, as
-// registration code written for TensorFlow uses them (m's expansion carries
-// its own `;`). Only types a kernel can be registered for through the C API.
-#define TF_CALL_float(m) m(float)
-#define TF_CALL_double(m) m(double)
-#define TF_CALL_half(m) m(::tensorflow::half)
-#define TF_CALL_bfloat16(m) m(::tensorflow::bfloat16)
-#define TF_CALL_int8(m) m(::tensorflow::int8)
-#define TF_CALL_int16(m) m(::tensorflow::int16)
-#define TF_CALL_int32(m) m(::tensorflow::int32)
-#define TF_CALL_int64(m) m(::tensorflow::int64)
-#define TF_CALL_uint8(m) m(::tensorflow::uint8)
-#define TF_CALL_uint16(m) m(::tensorflow::uint16)
-#define TF_CALL_uint32(m) m(::tensorflow::uint32)
-#define TF_CALL_uint64(m) m(::tensorflow::uint64)
-#define TF_CALL_bool(m) m(bool)
-#define TF_CALL_FLOAT_TYPES(m) TF_CALL_half(m) TF_CALL_bfloat16(m) TF_CALL_float(m) TF_CALL_double(m)
-#define TF_CALL_INTEGRAL_TYPES(m)                                                        \
-  TF_CALL_uint64(m) TF_CALL_int64(m) TF_CALL_uint32(m) TF_CALL_int32(m) TF_CALL_uint16(m) \
-      TF_CALL_int16(m) TF_CALL_uint8(m) TF_CALL_int8(m)
-#define TF_CALL_REAL_NUMBER_TYPES(m) TF_CALL_INTEGRAL_TYPES(m) TF_CALL_FLOAT_TYPES(m)
+#include "pdk/tf/register_types.h"
 
 #endif  // PDK_TF_TYPES_H_
