@@ -22,7 +22,9 @@
 #                            a shared library lib<target>.so linked with PDK::kit
 #                            whose dynamic symbols are TensorFlow's C entry points
 #                            (SE_InitPlugin, TF_InitKernel, TF_InitGraph,
-#                            TF_InitProfiler) and EXPORTS only (a version script), no
+#                            TF_InitProfiler), the kit's TFKit_OpNames (the ops
+#                            of REGISTER_OP, for tensorflow_pdk.load_op_library;
+#                            pdk/op_names.h) and EXPORTS only (a version script), no
 #                            undefined symbols, an rpath to TensorFlow's library
 #                            directory (and to site-packages/tensorflow, for a copy
 #                            installed in site-packages/tensorflow-plugins)
@@ -113,17 +115,18 @@ function(pdk_add_plugin)
     POSITION_INDEPENDENT_CODE ON
     BUILD_RPATH "${PDK_TF_LIB_DIR}"
     INSTALL_RPATH "$ORIGIN/../tensorflow;${PDK_TF_LIB_DIR}")
-  # The dynamic symbol table holds TensorFlow's C entry points and EXPORTS,
-  # nothing else: no C++ symbol of the kit, the plugin or the C++ library
-  # (template instances and GNU "unique" symbols included), so two plugins
-  # built with the kit never bind to each other's copies.
+  # The dynamic symbol table holds TensorFlow's C entry points, the kit's
+  # TFKit_OpNames and EXPORTS, nothing else: no C++ symbol of the kit, the
+  # plugin or the C++ library (template instances and GNU "unique" symbols
+  # included), so two plugins built with the kit never bind to each other's
+  # copies.
   set(_map "${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}.exports.map")
   list(JOIN ARG_EXPORTS "; " _extra)
   if(_extra)
     set(_extra " ${_extra};")
   endif()
   file(CONFIGURE OUTPUT "${_map}" CONTENT
-       "{\n  global: SE_InitPlugin; TF_InitKernel; TF_InitGraph; TF_InitProfiler;${_extra}\n  local: *;\n};\n")
+       "{\n  global: SE_InitPlugin; TF_InitKernel; TF_InitGraph; TF_InitProfiler; TFKit_OpNames;${_extra}\n  local: *;\n};\n")
   target_link_options(${ARG_NAME} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL
                       "-Wl,--version-script=${_map}")
   set_property(TARGET ${ARG_NAME} APPEND PROPERTY LINK_DEPENDS "${_map}")
