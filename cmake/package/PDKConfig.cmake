@@ -24,7 +24,12 @@
 #                            (SE_InitPlugin, TF_InitKernel, TF_InitGraph,
 #                            TF_InitProfiler), the kit's TFKit_OpNames (the ops
 #                            of REGISTER_OP, for tensorflow_pdk.load_op_library;
-#                            pdk/op_names.h) and EXPORTS only (a version script), no
+#                            pdk/op_names.h) and EXPORTS only (a version script);
+#                            WITH_TF_FRAMEWORK links the kit's definitions of the
+#                            functions TensorFlow's kernel headers declare and
+#                            TensorFlow keeps in its .cc files (BinaryOpShared,
+#                            ConcatCPU, the fill functors, BCast::FromShape;
+#                            pdk/tf/framework_src/README.md); no
 #                            undefined symbols, an rpath to TensorFlow's library
 #                            directory (and to site-packages/tensorflow, for a copy
 #                            installed in site-packages/tensorflow-plugins)
@@ -103,12 +108,26 @@ if(NOT TARGET PDK::kit)
 endif()
 
 function(pdk_add_plugin)
-  cmake_parse_arguments(ARG "" "NAME" "SOURCES;EXPORTS" ${ARGN})
+  cmake_parse_arguments(ARG "WITH_TF_FRAMEWORK" "NAME" "SOURCES;EXPORTS" ${ARGN})
   if(NOT ARG_NAME OR NOT ARG_SOURCES)
-    message(FATAL_ERROR "pdk_add_plugin(NAME <target> SOURCES <files...> [EXPORTS <C symbols...>])")
+    message(FATAL_ERROR "pdk_add_plugin(NAME <target> SOURCES <files...> [EXPORTS <C symbols...>] "
+                        "[WITH_TF_FRAMEWORK])")
   endif()
   add_library(${ARG_NAME} SHARED ${ARG_SOURCES})
   target_link_libraries(${ARG_NAME} PRIVATE PDK::kit)
+  if(ARG_WITH_TF_FRAMEWORK)
+    # The kit's definitions of what TensorFlow's kernel headers declare and
+    # TensorFlow defines in its own .cc files (pdk/tf/framework_src/README.md),
+    # one static library per project: the linker takes what the plugin calls.
+    if(NOT TARGET pdk_tf_framework)
+      file(GLOB _pdk_fw_sources "${PDK_INCLUDE_DIR}/pdk/tf/framework_src/*.cc")
+      add_library(pdk_tf_framework STATIC ${_pdk_fw_sources})
+      target_link_libraries(pdk_tf_framework PRIVATE PDK::kit)
+      set_target_properties(pdk_tf_framework PROPERTIES CXX_VISIBILITY_PRESET hidden
+                            VISIBILITY_INLINES_HIDDEN ON POSITION_INDEPENDENT_CODE ON)
+    endif()
+    target_link_libraries(${ARG_NAME} PRIVATE pdk_tf_framework)
+  endif()
   set_target_properties(${ARG_NAME} PROPERTIES
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON

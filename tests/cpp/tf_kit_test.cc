@@ -1,6 +1,7 @@
 // Unit tests of the TF-style layer of the kit (include/pdk/tf): TensorShape,
-// Tensor views and their type and rank checks, buffer sharing, Status and
-// errors::, Shard over the device pool, the NodeDef shape-attr reader. Kernels
+// Tensor views and their type and rank checks, host tensors, buffer sharing,
+// Status and errors:: (and absl::Status), CHECK/LOG that throw, the TF_CALL_*
+// lists, Shard over the device pool, the NodeDef shape-attr reader. Kernels
 // and ops in this style run against the real TensorFlow in
 // tests/python/test_kit.py.
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -117,6 +119,96 @@ TEST(TfTensor, WrongTypeOrRankThrowsWithTensorFlowsWording) {
   EXPECT_NE(st.message().find("double expected, got float"), std::string::npos);
 }
 
+TEST(TfTensor, AnUninitializedTensorThrowsInsteadOfReadingNull) {
+  Tensor t;  // what an out-of-range ctx->input(i) gives
+  EXPECT_THROW(t.scalar<float>(), std::logic_error);
+  EXPECT_THROW(t.flat<float>(), std::logic_error);
+}
+
+TEST(TfTensor, HostTensorsAndTensorFlowsViews) {
+  Tensor t(DT_INT32, TensorShape({2, 3, 4, 5}));
+  EXPECT_EQ(t.NumElements(), 120);
+  auto flat = t.flat<int32>();
+  for (int i = 0; i < 120; ++i) flat(i) = i;
+  EXPECT_EQ(t.SummarizeValue(3), "0 1 2...");
+  EXPECT_EQ(t.tensor_data().size(), 480u);
+  // flat_inner_outer_dims<T, 2>(1): dims [1, 3) kept, [0] folded into the
+  // first, [3] into the last (TensorFlow's tensor.h).
+  auto m = t.flat_inner_outer_dims<int32, 2>(1);
+  EXPECT_EQ(m.dimension(0), 2 * 3);
+  EXPECT_EQ(m.dimension(1), 4 * 5);
+  // begin + N past the rank: dims [2, 6) of [2,3,4,5,1,1], [0, 2) folded in.
+  auto p = t.flat_inner_outer_dims<int32, 4>(2);
+  EXPECT_EQ(p.dimension(0), 2 * 3 * 4);
+  EXPECT_EQ(p.dimension(1), 5);
+  EXPECT_EQ(p.dimension(2), 1);
+  EXPECT_EQ(p.dimension(3), 1);
+  std::vector<int64_t> sizes = {10, 12};
+  EXPECT_EQ((t.shaped<int32, 2>(sizes).dimension(1)), 12);
+  Tensor shape_tensor(DT_INT64, TensorShape({2}));
+  shape_tensor.flat<int64>()(0) = 7;
+  shape_tensor.flat<int64>()(1) = 2;
+  TensorShape made;
+  ASSERT_TRUE(TensorShapeUtils::MakeShape(shape_tensor, &made).ok());
+  EXPECT_EQ(made, TensorShape({7, 2}));
+  EXPECT_TRUE(TensorShapeUtils::StartsWith(TensorShape({7, 2, 3}), made));
+  EXPECT_FALSE(TensorShapeUtils::EndsWith(TensorShape({7, 2, 3}), made));
+}
+
+TEST(TfTensorShape, WithStatusEditsCheckLikeTensorFlow) {
+  TensorShape s({2});
+  EXPECT_TRUE(s.AddDimWithStatus(3).ok());
+  EXPECT_EQ(s, TensorShape({2, 3}));
+  EXPECT_EQ(s.AddDimWithStatus(-1).code(), TF_INVALID_ARGUMENT);
+  EXPECT_EQ(s.AddDimWithStatus(int64{1} << 62).code(), TF_INVALID_ARGUMENT);
+  EXPECT_EQ(s, TensorShape({2, 3}));  // unchanged by the failures
+  EXPECT_TRUE(s.InsertDimWithStatus(0, 5).ok());
+  EXPECT_EQ(s, TensorShape({5, 2, 3}));
+}
+
+TEST(TfStatus, ConvertsToAndFromAbslStatus) {
+  const Status from_absl = absl::InvalidArgumentError("bad axis");
+  EXPECT_EQ(from_absl.code(), TF_INVALID_ARGUMENT);
+  EXPECT_EQ(from_absl.message(), "bad axis");
+  const absl::Status to_absl = errors::OutOfRange("index ", 7);
+  EXPECT_EQ(to_absl.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(to_absl.message(), "index 7");
+  const absl::Status ok = Status();
+  EXPECT_TRUE(ok.ok());
+  auto absl_fn = []() -> absl::Status {
+    TF_RETURN_IF_ERROR(errors::Internal("inner"));
+    return absl::OkStatus();
+  };
+  EXPECT_EQ(absl_fn().message(), "inner");
+  EXPECT_TRUE(Status(absl::OkStatus()).ok());
+  EXPECT_EQ(Status(absl::NotFoundError("x")).code(), error::NOT_FOUND);
+}
+
+TEST(TfLogging, FailedChecksThrowInsteadOfAborting) {
+  try {
+    CHECK_EQ(2 + 2, 5) << "arithmetic";
+    FAIL() << "no exception";
+  } catch (const std::logic_error& e) {
+    EXPECT_EQ(std::string(e.what()), "Check failed: 2 + 2 == 5 (4 vs. 5) arithmetic");
+  }
+  EXPECT_THROW(CHECK(false), std::logic_error);
+  EXPECT_THROW(TF_CHECK_OK(errors::Internal("x")), std::logic_error);
+  EXPECT_THROW(LOG(FATAL) << "fatal", std::logic_error);
+  CHECK(true) << "not evaluated";
+  CHECK_LT(1, 2);
+}
+
+TEST(TfRegisterTypes, ListsFollowTensorFlow) {
+  std::vector<DataType> seen;
+#define PDK_TEST_PUSH_(T) seen.push_back(DataTypeToEnum<T>::value);
+  TF_CALL_ALL_TYPES(PDK_TEST_PUSH_)
+  EXPECT_EQ(seen.size(), 15u);  // 10 integer and float, 2 complex, bool, half, bfloat16
+  seen.clear();
+  TF_CALL_QUANTIZED_TYPES(PDK_TEST_PUSH_)
+  EXPECT_EQ(seen, (std::vector<DataType>{DT_QINT8, DT_QUINT8, DT_QINT32}));
+#undef PDK_TEST_PUSH_
+}
+
 TEST(TfTensor, CopyFromSharesTheBufferUnderANewShape) {
   Tensor t = HostTensor(DT_INT64, {2, 3});
   Tensor r;
@@ -184,13 +276,13 @@ TEST(TfAttrs, NodeDefShapeReader) {
   const auto* p = reinterpret_cast<const uint8_t*>(node.data());
   std::vector<std::vector<int64>> shapes;
   bool is_list = true;
-  ASSERT_TRUE(internal::NodeDefShapeAttr(p, node.size(), "shape", &shapes, &is_list));
+  ASSERT_TRUE(kit_internal::NodeDefShapeAttr(p, node.size(), "shape", &shapes, &is_list));
   EXPECT_FALSE(is_list);
   EXPECT_EQ(shapes, (std::vector<std::vector<int64>>{{2, -1}}));
-  ASSERT_TRUE(internal::NodeDefShapeAttr(p, node.size(), "shapes", &shapes, &is_list));
+  ASSERT_TRUE(kit_internal::NodeDefShapeAttr(p, node.size(), "shapes", &shapes, &is_list));
   EXPECT_TRUE(is_list);
   EXPECT_EQ(shapes, (std::vector<std::vector<int64>>{{3}, {-2}}));
-  EXPECT_FALSE(internal::NodeDefShapeAttr(p, node.size(), "missing", &shapes, &is_list));
+  EXPECT_FALSE(kit_internal::NodeDefShapeAttr(p, node.size(), "missing", &shapes, &is_list));
 }
 
 }  // namespace

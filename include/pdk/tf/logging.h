@@ -3,7 +3,7 @@
 // kit's rule that nothing aborts the process:
 //
 //   CHECK(cond) << "text";  CHECK_EQ(a, b); CHECK_NE, CHECK_LT, CHECK_LE,
-//   CHECK_GT, CHECK_GE; CHECK_NOTNULL(p)
+//   CHECK_GT, CHECK_GE; CHECK_NOTNULL(p); TF_CHECK_OK(status)
 //       a failure throws std::logic_error("Check failed: cond (a vs. b) text",
 //       TensorFlow's wording); the kit's kernel trampoline reports it as an
 //       Internal error of the op (TensorFlow's CPU kernels abort instead).
@@ -23,7 +23,7 @@
 
 namespace tensorflow {
 inline namespace pdk_kit {
-namespace internal {
+namespace kit_internal {
 
 // One log statement: collects the streamed text, then prints it or, for a
 // failed check or FATAL, throws it when the statement ends.
@@ -73,7 +73,7 @@ T CheckNotNull(const char* file, int line, const char* expr, T&& p) {
   return std::forward<T>(p);
 }
 
-}  // namespace internal
+}  // namespace kit_internal
 }  // namespace pdk_kit
 }  // namespace tensorflow
 
@@ -83,35 +83,39 @@ T CheckNotNull(const char* file, int line, const char* expr, T&& p) {
 #define PDK_TF_LOG_FATAL 'F'
 #define PDK_TF_LOG_QFATAL 'F'
 #define LOG(severity) \
-  ::tensorflow::pdk_kit::internal::LogMessage(__FILE__, __LINE__, PDK_TF_LOG_##severity).stream()
+  ::tensorflow::pdk_kit::kit_internal::LogMessage(__FILE__, __LINE__, PDK_TF_LOG_##severity).stream()
 #define LOG_IF(severity, cond) \
-  !(cond) ? (void)0 : ::tensorflow::pdk_kit::internal::Voidify() & LOG(severity)
-#define VLOG_IS_ON(n) ((n) <= ::tensorflow::pdk_kit::internal::MaxVlogLevel())
+  !(cond) ? (void)0 : ::tensorflow::pdk_kit::kit_internal::Voidify() & LOG(severity)
+#define VLOG_IS_ON(n) ((n) <= ::tensorflow::pdk_kit::kit_internal::MaxVlogLevel())
 #define VLOG(n) LOG_IF(INFO, VLOG_IS_ON(n))
 
 #define CHECK(cond)                                                                  \
   (cond) ? (void)0                                                                   \
-         : ::tensorflow::pdk_kit::internal::Voidify() &                              \
-               ::tensorflow::pdk_kit::internal::LogMessage(__FILE__, __LINE__, 'F')  \
+         : ::tensorflow::pdk_kit::kit_internal::Voidify() &                              \
+               ::tensorflow::pdk_kit::kit_internal::LogMessage(__FILE__, __LINE__, 'F')  \
                        .stream()                                                     \
                    << "Check failed: " #cond " "
 #define PDK_TF_CHECK_OP_(op, a, b)                                                    \
   ((a)op(b)) ? (void)0                                                               \
-             : ::tensorflow::pdk_kit::internal::Voidify() &                          \
-                   ::tensorflow::pdk_kit::internal::LogMessage(__FILE__, __LINE__, 'F') \
+             : ::tensorflow::pdk_kit::kit_internal::Voidify() &                          \
+                   ::tensorflow::pdk_kit::kit_internal::LogMessage(__FILE__, __LINE__, 'F') \
                            .stream()                                                 \
-                       << ::tensorflow::pdk_kit::internal::CheckOpMessage(#a " " #op " " #b, a, b)
+                       << ::tensorflow::pdk_kit::kit_internal::CheckOpMessage(#a " " #op " " #b, a, b)
 #define CHECK_EQ(a, b) PDK_TF_CHECK_OP_(==, a, b)
 #define CHECK_NE(a, b) PDK_TF_CHECK_OP_(!=, a, b)
 #define CHECK_LT(a, b) PDK_TF_CHECK_OP_(<, a, b)
 #define CHECK_LE(a, b) PDK_TF_CHECK_OP_(<=, a, b)
 #define CHECK_GT(a, b) PDK_TF_CHECK_OP_(>, a, b)
 #define CHECK_GE(a, b) PDK_TF_CHECK_OP_(>=, a, b)
-#define CHECK_NOTNULL(p) ::tensorflow::pdk_kit::internal::CheckNotNull(__FILE__, __LINE__, #p, (p))
+#define CHECK_NOTNULL(p) ::tensorflow::pdk_kit::kit_internal::CheckNotNull(__FILE__, __LINE__, #p, (p))
+
+// A status expression that must be OK (TensorFlow's TF_CHECK_OK).
+#define TF_CHECK_OK(expr) CHECK((expr).ok())
+#define TF_QCHECK_OK(expr) CHECK((expr).ok())
 
 #ifdef NDEBUG
 #define PDK_TF_DCHECK_OFF_(...) \
-  while (false) ::tensorflow::pdk_kit::internal::Voidify() & LOG(INFO)
+  while (false) ::tensorflow::pdk_kit::kit_internal::Voidify() & LOG(INFO)
 #define DCHECK(cond) PDK_TF_DCHECK_OFF_(cond)
 #define DCHECK_EQ(a, b) PDK_TF_DCHECK_OFF_(a, b)
 #define DCHECK_NE(a, b) PDK_TF_DCHECK_OFF_(a, b)
@@ -119,7 +123,9 @@ T CheckNotNull(const char* file, int line, const char* expr, T&& p) {
 #define DCHECK_LE(a, b) PDK_TF_DCHECK_OFF_(a, b)
 #define DCHECK_GT(a, b) PDK_TF_DCHECK_OFF_(a, b)
 #define DCHECK_GE(a, b) PDK_TF_DCHECK_OFF_(a, b)
+#define TF_DCHECK_OK(expr) PDK_TF_DCHECK_OFF_(expr)
 #else
+#define TF_DCHECK_OK(expr) TF_CHECK_OK(expr)
 #define DCHECK(cond) CHECK(cond)
 #define DCHECK_EQ(a, b) CHECK_EQ(a, b)
 #define DCHECK_NE(a, b) CHECK_NE(a, b)

@@ -73,6 +73,7 @@
 #include "pdk/kernel.h"
 #include "pdk/tf/logging.h"
 #include "pdk/tf/op.h"
+#include "pdk/tf/op_def.h"
 #include "pdk/tf/shape_inference.h"
 #include "pdk/tf/status.h"
 #include "pdk/tf/tensor.h"
@@ -89,12 +90,11 @@ using StringPiece = std::string_view;
 // PDK's device type, for REGISTER_KERNEL_BUILDER(...Device(DEVICE_PDK)...). A
 // plugin of another device defines its own name the same way.
 inline constexpr char DEVICE_PDK[] = "PDK";
-// TensorFlow's: a kernel registered for DEVICE_DEFAULT is registered for the
-// plugin's own device type; one for DEVICE_CPU or DEVICE_GPU is skipped (a
-// plugin registers kernels for its own device only).
+// TensorFlow's: a kernel registered for DEVICE_DEFAULT is TensorFlow's own,
+// which serves the plugin's device already; the kit registers nothing for it.
+// DEVICE_CPU is deliberately not defined, so a registration left unported
+// does not compile.
 inline constexpr char DEVICE_DEFAULT[] = "DEFAULT";
-inline constexpr char DEVICE_CPU[] = "CPU";
-inline constexpr char DEVICE_GPU[] = "GPU";
 
 // TensorFlow's AllocatorAttributes, of which the C API has on_host only.
 class AllocatorAttributes {
@@ -163,6 +163,8 @@ class DeviceBase {
     threads_.workers = &pool_;
   }
   const CpuWorkerThreads* tensorflow_cpu_worker_threads() const { return &threads_; }
+  // TensorFlow's "no NUMA affinity".
+  int NumaNode() const { return -1; }
 
  private:
   thread::ThreadPool pool_;
@@ -171,7 +173,7 @@ class DeviceBase {
 
 // -------------------------------------------------------------- construction
 
-namespace internal {
+namespace kit_internal {
 // The shapes of attr `name` in a serialized NodeDef (node_def.proto: attr = 5,
 // a map entry of key = 1 and AttrValue value = 2; attr_value.proto: list = 1
 // (ListValue, shape = 7), shape = 7; tensor_shape.proto: dim = 2 (size = 1),
@@ -267,9 +269,9 @@ inline bool NodeDefShapeAttr(const uint8_t* p, size_t n, std::string_view name,
   }
   return false;
 }
-}  // namespace internal
+}  // namespace kit_internal
 
-namespace internal {
+namespace kit_internal {
 // The error state of a construction or a launch: the first error wins. Set
 // at construction, the kernel is not created; in Compute, the kit reports it
 // as the op's failure when Compute returns.
@@ -288,9 +290,23 @@ class FailureState {
  private:
   Status status_;
 };
-}  // namespace internal
+}  // namespace kit_internal
 
-class OpKernelConstruction : public internal::FailureState {
+namespace kit_internal {
+// A node's inputs and outputs, argument by argument expanded to tensors: the
+// dtype of each, and the [start, stop) range of each named argument.
+struct Signature {
+  DataTypeVector inputs, outputs;
+  std::vector<std::pair<std::string, std::pair<int, int>>> input_ranges, output_ranges;
+};
+inline std::string DataTypeSliceString(const DataTypeVector& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + DataTypeString(v[i]);
+  return out;
+}
+}  // namespace kit_internal
+
+class OpKernelConstruction : public kit_internal::FailureState {
  public:
   explicit OpKernelConstruction(const ::pdk::Attrs& attrs)
       : attrs_(attrs), c_(attrs.raw()), type_(::pdk::internal::OpTypeOf(attrs.raw())),
@@ -391,7 +407,79 @@ class OpKernelConstruction : public internal::FailureState {
   const std::string& name() const { return name_; }
   TF_OpKernelConstruction* raw() const { return c_; }
 
+  // The node's tensors, from the op's OpDef (pdk/tf/op_def.h) and the node's
+  // attrs. Where the OpDef cannot be had, the construction fails with that
+  // status and these give 0 / DT_INVALID.
+  int num_inputs() const { return static_cast<int>(Checked().inputs.size()); }
+  int num_outputs() const { return static_cast<int>(Checked().outputs.size()); }
+  DataType input_type(int i) const { return At(Checked().inputs, i); }
+  DataType output_type(int i) const { return At(Checked().outputs, i); }
+  const DataTypeVector& input_types() const { return Checked().inputs; }
+  const DataTypeVector& output_types() const { return Checked().outputs; }
+  // OK if the node's dtypes are these, else InvalidArgument in TensorFlow's
+  // wording ("Signature mismatch, have: ... expected: ...").
+  Status MatchSignature(const DataTypeVector& expected_inputs,
+                        const DataTypeVector& expected_outputs) const {
+    const kit_internal::Signature& sig = signature();
+    if (!signature_status_.ok()) return signature_status_;  // TF_GraphGetOpDef missing
+    if (sig.inputs == expected_inputs && sig.outputs == expected_outputs) return Status();
+    return errors::InvalidArgument(
+        "Signature mismatch, have: ", kit_internal::DataTypeSliceString(sig.inputs), "->",
+        kit_internal::DataTypeSliceString(sig.outputs),
+        " expected: ", kit_internal::DataTypeSliceString(expected_inputs), "->",
+        kit_internal::DataTypeSliceString(expected_outputs));
+  }
+  // The signature and the status of reading it, without failing the
+  // construction (OpKernel keeps both).
+  const kit_internal::Signature& signature() const {
+    if (!signature_read_) {
+      signature_read_ = true;
+      signature_status_ = ReadSignature(&signature_);
+    }
+    return signature_;
+  }
+  const Status& signature_status() const {
+    signature();
+    return signature_status_;
+  }
+
  private:
+  // The signature, for a kernel that asks: if it cannot be read, the
+  // construction fails with the reason.
+  const kit_internal::Signature& Checked() const {
+    if (!signature_status().ok())
+      const_cast<OpKernelConstruction*>(this)->SetStatus(signature_status_);
+    return signature_;
+  }
+  static DataType At(const DataTypeVector& v, int i) {
+    return i >= 0 && i < static_cast<int>(v.size()) ? v[i] : DT_INVALID;
+  }
+  Status Expand(const std::vector<::pdk::tf_op_def::ArgDef>& args, DataTypeVector* types,
+                std::vector<std::pair<std::string, std::pair<int, int>>>* ranges) const {
+    for (const ::pdk::tf_op_def::ArgDef& a : args) {
+      const int start = static_cast<int>(types->size());
+      if (!a.type_list_attr.empty()) {
+        DataTypeVector list;
+        TF_RETURN_IF_ERROR(GetAttr(a.type_list_attr, &list));
+        types->insert(types->end(), list.begin(), list.end());
+      } else {
+        DataType dt = static_cast<DataType>(a.type);
+        if (!a.type_attr.empty()) TF_RETURN_IF_ERROR(GetAttr(a.type_attr, &dt));
+        int64 n = 1;
+        if (!a.number_attr.empty()) TF_RETURN_IF_ERROR(GetAttr(a.number_attr, &n));
+        types->insert(types->end(), static_cast<size_t>(n > 0 ? n : 0), dt);
+      }
+      ranges->emplace_back(a.name, std::make_pair(start, static_cast<int>(types->size())));
+    }
+    return Status();
+  }
+  Status ReadSignature(kit_internal::Signature* sig) const {
+    std::shared_ptr<const ::pdk::tf_op_def::OpArgs> args;
+    TF_RETURN_IF_ERROR(::pdk::tf_op_def::Lookup(type_, &args));
+    TF_RETURN_IF_ERROR(Expand(args->inputs, &sig->inputs, &sig->input_ranges));
+    return Expand(args->outputs, &sig->outputs, &sig->output_ranges);
+  }
+
   static std::string Str(StringPiece s) { return std::string(s); }
   template <class F>
   Status Call(StringPiece name, F&& f) const {
@@ -421,7 +509,7 @@ class OpKernelConstruction : public internal::FailureState {
     bool found = false, is_list = false;
     if (b != nullptr) {
       if (TF_GetCode(s.get()) == TF_OK)
-        found = internal::NodeDefShapeAttr(static_cast<const uint8_t*>(b->data), b->length,
+        found = kit_internal::NodeDefShapeAttr(static_cast<const uint8_t*>(b->data), b->length,
                                            name, &shapes, &is_list);
       TF_DeleteBuffer(b);
     }
@@ -448,6 +536,9 @@ class OpKernelConstruction : public internal::FailureState {
   const ::pdk::Attrs& attrs_;
   TF_OpKernelConstruction* c_;
   std::string type_, name_;
+  mutable bool signature_read_ = false;
+  mutable kit_internal::Signature signature_;
+  mutable Status signature_status_;
 };
 
 // ------------------------------------------------------------------ kernels
@@ -456,21 +547,101 @@ class OpKernelContext;
 
 class OpKernel {
  public:
-  explicit OpKernel(OpKernelConstruction* c) : name_(c->name()), type_(c->type_string()) {}
+  // Keeps the node's signature when TensorFlow's OpDef for it can be had
+  // (pdk/tf/op_def.h); the queries below need it.
+  explicit OpKernel(OpKernelConstruction* c)
+      : name_(c->name()), type_(c->type_string()), signature_(c->signature()),
+        signature_status_(c->signature_status()) {}
   virtual ~OpKernel() = default;
   OpKernel(const OpKernel&) = delete;
   OpKernel& operator=(const OpKernel&) = delete;
 
   virtual void Compute(OpKernelContext* context) = 0;
+  // TensorFlow's hint to run a kernel inline; the kit's kernels all run where
+  // TensorFlow's executor puts them.
+  virtual bool IsExpensive() { return true; }
 
   const std::string& name() const { return name_; }            // the node's name
   const std::string& type_string() const { return type_; }     // the op ("Relu")
+  int num_inputs() const { return static_cast<int>(signature_.inputs.size()); }
+  int num_outputs() const { return static_cast<int>(signature_.outputs.size()); }
+  DataType input_type(int i) const { return signature_.inputs.at(i); }
+  DataType output_type(int i) const { return signature_.outputs.at(i); }
+  const DataTypeVector& input_types() const { return signature_.inputs; }
+  const DataTypeVector& output_types() const { return signature_.outputs; }
+  // [*start, *stop): the tensors of input argument `name` ("values" of
+  // ConcatV2); InvalidArgument naming the op if it has no such argument.
+  Status InputRange(StringPiece name, int* start, int* stop) const {
+    return Range(signature_.input_ranges, "input", name, start, stop);
+  }
+  Status OutputRange(StringPiece name, int* start, int* stop) const {
+    return Range(signature_.output_ranges, "output", name, start, stop);
+  }
 
  private:
+  Status Range(const std::vector<std::pair<std::string, std::pair<int, int>>>& ranges,
+               const char* kind, StringPiece name, int* start, int* stop) const {
+    TF_RETURN_IF_ERROR(signature_status_);
+    for (const auto& [arg, range] : ranges)
+      if (arg == name) {
+        *start = range.first;
+        *stop = range.second;
+        return Status();
+      }
+    return errors::InvalidArgument("Unknown ", kind, " name: ", name, " (op ", type_, ")");
+  }
   std::string name_, type_;
+  kit_internal::Signature signature_;
+  Status signature_status_;
 };
 
-class OpKernelContext : public internal::FailureState {
+class OpKernelContext;
+
+// The tensors of one list input argument ("values: N * T"), as TensorFlow's
+// OpInputList: list[i], size(), range-for.
+class OpInputList {
+ public:
+  OpInputList() = default;
+  OpInputList(const OpKernelContext* ctx, int start, int stop) : ctx_(ctx), start_(start), stop_(stop) {}
+  int size() const { return stop_ - start_; }
+  const Tensor& operator[](int i) const;  // after OpKernelContext
+  class Iterator {
+   public:
+    Iterator(const OpInputList* l, int i) : l_(l), i_(i) {}
+    const Tensor& operator*() const { return (*l_)[i_]; }
+    const Tensor* operator->() const { return &(*l_)[i_]; }
+    Iterator& operator++() { ++i_; return *this; }
+    bool operator!=(const Iterator& o) const { return i_ != o.i_; }
+    bool operator==(const Iterator& o) const { return i_ == o.i_; }
+   private:
+    const OpInputList* l_;
+    int i_;
+  };
+  Iterator begin() const { return Iterator(this, 0); }
+  Iterator end() const { return Iterator(this, size()); }
+
+ private:
+  const OpKernelContext* ctx_ = nullptr;
+  int start_ = 0, stop_ = 0;
+};
+
+// The tensors of one list output argument, as TensorFlow's OpOutputList:
+// allocate(i, shape, &t), set(i, tensor), size().
+class OpOutputList {
+ public:
+  OpOutputList() = default;
+  OpOutputList(OpKernelContext* ctx, int start, int stop) : ctx_(ctx), start_(start), stop_(stop) {}
+  int size() const { return stop_ - start_; }
+  Status allocate(int i, const TensorShape& shape, Tensor** out);  // after OpKernelContext
+  void set(int i, const Tensor& t);
+  Tensor* operator[](int i);
+
+ private:
+  OpKernelContext* ctx_ = nullptr;
+  int start_ = 0, stop_ = 0;
+};
+
+class OpKernelContext : public kit_internal::FailureState {
  public:
   OpKernelContext(::pdk::Context& ctx, const OpKernel* kernel)
       : ctx_(ctx), kernel_(kernel), device_(&::pdk::DeviceEigen(ctx.device_id())),
@@ -509,6 +680,44 @@ class OpKernelContext : public internal::FailureState {
       }
     }
     return in.tensor;
+  }
+
+  // Named inputs (TF_InputRange): `name` must be a single-tensor argument
+  // for input(), a list one (or any) for input_list().
+  Status input(StringPiece name, const Tensor** tensor) const {
+    int start = 0, stop = 0;
+    TF_RETURN_IF_ERROR(ArgRange(name, &start, &stop));
+    if (stop != start + 1)
+      return errors::InvalidArgument("OpKernel used list-valued input name '", name,
+                                     "' when single-valued input was expected");
+    *tensor = &input(start);
+    return Status();
+  }
+  Status input_list(StringPiece name, OpInputList* list) const {
+    int start = 0, stop = 0;
+    TF_RETURN_IF_ERROR(ArgRange(name, &start, &stop));
+    *list = OpInputList(this, start, stop);
+    return Status();
+  }
+  // A list output argument, by the kernel's OpDef (OpKernel::OutputRange).
+  Status output_list(StringPiece name, OpOutputList* list) {
+    int start = 0, stop = 0;
+    TF_RETURN_IF_ERROR(kernel_->OutputRange(name, &start, &stop));
+    *list = OpOutputList(this, start, stop);
+    return Status();
+  }
+  // TensorFlow's check of elementwise kernels: every input of input 0's
+  // shape, else InvalidArgument (TensorFlow's wording) and false.
+  bool ValidateInputsAreSameShape(const OpKernel* op) {
+    for (int i = 1; i < num_inputs(); ++i)
+      if (!input(0).IsSameSize(input(i))) {
+        SetStatus(errors::InvalidArgument(
+            "Inputs to operation ", op->name(), " of type ", op->type_string(),
+            " must have the same size and shape.  Input 0: ", input(0).shape().DebugString(),
+            " != input ", i, ": ", input(i).shape().DebugString()));
+        return false;
+      }
+    return true;
   }
 
   // Output `index` of `shape`, with the dtype the graph expects. A shape
@@ -598,6 +807,16 @@ class OpKernelContext : public internal::FailureState {
   ::pdk::Context& pdk_context() { return ctx_; }
 
  private:
+  Status ArgRange(StringPiece name, int* start, int* stop) const {
+    const std::string n(name);
+    ::pdk::TFStatusPtr s = ::pdk::NewTFStatus();
+    TF_InputRange_Args args{TF_InputRange_Args_STRUCT_SIZE, nullptr, 0, 0, s.get()};
+    TF_InputRange(ctx_.raw(), n.c_str(), &args);
+    if (TF_GetCode(s.get()) != TF_OK) return ::pdk::Status::FromTF(s.get());
+    *start = args.start;
+    *stop = args.stop;
+    return Status();
+  }
   struct Slot {
     Tensor tensor;
     bool fetched = false;
@@ -642,6 +861,13 @@ class OpKernelContext : public internal::FailureState {
   Tensor empty_;
 };
 
+inline const Tensor& OpInputList::operator[](int i) const { return ctx_->input(start_ + i); }
+inline Status OpOutputList::allocate(int i, const TensorShape& shape, Tensor** out) {
+  return ctx_->allocate_output(start_ + i, shape, out);
+}
+inline void OpOutputList::set(int i, const Tensor& t) { ctx_->set_output(start_ + i, t); }
+inline Tensor* OpOutputList::operator[](int i) { return ctx_->mutable_output(start_ + i); }
+
 template <>
 inline const Eigen::ThreadPoolDevice& OpKernelContext::eigen_device<Eigen::ThreadPoolDevice>()
     const {
@@ -650,7 +876,7 @@ inline const Eigen::ThreadPoolDevice& OpKernelContext::eigen_device<Eigen::Threa
 
 // ------------------------------------------------------------- registration
 
-namespace internal {
+namespace kit_internal {
 
 // A TF-style kernel K (constructed from OpKernelConstruction*, virtual
 // Compute(OpKernelContext*)) as a kit kernel (pdk/kernel.h).
@@ -679,7 +905,11 @@ bool ApplyTypeConstraint(D& def, const std::string& attr, DataType dt) {
   bool done = false;
   ::pdk::ForEachType(::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int8, int16,
                                      int32, int64, uint8, uint16, uint32, uint64, bool,
-                                     complex64, complex128>{},
+                                     complex64, complex128
+#ifdef PDK_TF_HAVE_QUANTIZED
+                                     , qint8, quint8, qint16, quint16, qint32
+#endif
+                                     >{},
                      [&](auto t) {
                        using T = typename decltype(t)::type;
                        if (!done && dt == DataTypeToEnum<T>::value) {
@@ -690,7 +920,7 @@ bool ApplyTypeConstraint(D& def, const std::string& attr, DataType dt) {
   return done;
 }
 
-}  // namespace internal
+}  // namespace kit_internal
 
 namespace register_kernel {
 // REGISTER_KERNEL_BUILDER's first argument: the op, device, type constraints
@@ -732,12 +962,17 @@ class Name {
   // reported on stderr and that kernel skipped; the others still register.
   template <class K>
   void Register(::pdk::Registrar& r) const {
-    if (device_ != r.device_type() && device_ != DEVICE_DEFAULT)
+    // TensorFlow itself registers its DEVICE_DEFAULT kernels, which serve every
+    // device without a kernel of its own: the plugin adds nothing for them (a
+    // copy for its device type would clash with the kernel its DEVICE_CPU
+    // registration of the same op and dtype gives).
+    if (device_ == DEVICE_DEFAULT) return;
+    if (device_ != r.device_type())
       return Skip(r, "Device(\"" + device_ + "\"), but this plugin's kernels are for device \"" +
                   r.device_type() + "\"");
-    ::pdk::KernelDef<internal::TfKernel<K>> def(op_);
+    ::pdk::KernelDef<kit_internal::TfKernel<K>> def(op_);
     for (const auto& [attr, dt] : types_)
-      if (!internal::ApplyTypeConstraint(def, attr, dt))
+      if (!kit_internal::ApplyTypeConstraint(def, attr, dt))
         return Skip(r, "TypeConstraint(\"" + attr + "\", " + DataTypeString(dt) +
                     "): no kernel of this dtype can be registered through the C API");
     for (const std::string& arg : host_memory_) def.HostMemory(arg.c_str());
@@ -761,7 +996,7 @@ class Name {
 };
 }  // namespace register_kernel
 
-namespace internal {
+namespace kit_internal {
 // One REGISTER_KERNEL_BUILDER: `Tag` is unique to it (see REGISTER_OP).
 template <class Tag, class K>
 struct KernelRegistration {
@@ -775,7 +1010,7 @@ struct KernelRegistration {
     return n;
   }
 };
-}  // namespace internal
+}  // namespace kit_internal
 
 }  // namespace pdk_kit
 }  // namespace tensorflow
@@ -791,7 +1026,7 @@ struct KernelRegistration {
   struct id {};                                                                             \
   }                                                                                         \
   [[maybe_unused]] static const bool PDK_TF_CONCAT_(id, _registered) =                      \
-      ::tensorflow::pdk_kit::internal::KernelRegistration<id, __VA_ARGS__>::Add(            \
+      ::tensorflow::pdk_kit::kit_internal::KernelRegistration<id, __VA_ARGS__>::Add(            \
           ::tensorflow::pdk_kit::register_kernel::kernel_builder);
 
 // Fails the kernel (construction or Compute) with STATUS and returns, unless EXP.

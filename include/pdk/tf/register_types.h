@@ -5,7 +5,8 @@
 // written for TensorFlow (each m(T) expansion carries its own `;`).
 //
 // The element types the kit has no C++ type for (tstring, ResourceHandle,
-// Variant, the quantized and float8/int4 types) expand to nothing, as the
+// Variant, float8, int4; the quantized ones where TensorFlow's include
+// directory lacks Eigen's fixed-point header) expand to nothing, as the
 // same macros do in TensorFlow's mobile builds: a kernel registered through
 // TF_CALL_ALL_TYPES gets every numeric and bool dtype, and no string one.
 // docs/kit.md, "Element types", lists them.
@@ -32,11 +33,19 @@
 #define TF_CALL_tstring(m)
 #define TF_CALL_resource(m)
 #define TF_CALL_variant(m)
+#ifdef PDK_TF_HAVE_QUANTIZED
+#define TF_CALL_qint8(m) m(::tensorflow::qint8)
+#define TF_CALL_quint8(m) m(::tensorflow::quint8)
+#define TF_CALL_qint16(m) m(::tensorflow::qint16)
+#define TF_CALL_quint16(m) m(::tensorflow::quint16)
+#define TF_CALL_qint32(m) m(::tensorflow::qint32)
+#else
 #define TF_CALL_qint8(m)
 #define TF_CALL_quint8(m)
 #define TF_CALL_qint16(m)
 #define TF_CALL_quint16(m)
 #define TF_CALL_qint32(m)
+#endif
 #define TF_CALL_float8_e5m2(m)
 #define TF_CALL_float8_e4m3fn(m)
 #define TF_CALL_float8_e4m3fnuz(m)

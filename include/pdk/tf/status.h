@@ -30,7 +30,7 @@
 namespace tensorflow {
 inline namespace pdk_kit {
 
-namespace internal {
+namespace kit_internal {
 // A status type of another library (absl::Status): ok(), code() (an enum of
 // TensorFlow's canonical codes), message(), constructible from (code, text).
 template <class S, class = void>
@@ -42,18 +42,18 @@ struct IsForeignStatus<
                    decltype(std::string_view(std::declval<const S&>().message())),
                    decltype(S(std::declval<const S&>().code(), std::string_view()))>>
     : std::bool_constant<!std::is_base_of_v<::pdk::Status, S>> {};
-}  // namespace internal
+}  // namespace kit_internal
 
 class Status : public ::pdk::Status {
  public:
   Status() = default;
   Status(TF_Code code, std::string message) : ::pdk::Status(code, std::move(message)) {}
   Status(const ::pdk::Status& s) : ::pdk::Status(s) {}  // NOLINT: implicit by design
-  template <class S, std::enable_if_t<internal::IsForeignStatus<S>::value, int> = 0>
+  template <class S, std::enable_if_t<kit_internal::IsForeignStatus<S>::value, int> = 0>
   Status(const S& s)  // NOLINT: absl::Status -> Status, as TensorFlow's own alias
       : ::pdk::Status(static_cast<TF_Code>(static_cast<int>(s.code())),
                       std::string(std::string_view(s.message()))) {}
-  template <class S, std::enable_if_t<internal::IsForeignStatus<S>::value, int> = 0>
+  template <class S, std::enable_if_t<kit_internal::IsForeignStatus<S>::value, int> = 0>
   operator S() const {  // NOLINT: Status -> absl::Status
     if (ok()) return S();
     using Code = decltype(std::declval<const S&>().code());
@@ -70,6 +70,20 @@ std::string StrCat(const A&... a) {
   return ::pdk::internal::StrCat(a...);
 }
 }  // namespace strings
+
+// TensorFlow's error codes (error::INVALID_ARGUMENT, ...), for comparing
+// with Status::code().
+namespace error {
+using Code = TF_Code;
+inline constexpr TF_Code OK = TF_OK, CANCELLED = TF_CANCELLED, UNKNOWN = TF_UNKNOWN,
+    INVALID_ARGUMENT = TF_INVALID_ARGUMENT, DEADLINE_EXCEEDED = TF_DEADLINE_EXCEEDED,
+    NOT_FOUND = TF_NOT_FOUND, ALREADY_EXISTS = TF_ALREADY_EXISTS,
+    PERMISSION_DENIED = TF_PERMISSION_DENIED, RESOURCE_EXHAUSTED = TF_RESOURCE_EXHAUSTED,
+    FAILED_PRECONDITION = TF_FAILED_PRECONDITION, ABORTED = TF_ABORTED,
+    OUT_OF_RANGE = TF_OUT_OF_RANGE, UNIMPLEMENTED = TF_UNIMPLEMENTED, INTERNAL = TF_INTERNAL,
+    UNAVAILABLE = TF_UNAVAILABLE, DATA_LOSS = TF_DATA_LOSS,
+    UNAUTHENTICATED = TF_UNAUTHENTICATED;
+}  // namespace error
 
 namespace errors {
 #define PDK_TF_ERROR_(NAME, CODE)                              \

@@ -26,6 +26,7 @@
 #ifndef PDK_TF_TENSOR_H_
 #define PDK_TF_TENSOR_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -33,6 +34,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -45,6 +47,14 @@ inline namespace pdk_kit {
 
 class OpKernelContext;
 
+// TensorFlow's CPU allocator, for Tensor(cpu_allocator(), dtype, shape): host
+// memory (the kit's Tensor(DataType, TensorShape)).
+class Allocator {};
+inline Allocator* cpu_allocator(int numa_node = -1) {
+  static Allocator a;
+  return &a;
+}
+
 class Tensor {
  public:
   // An uninitialized float scalar, as TensorFlow's default Tensor.
@@ -54,7 +64,12 @@ class Tensor {
   // host-side scratch in a kernel. Device tensors come from the context
   // (allocate_output, allocate_temp). A dtype without a fixed element size
   // (string, resource, variant) throws std::logic_error.
-  Tensor(DataType type, const TensorShape& shape) {
+  Tensor(DataType type, const TensorShape& shape) { AllocateHost(type, shape); }
+  // The same from TensorFlow's CPU allocator (cpu_allocator()).
+  Tensor(Allocator*, DataType type, const TensorShape& shape) { AllocateHost(type, shape); }
+
+ private:
+  void AllocateHost(DataType type, const TensorShape& shape) {
     const int size = DataTypeSize(type);
     if (size <= 0)
       throw std::logic_error("Tensor(" + DataTypeString(type) +
@@ -66,6 +81,8 @@ class Tensor {
     std::memset(host_.get(), 0, bytes);
     Set(type, shape, host_.get());
   }
+
+ public:
 
   DataType dtype() const { return dtype_; }
   const TensorShape& shape() const { return shape_; }
@@ -90,6 +107,32 @@ class Tensor {
     *this = other;
     shape_ = shape;
     return true;
+  }
+
+  // The first max_entries values, space-separated, "..." if there are more
+  // (TensorFlow's SummarizeValue without print_v2), for error messages. Host
+  // memory only: a device whose memory the host cannot read gets
+  // "<device memory>".
+  std::string SummarizeValue(int64 max_entries, bool print_v2 = false) const {
+    std::string out;
+    if (data_ == nullptr) return out;
+    const int64 n = std::min<int64>(NumElements(), max_entries);
+    ::pdk::ForEachType(
+        ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int8, int16, int32, int64,
+                        uint8, uint16, uint32, uint64, bool>{},
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          if (dtype_ != DataTypeToEnum<T>::value) return;
+          const T* v = static_cast<const T*>(data_);
+          for (int64 i = 0; i < n; ++i) {
+            if (i) out += " ";
+            if constexpr (std::is_same_v<T, bool>) out += v[i] ? "1" : "0";
+            else if constexpr (std::is_integral_v<T>) out += std::to_string(v[i]);
+            else out += ::pdk::internal::StrCat(static_cast<float>(v[i]));
+          }
+        });
+    if (NumElements() > max_entries) out += "...";
+    return out;
   }
 
   std::string DebugString() const {
@@ -190,6 +233,18 @@ class Tensor {
     return typename TTypes<T, N>::ConstTensor(Data<T>(), Collapsed<N>(false));
   }
 
+  // The dims [begin, begin + N) kept, those before collapsed into the first
+  // and those after into the last (missing ones are 1), as TensorFlow's
+  // flat_inner_outer_dims (bias_op.cc's view of NHWC / NCHW data).
+  template <class T, int N>
+  typename TTypes<T, N>::Tensor flat_inner_outer_dims(int64 begin) {
+    return shaped<T, N>(InnerOuter(begin, N));
+  }
+  template <class T, int N>
+  typename TTypes<T, N>::ConstTensor flat_inner_outer_dims(int64 begin) const {
+    return shaped<T, N>(InnerOuter(begin, N));
+  }
+
   // ---- the kit underneath ----
 
   // A handle that owns `t` (an output, a temp, an attr tensor).
@@ -261,6 +316,22 @@ class Tensor {
   template <int N>
   Eigen::DSizes<Eigen::DenseIndex, N> Reshaped(std::initializer_list<int64> sizes) const {
     return Reshaped<N, std::initializer_list<int64>>(sizes);
+  }
+  // TensorFlow's ComputeFlatOuterDims(dims, begin + n), then
+  // ComputeFlatInnerDims(that, n).
+  std::vector<int64> InnerOuter(int64 begin, int n) const {
+    const std::vector<int64> dims = shape_.dim_sizes();
+    const size_t outer_n = static_cast<size_t>(begin + n);
+    std::vector<int64> outer(outer_n, 1);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (i + 1 < outer_n) outer[i] = dims[i]; else outer[outer_n - 1] *= dims[i];
+    }
+    std::vector<int64> inner(static_cast<size_t>(n), 1);
+    const size_t drop = outer_n - static_cast<size_t>(n);  // leading dims folded into inner[0]
+    for (size_t i = 0; i < outer_n; ++i) {
+      if (i <= drop) inner[0] *= outer[i]; else inner[i - drop] = outer[i];
+    }
+    return inner;
   }
   template <int N>
   Eigen::DSizes<Eigen::DenseIndex, N> Collapsed(bool inner) const {

@@ -35,6 +35,11 @@ class TensorShape {
   TensorShape() = default;  // a scalar
   TensorShape(std::initializer_list<int64> dims) : shape_(dims) {}
   explicit TensorShape(const std::vector<int64>& dims) : shape_(dims) {}
+  // From any container of sizes (absl::Span, gtl::InlinedVector, ...).
+  template <class C, class = decltype(std::declval<const C&>().data() +
+                                      std::declval<const C&>().size())>
+  explicit TensorShape(const C& dims)
+      : shape_(std::vector<int64>(dims.data(), dims.data() + dims.size())) {}
   explicit TensorShape(const ::pdk::Shape& s) : shape_(s) {}
 
   int dims() const { return shape_.rank(); }
@@ -130,6 +135,20 @@ struct TensorShapeUtils {
     return s.dims() == 2 && s.dim_size(0) == s.dim_size(1);
   }
   static bool IsMatrixOrHigher(const TensorShape& s) { return s.dims() >= 2; }
+  // True if `shape`'s leading (trailing) dimensions are `prefix` (`suffix`).
+  static bool StartsWith(const TensorShape& shape, const TensorShape& prefix) {
+    if (shape.dims() < prefix.dims()) return false;
+    for (int i = 0; i < prefix.dims(); ++i)
+      if (shape.dim_size(i) != prefix.dim_size(i)) return false;
+    return true;
+  }
+  static bool EndsWith(const TensorShape& shape, const TensorShape& suffix) {
+    const int off = shape.dims() - suffix.dims();
+    if (off < 0) return false;
+    for (int i = 0; i < suffix.dims(); ++i)
+      if (shape.dim_size(off + i) != suffix.dim_size(i)) return false;
+    return true;
+  }
 
   // A shape from n dimension sizes (a shape tensor's int32 or int64 values).
   template <class I>

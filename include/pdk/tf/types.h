@@ -20,6 +20,13 @@
 #include "pdk/eigen.h"
 #include "pdk/types.h"
 
+// Eigen's fixed-point types (qint8, quint8, qint16, quint16, qint32), header
+// only, from TensorFlow's include directory where it has them.
+#if __has_include("xla/tsl/framework/fixedpoint_types.h")
+#include "xla/tsl/framework/fixedpoint_types.h"
+#define PDK_TF_HAVE_QUANTIZED 1
+#endif
+
 namespace tensorflow {
 inline namespace pdk_kit {
 
@@ -36,6 +43,13 @@ using bfloat16 = Eigen::bfloat16;
 using complex64 = std::complex<float>;
 using complex128 = std::complex<double>;
 using string = std::string;
+#ifdef PDK_TF_HAVE_QUANTIZED
+using qint8 = Eigen::QInt8;
+using quint8 = Eigen::QUInt8;
+using qint16 = Eigen::QInt16;
+using quint16 = Eigen::QUInt16;
+using qint32 = Eigen::QInt32;
+#endif
 
 // TensorFlow's DataType (types.proto); the values are TF_DataType's.
 enum DataType : int {
@@ -78,6 +92,13 @@ template <> struct pdk::DataTypeOf<std::complex<float>> {
 template <> struct pdk::DataTypeOf<std::complex<double>> {
   static constexpr TF_DataType value = TF_COMPLEX128;
 };
+#ifdef PDK_TF_HAVE_QUANTIZED
+template <> struct pdk::DataTypeOf<Eigen::QInt8> { static constexpr TF_DataType value = TF_QINT8; };
+template <> struct pdk::DataTypeOf<Eigen::QUInt8> { static constexpr TF_DataType value = TF_QUINT8; };
+template <> struct pdk::DataTypeOf<Eigen::QInt16> { static constexpr TF_DataType value = TF_QINT16; };
+template <> struct pdk::DataTypeOf<Eigen::QUInt16> { static constexpr TF_DataType value = TF_QUINT16; };
+template <> struct pdk::DataTypeOf<Eigen::QInt32> { static constexpr TF_DataType value = TF_QINT32; };
+#endif
 
 namespace tensorflow {
 inline namespace pdk_kit {
@@ -112,6 +133,11 @@ inline std::string DataTypeString(DataType dt) {
     case DT_VARIANT: return "variant";
     case DT_COMPLEX64: return "complex64";
     case DT_COMPLEX128: return "complex128";
+    case DT_QINT8: return "qint8";
+    case DT_QUINT8: return "quint8";
+    case DT_QINT16: return "qint16";
+    case DT_QUINT16: return "quint16";
+    case DT_QINT32: return "qint32";
     case DT_INVALID: return "INVALID";
   }
   return "unknown dtype enum (" + std::to_string(static_cast<int>(dt)) + ")";
@@ -122,6 +148,28 @@ inline std::string DataTypeString(DataType dt) {
 // resource and variant.
 constexpr bool DataTypeCanUseMemcpy(DataType dt) {
   return dt != DT_INVALID && dt != DT_STRING && dt != DT_RESOURCE && dt != DT_VARIANT;
+}
+
+// TensorFlow's dtype predicates (types.h).
+constexpr bool DataTypeIsInteger(DataType dt) {
+  return dt == DT_INT8 || dt == DT_UINT8 || dt == DT_INT16 || dt == DT_UINT16 ||
+         dt == DT_INT32 || dt == DT_UINT32 || dt == DT_INT64 || dt == DT_UINT64;
+}
+constexpr bool DataTypeIsSigned(DataType dt) {
+  return dt == DT_INT8 || dt == DT_INT16 || dt == DT_INT32 || dt == DT_INT64;
+}
+constexpr bool DataTypeIsUnsigned(DataType dt) {
+  return dt == DT_UINT8 || dt == DT_UINT16 || dt == DT_UINT32 || dt == DT_UINT64;
+}
+constexpr bool DataTypeIsFloating(DataType dt) {
+  return dt == DT_HALF || dt == DT_BFLOAT16 || dt == DT_FLOAT || dt == DT_DOUBLE;
+}
+constexpr bool DataTypeIsComplex(DataType dt) {
+  return dt == DT_COMPLEX64 || dt == DT_COMPLEX128;
+}
+constexpr bool DataTypeIsQuantized(DataType dt) {
+  return dt == DT_QINT8 || dt == DT_QUINT8 || dt == DT_QINT16 || dt == DT_QUINT16 ||
+         dt == DT_QINT32;
 }
 
 // Bytes per element; 0 for variable-size types (string, resource, variant).

@@ -1,4 +1,4 @@
 // tensorflow/core/platform/errors.h at TensorFlow's include path, for kernels ported
 // unchanged: errors::InvalidArgument, ... (pdk/tf/status.h).
 #pragma once
-#include "pdk/tf/op_kernel.h"
+#include "pdk/tf/tensorflow_paths.h"

@@ -1,4 +1,4 @@
 // tensorflow/core/lib/core/status.h at TensorFlow's include path, for kernels ported
 // unchanged: Status (pdk/tf/status.h).
 #pragma once
-#include "pdk/tf/op_kernel.h"
+#include "pdk/tf/tensorflow_paths.h"

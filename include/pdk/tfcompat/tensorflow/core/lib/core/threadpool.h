@@ -1,4 +1,4 @@
 // tensorflow/core/lib/core/threadpool.h at TensorFlow's include path, for kernels ported
 // unchanged: thread::ThreadPool (pdk/tf/op_kernel.h).
 #pragma once
-#include "pdk/tf/op_kernel.h"
+#include "pdk/tf/tensorflow_paths.h"

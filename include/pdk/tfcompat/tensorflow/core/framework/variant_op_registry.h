@@ -1,0 +1,4 @@
+// tensorflow/core/framework/variant_op_registry.h at TensorFlow's include path, for kernels ported
+// unchanged: nothing: no variant kernel registers.
+#pragma once
+#include "pdk/tf/tensorflow_paths.h"
