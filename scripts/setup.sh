@@ -45,7 +45,7 @@ fi
 
 # ---- 3. the wheel (only when sources changed)
 cd "$ROOT"
-SRC_HASH="$( (find CMakeLists.txt pyproject.toml README.md cmake include src python scripts/build_wheel.sh -type f \
+SRC_HASH="$( (find CMakeLists.txt pyproject.toml README.md cmake examples include src python scripts/build_wheel.sh -type f \
   -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1)"
 WHEEL_STAMP="$VENV/.pdk-wheel-hash"
 if [ "$(cat "$WHEEL_STAMP" 2>/dev/null)" != "$SRC_HASH" ] || \

@@ -46,6 +46,8 @@ import subprocess
 import sys
 import time
 
+import venvs
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # Release -> pip requirement. "nightly" is pinned to the tf-nightly build
@@ -176,19 +178,9 @@ def interpreter(version: str) -> str:
 def venv_for(name: str, spec: str, root: pathlib.Path) -> pathlib.Path:
     """The venv of one TensorFlow release (created or reused); returns its python."""
     name = MASK_VENV if name in MASKS else name
-    venv = root / re.sub(r"[^A-Za-z0-9.]+", "_", name)
-    py = venv / "bin" / "python"
-    stamp = venv / ".pdk-tf-spec"
-    want = " ".join([spec] + EXTRA_PACKAGES)
-    if not py.exists():
-        base = interpreter(PYTHON_OF[name]) if name in PYTHON_OF else sys.executable
-        subprocess.run([base, "-m", "venv", str(venv)], check=True)
-    if not stamp.exists() or stamp.read_text() != want:
-        log(f"{name}: installing {want}")
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", *want.split()], check=True)
-        stamp.write_text(want)
-    return py
+    base = interpreter(PYTHON_OF[name]) if name in PYTHON_OF else sys.executable
+    return venvs.venv_with(root / re.sub(r"[^A-Za-z0-9.]+", "_", name),
+                           spec.split() + EXTRA_PACKAGES, python=base, log=log)
 
 
 def install_wheel(py: pathlib.Path, wheel: str) -> None:

@@ -22,7 +22,9 @@
 #                            a shared library lib<target>.so linked with PDK::kit
 #                            whose dynamic symbols are TensorFlow's C entry points
 #                            (SE_InitPlugin, TF_InitKernel, TF_InitGraph,
-#                            TF_InitProfiler) and EXPORTS only (a version script);
+#                            TF_InitProfiler), the kit's TFKit_OpNames (the ops
+#                            of REGISTER_OP, for tensorflow_pdk.load_op_library;
+#                            pdk/op_names.h) and EXPORTS only (a version script);
 #                            WITH_TF_FRAMEWORK links the kit's definitions of the
 #                            functions TensorFlow's kernel headers declare and
 #                            TensorFlow keeps in its .cc files (BinaryOpShared,
@@ -34,6 +36,11 @@
 #
 # TensorFlow is found through Python3_EXECUTABLE (find_package(Python3) if unset):
 # the interpreter whose site-packages hold tensorflow. No TensorFlow source tree.
+#
+# Build type: a project that sets no CMAKE_BUILD_TYPE (single-config generators:
+# Makefiles, Ninja) builds Release (-O3 -DNDEBUG), not CMake's flagless default,
+# which compiles Eigen kernels unoptimized; -DCMAKE_BUILD_TYPE=Debug (or any
+# other) is kept.
 get_filename_component(_pdk_package_dir "${CMAKE_CURRENT_LIST_DIR}" DIRECTORY)
 set(PDK_INCLUDE_DIR "${_pdk_package_dir}/include")
 set(PDK_TF_PATHS_INCLUDE_DIR "${PDK_INCLUDE_DIR}/pdk/tfcompat")
@@ -41,6 +48,13 @@ if(NOT EXISTS "${PDK_INCLUDE_DIR}/pdk/tf/op_kernel.h")
   set(PDK_FOUND FALSE)
   set(PDK_NOT_FOUND_MESSAGE "the kit's headers are missing under ${PDK_INCLUDE_DIR}")
   return()
+endif()
+
+get_property(_pdk_multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+if(NOT CMAKE_BUILD_TYPE AND NOT _pdk_multi_config)
+  message(STATUS "PDK: no CMAKE_BUILD_TYPE given, building Release")
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type (PDKConfig.cmake's default: Release)" FORCE)
+  set(CMAKE_BUILD_TYPE Release)
 endif()
 
 if(NOT Python3_EXECUTABLE)
@@ -120,17 +134,18 @@ function(pdk_add_plugin)
     POSITION_INDEPENDENT_CODE ON
     BUILD_RPATH "${PDK_TF_LIB_DIR}"
     INSTALL_RPATH "$ORIGIN/../tensorflow;${PDK_TF_LIB_DIR}")
-  # The dynamic symbol table holds TensorFlow's C entry points and EXPORTS,
-  # nothing else: no C++ symbol of the kit, the plugin or the C++ library
-  # (template instances and GNU "unique" symbols included), so two plugins
-  # built with the kit never bind to each other's copies.
+  # The dynamic symbol table holds TensorFlow's C entry points, the kit's
+  # TFKit_OpNames and EXPORTS, nothing else: no C++ symbol of the kit, the
+  # plugin or the C++ library (template instances and GNU "unique" symbols
+  # included), so two plugins built with the kit never bind to each other's
+  # copies.
   set(_map "${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}.exports.map")
   list(JOIN ARG_EXPORTS "; " _extra)
   if(_extra)
     set(_extra " ${_extra};")
   endif()
   file(CONFIGURE OUTPUT "${_map}" CONTENT
-       "{\n  global: SE_InitPlugin; TF_InitKernel; TF_InitGraph; TF_InitProfiler;${_extra}\n  local: *;\n};\n")
+       "{\n  global: SE_InitPlugin; TF_InitKernel; TF_InitGraph; TF_InitProfiler; TFKit_OpNames;${_extra}\n  local: *;\n};\n")
   target_link_options(${ARG_NAME} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL
                       "-Wl,--version-script=${_map}")
   set_property(TARGET ${ARG_NAME} APPEND PROPERTY LINK_DEPENDS "${_map}")

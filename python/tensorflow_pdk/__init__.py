@@ -13,7 +13,11 @@ Installing the wheel puts the plugin library in
   PDK's graph optimizer applied, per pattern;
 - :mod:`tensorflow_pdk.placement` — which ops of a tf.function ran where;
 - :func:`get_include` / :func:`get_cmake_dir` — the C++ kit the plugin is
-  written with, for building another plugin (docs/kit.md).
+  written with, for building another plugin (docs/kit.md);
+  :func:`get_example_dir` — the example plugins the wheel ships
+  (docs/tutorial.md);
+- :func:`load_op_library` — Python wrappers for the ops of a plugin built
+  with the kit.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ import pathlib
 from typing import Dict, List, Tuple
 
 from tensorflow_pdk import _native, _soft_placement
+from tensorflow_pdk._op_library import load_op_library
 
 # TensorFlow issue #48559: keep eager soft placement on (see _soft_placement);
 # with tensorflow not imported yet, the first call into the plugin does it.
@@ -176,3 +181,16 @@ def get_cmake_dir() -> str:
     """Directory of the kit's CMake package: ``find_package(PDK CONFIG)`` with
     ``-DPDK_DIR=<this>`` gives ``PDK::kit`` and ``pdk_add_plugin()``."""
     return str(pathlib.Path(__file__).resolve().parent / "cmake")
+
+
+def get_example_dir(name: str) -> str:
+    """Directory of the example plugin ``name`` the wheel ships (its C++
+    sources and CMakeLists.txt), e.g. ``hello_device`` (docs/tutorial.md).
+    Copy it before editing it. Does not load TensorFlow or the plugin."""
+    examples = pathlib.Path(__file__).resolve().parent / "examples"
+    shipped = sorted(p.name for p in examples.iterdir() if (p / "CMakeLists.txt").is_file())
+    if name not in shipped:
+        raise ValueError(f"no example plugin {name!r} in {examples}; the wheel ships: "
+                         + (", ".join(shipped) or "none (tensorflow_pdk is not installed "
+                                                   "from the wheel)"))
+    return str(examples / name)

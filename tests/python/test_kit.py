@@ -142,6 +142,33 @@ def test_a_kernel_for_another_device_is_reported_and_skipped(kit_library):
             'but this plugin\'s kernels are for device "PDK"') in r.stderr
 
 
+def test_ops_named_with_an_underscore_are_private_as_in_tensorflow(kit_library):
+    # tensorflow_pdk.load_op_library (test_op_wrappers.py) on this library: ZeroOut
+    # and the _Kit* probe ops, on PDK.
+    r = run_python(f"""
+        m = tensorflow_pdk.load_op_library({str(kit_library)!r})
+        print("OPS", sorted(m.OP_NAMES))
+        names = [n for n, f in vars(m).items() if callable(f) and getattr(f, "__module__", "") == m.__name__]
+        print("PUBLIC", sorted(n for n in names if not n.startswith("_")))
+        print("PRIVATE", sorted(n for n in names if n.startswith("_")))
+        with tf.device("/PDK:0"):
+            z = m.zero_out(tf.constant([5, 2, 3], tf.int32))
+            y, forwarded = getattr(m, "__kit_forward")(tf.constant([1.0, -2.0]))
+        print("ZERO_OUT", z.device.rsplit("/", 1)[-1], z.numpy().tolist())
+        print("KIT_FORWARD", y.numpy().tolist())
+    """)
+    assert r.returncode == 0, r.stderr[-4000:]
+    out = r.stdout
+    assert "OPS ['ZeroOut', '_KitAttrs', '_KitForward', '_KitShapes']" in out
+    # (TensorFlow's generator adds an <op>_eager_fallback helper per op.)
+    assert "PUBLIC ['ZeroOut', 'zero_out', 'zero_out_eager_fallback']" in out, out
+    private = eval(re.search(r"^PRIVATE (.*)$", out, re.M).group(1))
+    assert {"_KitAttrs", "_KitForward", "_KitShapes", "__kit_attrs", "__kit_forward",
+            "__kit_shapes"} <= set(private), private
+    assert "ZERO_OUT device:PDK:0 [5, 0, 0]" in out
+    assert "KIT_FORWARD [2.0, -4.0]" in out
+
+
 def test_every_attr_type_reaches_the_kernel(kit_library):
     out = run_with_kit(kit_library, """
         args = dict(i=7, f=1.5, b=True, t=tf.float64, s="abcd", li=[1, 2], lf=[0.25],
@@ -191,30 +218,6 @@ def test_shape_functions_merge_make_and_fail_like_tensorflow(kit_library):
             "Shapes are [2,3] and [3,3].") in out
 
 
-@pytest.fixture(scope="module")
-def hello_library(tmp_path_factory):
-    """examples/hello_device built with its own CMakeLists.txt and
-    find_package(PDK CONFIG) from the installed wheel (not this tree's include/)."""
-    import tensorflow_pdk
-
-    if not (pathlib.Path(tensorflow_pdk.get_include()) / "pdk" / "tf" / "op_kernel.h").exists():
-        pytest.skip("the kit is not installed: tensorflow_pdk comes from the source tree")
-    if shutil.which("cmake") is None:
-        pytest.skip("cmake is not installed")
-    build = tmp_path_factory.mktemp("hello") / "build"
-    configure = subprocess.run(
-        ["cmake", "-S", str(ROOT / "examples" / "hello_device"), "-B", str(build),
-         f"-DPython3_EXECUTABLE={sys.executable}", f"-DPDK_DIR={tensorflow_pdk.get_cmake_dir()}"],
-        capture_output=True, text=True, timeout=600)
-    assert configure.returncode == 0, configure.stdout[-2000:] + configure.stderr[-2000:]
-    made = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True,
-                          timeout=900)
-    assert made.returncode == 0, made.stdout[-4000:]
-    flags = (build / "CMakeFiles" / "hello_device.dir" / "flags.make").read_text()
-    assert f" {tensorflow_pdk.get_include()} " in flags and f"{ROOT}/include" not in flags, flags
-    return build / "libhello_device.so"
-
-
 def test_hello_device_builds_against_the_installed_kit_and_runs_beside_pdk(hello_library):
     """Its own device type HELLO, loaded into the process PDK runs in."""
     r = run_python(f"""
@@ -235,6 +238,38 @@ def test_hello_device_builds_against_the_installed_kit_and_runs_beside_pdk(hello
     assert "DEVICES ['CPU', 'HELLO', 'PDK']" in r.stdout
     assert "HELLO device:HELLO:0 [1.0, 4.0, 9.0] [0.5, 2.0, 4.5]" in r.stdout
     assert "PDK device:PDK:0 [1.0, 0.0]" in r.stdout
+
+
+def cache_entry(build: pathlib.Path, name: str) -> str:
+    m = re.search(r"^%s:\w+=(.*)$" % name, (build / "CMakeCache.txt").read_text(), re.M)
+    assert m, f"no {name} in {build}/CMakeCache.txt"
+    return m.group(1)
+
+
+def test_the_cmake_package_builds_release_when_no_build_type_is_given(hello_library):
+    # hello_library is configured without CMAKE_BUILD_TYPE.
+    build = hello_library.parent
+    assert cache_entry(build, "CMAKE_BUILD_TYPE") == "Release"
+    flags = (build / "CMakeFiles" / "hello_device.dir" / "flags.make").read_text()
+    assert re.search(r"^CXX_FLAGS = -O3 -DNDEBUG ", flags, re.M), flags
+
+
+def test_the_cmake_package_keeps_a_build_type_that_is_given(tmp_path, cmake_env):
+    import tensorflow_pdk
+
+    if not pathlib.Path(tensorflow_pdk.get_cmake_dir()).is_dir():
+        pytest.skip("the kit is not installed: tensorflow_pdk comes from the source tree")
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not installed")
+    r = subprocess.run(
+        ["cmake", "-S", str(ROOT / "examples" / "hello_device"), "-B", str(tmp_path),
+         "-DCMAKE_BUILD_TYPE=Debug", f"-DPython3_EXECUTABLE={sys.executable}",
+         f"-DPDK_DIR={tensorflow_pdk.get_cmake_dir()}"],
+        capture_output=True, text=True, timeout=600, env=cmake_env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert cache_entry(tmp_path, "CMAKE_BUILD_TYPE") == "Debug"
+    flags = (tmp_path / "CMakeFiles" / "hello_device.dir" / "flags.make").read_text()
+    assert re.search(r"^CXX_FLAGS = -g ", flags, re.M) and "-O3" not in flags, flags
 
 
 def test_hello_device_graph_rewrite_folds_scales_beside_pdks_rewrites(hello_library):

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "pdk/kernel.h"
+#include "pdk/op_names.h"
 #include "pdk/tf/shape_inference.h"
 #include "pdk/tf/status.h"
 #include "tensorflow/c/ops.h"
@@ -52,6 +53,7 @@ class OpDefBuilderWrapper {
   static OpDefBuilderWrapper& Begin(const char* name) {
     OpDefBuilderWrapper& w = Instance();
     w.name_ = name;
+    ::pdk::DefinedOpNames().push_back(name);  // TFKit_OpNames
     ::pdk::KernelRegistry::Global().Add(name, &Replay);
     return w;
   }
