@@ -91,7 +91,7 @@ TEST(ShapeChecks, AllocatableShapesAndTheOnesTensorFlowWouldAbortOn) {
   EXPECT_EQ(st.code(), TF_INVALID_ARGUMENT);
   EXPECT_EQ(st.message().rfind("Encountered overflow when multiplying 4294967294 with 6442450941",
                                0), 0u) << st.message();
-  EXPECT_NE(st.message().find("PDK Tile: output 0 of shape [4294967294,6442450941]"),
+  EXPECT_NE(st.message().find("(Tile: output 0 of shape [4294967294,6442450941])"),
             std::string::npos) << st.message();
   // The element count fits int64, the byte count does not: TensorFlow's
   // allocator refuses it as out of memory (ResourceExhausted, "OOM ...").
@@ -99,10 +99,10 @@ TEST(ShapeChecks, AllocatableShapesAndTheOnesTensorFlowWouldAbortOn) {
   EXPECT_EQ(st.code(), TF_RESOURCE_EXHAUSTED);
   EXPECT_EQ(st.message().rfind(
                 "OOM when allocating tensor with shape[2147483647,2147483647] and type float32 "
-                "(PDK Empty: output 0: 4611686014132420609 elements of 4 bytes each overflow "
+                "(Empty: output 0: 4611686014132420609 elements of 4 bytes each overflow "
                 "int64)", 0), 0u) << st.message();
   st = pdk::CheckAllocatable("Pad", "temp", -1, pdk::Shape{3, -1}, TF_FLOAT);
-  EXPECT_EQ(st.message().rfind("Dimension -1 must be >= 0 (PDK Pad: temp of shape [3,-1])", 0),
+  EXPECT_EQ(st.message().rfind("Dimension -1 must be >= 0 (Pad: temp of shape [3,-1])", 0),
             0u) << st.message();
   st = pdk::CheckAllocatable("X", "output", 1, pdk::Shape(std::vector<int64_t>(255, 1)), TF_FLOAT);
   EXPECT_EQ(st.message().rfind("Shape has 255 dimensions which is over the limit of 254", 0), 0u);
