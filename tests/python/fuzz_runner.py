@@ -11,10 +11,10 @@ cannot take a PDK attempt down with it. Three passes:
    (conformance_run.compare) and checked against PDK's launch counts;
 3. at the same time as 2, the PDK attempts whose CPU attempt raised
    ResourceExhaustedError, split among ``OOM_WORKERS`` children: PDK's
-   allocation fails too, and TensorFlow's BFC allocator (which serves the
-   PDK device) retries a failed allocation for 10 s before it raises, so
-   these children mostly wait. (Not threads of one child: PDK kernels
-   running at once in one process can report each other's errors.)
+   allocation fails too and raises at once (PDK's own memory pool serves the
+   device, not TensorFlow's BFC allocator with its 10 s retry). (Not threads
+   of one child: PDK kernels running at once in one process can report each
+   other's errors.)
 
 A child runs a chunk of attempts, writing ``{"start": n}`` before attempt n
 and its result after it, one JSON line each, flushed. If the child dies

@@ -221,14 +221,11 @@ def test_shape_functions_merge_make_and_fail_like_tensorflow(kit_library):
 def test_hello_device_builds_against_the_installed_kit_and_runs_beside_pdk(hello_library):
     """Its own device type HELLO, loaded into the process PDK runs in."""
     r = run_python(f"""
-        from tensorflow.python.eager import context, execute
-        from tensorflow.python.framework import load_library
-        load_library.load_pluggable_device_library({str(hello_library)!r})
+        hello_ops = tensorflow_pdk.load_op_library({str(hello_library)!r})
         print("DEVICES", sorted({{d.device_type for d in tf.config.list_physical_devices()}}))
         with tf.device("/HELLO:0"):
             y = tf.math.square(tf.constant([1.0, -2.0, 3.0]))
-            (z,) = execute.execute(b"HelloScale", 1, inputs=[y], attrs=("factor", 0.5),
-                                   ctx=context.context())
+            z = hello_ops.hello_scale(y, factor=0.5)
         print("HELLO", y.device.rsplit("/", 1)[-1], y.numpy().tolist(), z.numpy().tolist())
         with tf.device("/PDK:0"):
             r = tf.nn.relu(tf.constant([1.0, -2.0]))
@@ -279,13 +276,10 @@ def test_hello_device_graph_rewrite_folds_scales_beside_pdks_rewrites(hello_libr
     TensorFlow executes show both, and the values equal the CPU's."""
     r = run_python("""
         import ctypes
-        from tensorflow.python.framework import load_library, op_def_library
         LIB = %r
-        load_library.load_pluggable_device_library(LIB)
+        scale = tensorflow_pdk.load_op_library(LIB).hello_scale
         folds = ctypes.CDLL(LIB).hello_scale_folds  # the library TensorFlow loaded
         folds.restype = ctypes.c_uint64
-        def scale(x, factor, name=None):
-            return op_def_library._apply_op_helper("HelloScale", x=x, factor=factor, name=name)[3][0]
         x_val = np.array([1.0, -2.5, 3.25, 1e-3], np.float32)
         a_val, w_val = np.ones([2, 3], np.float32), np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
         g = tf.Graph()

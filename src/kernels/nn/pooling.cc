@@ -325,7 +325,8 @@ void ParallelRows(const pdk::Context& ctx, int64_t units, double cost, const T& 
 // the remaining channels and the 16-bit floats: per-pixel Eigen::Map
 // expressions or runtime-length loops over 32 channels cost more in setup than
 // in work (MaxPool 1.8x, MaxPoolGrad 2-2.6x TensorFlow's time on the small
-// CNN's [32,32,32,32] and [32,16,16,64] before; docs/benchmarks.md, session 3).
+// CNN's [32,32,32,32] and [32,16,16,64] before commit fb248ea; docs/benchmarks.md,
+// "Non-GEMM kernels of the Transformer and CNN steps").
 template <class T>
 constexpr int64_t PacketSize() {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
