@@ -138,8 +138,9 @@ Status CheckStructSize(const S* s, size_t ours, const char* name) {
   const size_t theirs = s->struct_size;
   if (theirs != 0 && theirs < ours)
     return FailedPrecondition("this TensorFlow's ", name, " has ", theirs,
-                              " bytes, PDK's C API headers ", ours,
-                              ": PDK was built against a newer TensorFlow than the one running");
+                              " bytes, the plugin's C API headers ", ours,
+                              ": the plugin was built against a newer TensorFlow than the one "
+                              "running");
   return Status::OK();
 }
 

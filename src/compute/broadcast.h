@@ -184,7 +184,8 @@ enum class RowKind { kFull, kRow, kCol };
 // the rows split over the pool. This replaces Eigen's broadcast expression,
 // whose block evaluator copies both broadcast operands into blocks first:
 // LayerNormalization's [B*S, D] op [B*S, 1] / [1, D] and Softmax's gradient
-// (docs/benchmarks.md, session 3).
+// (commit fb248ea; docs/benchmarks.md, "Non-GEMM kernels of the Transformer
+// and CNN steps").
 template <RowKind KA, RowKind KB, class Tin, class Tout, class F>
 void BinaryRows(const Eigen::ThreadPoolDevice& dev, Eigen::Index rows, Eigen::Index m,
                 const Tin* a, const Tin* b, Tout* out, const F& f) {
@@ -324,8 +325,8 @@ namespace internal {
 // loop the compiler vectorizes (masked blends), split over the pool: Eigen's
 // select expression assembles each condition packet one element at a time,
 // and a broadcast single element goes through its generic index path; this
-// loop is ~4x faster on Dropout's where(mask, x, 0) (docs/benchmarks.md,
-// session 3).
+// loop is ~4x faster on Dropout's where(mask, x, 0) (commit fb248ea;
+// docs/benchmarks.md, "Non-GEMM kernels of the Transformer and CNN steps").
 template <bool kCFull, bool kTFull, bool kEFull, class T>
 void SelectFlat(const Eigen::ThreadPoolDevice& dev, int64_t n, const bool* c, const T* t,
                 const T* e, T* out) {
