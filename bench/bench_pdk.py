@@ -59,6 +59,13 @@ kernel rows; profiled wall times are higher than the table's.
 
 Run:  python bench/bench_pdk.py [--repeats 20] [--cases tiny_add,matmul1024,...] [--markdown FILE]
                                 [--background-load N] [--breakdown [--steps N]]
+                                [--against PYTHON]
+
+`--against PYTHON` compares two builds of PDK: this process's (A) and the one
+installed in PYTHON's venv (B, e.g. a `-DPDK_NATIVE=ON` wheel, or one built
+against another oneDNN), run by a worker process with PDK on, interleaved
+call by call with A and with stock CPU in this process. Reported per case:
+the three medians, A / B (< 1: A faster), and each against stock.
 
 `--background-load N` keeps N other processes busy (each a pure-Python loop
 that keeps one core busy) for the whole run: the speed of both devices on a
@@ -99,7 +106,10 @@ import tensorflow as tf  # noqa: E402
 import tensorflow_pdk  # noqa: E402
 
 PDK, CPU = "/PDK:0", "/CPU:0"
-DEVICES = (CPU,) if WORKER else (CPU, PDK)  # the devices each case builds for, here
+# The device a worker process runs its cases on: /CPU:0 (a stock setup), or
+# /PDK:0 (`--against`: another PDK installation).
+WORKER_DEVICE = os.environ.get("BENCH_PDK_WORKER_DEVICE", CPU)
+DEVICES = (WORKER_DEVICE,) if WORKER else (CPU, PDK)  # the devices each case builds for, here
 
 
 def case_tiny_add():
@@ -618,31 +628,27 @@ def stock_label(onednn):
     return "stock, oneDNN " + ("on" if onednn else "off")
 
 
-class StockWorker:
-    """A child process (`bench_pdk.py --worker`) running stock TensorFlow CPU
-    with oneDNN `onednn` and PDK switched off (PDK_DEVICE_COUNT=0), driven
-    over a pipe: it builds the same cases for /CPU:0 and times one call of
-    the current case per request, so its calls interleave with this
-    process's."""
+class Worker:
+    """A child process (`bench_pdk.py --worker`, run by `python` with `env`)
+    driven over a pipe: it builds the same cases for its WORKER_DEVICE and
+    times one call of the current case per request, so its calls interleave
+    with this process's."""
 
-    def __init__(self, onednn):
-        env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS="1" if onednn else "0", PDK_DEVICE_COUNT="0")
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"],
+    def __init__(self, python, env):
+        self.proc = subprocess.Popen([python, os.path.abspath(__file__), "--worker"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      env=env)
         self.info = self.call("info")
-        if self.info["onednn"] != onednn:
-            raise RuntimeError(f"stock worker: asked for oneDNN {onednn}, got {self.info}")
 
     def call(self, cmd, **kw):
         self.proc.stdin.write(json.dumps(dict(cmd=cmd, **kw)) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError(f"stock worker exited (status {self.proc.wait()})")
+            raise RuntimeError(f"worker exited (status {self.proc.wait()})")
         out = json.loads(line)
         if "error" in out:
-            raise RuntimeError("stock worker failed:\n" + out["error"])
+            raise RuntimeError("worker failed:\n" + out["error"])
         return out
 
     def close(self):
@@ -652,6 +658,35 @@ class StockWorker:
         except Exception:  # noqa: BLE001 - already gone or stuck: make sure it ends
             self.proc.kill()
             self.proc.wait()
+
+
+class StockWorker(Worker):
+    """Stock TensorFlow CPU with oneDNN `onednn` and PDK switched off
+    (PDK_DEVICE_COUNT=0), in a child process of this Python."""
+
+    def __init__(self, onednn):
+        super().__init__(sys.executable, dict(os.environ, TF_ENABLE_ONEDNN_OPTS="1" if onednn
+                                              else "0", PDK_DEVICE_COUNT="0"))
+        if self.info["onednn"] != onednn:
+            raise RuntimeError(f"stock worker: asked for oneDNN {onednn}, got {self.info}")
+
+
+class PdkWorker(Worker):
+    """`--against PYTHON`: the PDK device of another installation (the venv
+    PYTHON belongs to: another build of the wheel), with this process's
+    TF_ENABLE_ONEDNN_OPTS."""
+
+    def __init__(self, python):
+        super().__init__(python, dict(os.environ, BENCH_PDK_WORKER_DEVICE=PDK))
+
+
+def pdk_label():
+    """This process's PDK build: version, core and the math libraries it runs."""
+    from tensorflow_pdk import diagnostics
+
+    libs = diagnostics.math_libraries()
+    return (f"PDK {tensorflow_pdk.version()} core {tensorflow_pdk.cpu_isa()} "
+            f"({os.path.dirname(tensorflow_pdk.plugin_path())}), oneDNN {libs.get('oneDNN')}")
 
 
 def keras_auto_jit():
@@ -664,7 +699,7 @@ def keras_auto_jit():
 
 
 def worker_main():
-    """The stock worker's loop: one JSON request per line on stdin, one JSON
+    """The worker's loop: one JSON request per line on stdin, one JSON
     reply per line on the pipe to the parent."""
     fn = per_call = session = profiled = None
     for line in sys.stdin:
@@ -673,11 +708,12 @@ def worker_main():
             cmd = req["cmd"]
             if cmd == "info":
                 out = {"onednn": onednn_enabled(), "tf": tf.__version__,
-                       "keras_auto_jit": keras_auto_jit()}
+                       "keras_auto_jit": keras_auto_jit(),
+                       "pdk": pdk_label() if WORKER_DEVICE == PDK else None}
             elif cmd == "case":
                 fn = per_call = None
                 name, fns, per_call, _ = CASES[req["key"]]()
-                fn = fns[CPU]
+                fn = fns[WORKER_DEVICE]
                 out = {"name": name}
             elif cmd == "warmup":
                 for _ in range(req["n"]):
@@ -686,17 +722,18 @@ def worker_main():
             elif cmd == "time":
                 out = {"t": _timed(fn) / per_call}
             elif cmd == "memory":
-                out = {"mem": peak_memory({CPU: fn})[CPU]}
+                out = {"mem": peak_memory({WORKER_DEVICE: fn})[WORKER_DEVICE]}
             elif cmd == "profile_start":  # then one untimed call in the session
                 session, profiled = ProfileSession(), 0
                 fn()
                 out = {}
             elif cmd == "profile_call":
-                session.call(fn, CPU)
+                session.call(fn, WORKER_DEVICE)
                 profiled += 1
                 out = {}
             elif cmd == "profile_stop":
-                out = {"breakdown": summarize_profile(session.stop(), profiled * per_call, CPU)}
+                out = {"breakdown": summarize_profile(session.stop(), profiled * per_call,
+                                                      WORKER_DEVICE)}
             elif cmd == "quit":
                 _PIPE_OUT.write("{}\n")
                 return
@@ -948,6 +985,9 @@ def _bench_options(p):
                    help="with --breakdown: calls profiled per case and setup")
     p.add_argument("--no-child", action="store_true",
                    help="measure stock CPU in this process only (no second oneDNN setting)")
+    p.add_argument("--against", metavar="PYTHON",
+                   help="compare this PDK with the PDK of PYTHON's environment (another build "
+                        "of the wheel), interleaved; stock CPU in this process only")
 
 
 def start_background_load(n):
@@ -959,9 +999,14 @@ def main(argv=None):
     args = parse_args(__doc__, CASES, argv, _bench_options)
     load = start_background_load(args.background_load)
     here = onednn_enabled()
-    worker = None if args.no_child else StockWorker(not here)
+    if args.against:
+        worker = PdkWorker(args.against)
+        runner = run_against
+    else:
+        worker = None if args.no_child else StockWorker(not here)
+        runner = run_breakdown if args.breakdown else run
     try:
-        (run_breakdown if args.breakdown else run)(args, here, worker)
+        runner(args, here, worker)
     finally:
         if worker:
             worker.close()
@@ -1042,6 +1087,39 @@ def run(args, here, worker):
                   f"{_stock_note(here, worker)}; load average (1/5/15 min) {load_start} at the start, {_load()} at the end"
                   + (f"; {args.background_load} busy background process(es)"
                      if args.background_load else "") + ".\n\n")
+        write_markdown(args.markdown, header + "\n".join(lines) + "\n")
+
+
+def run_against(args, here, worker):
+    """--against: per case, PDK here, PDK of the other installation (the
+    worker) and stock CPU here, interleaved; reported: the medians and PDK
+    here / PDK there (< 1: this build faster)."""
+    mine, theirs = pdk_label(), worker.info["pdk"]
+    print(f"A (this process): {mine}\nB (--against): {theirs}\n{stock_label(here)} in this "
+          f"process; load average {_load()}", flush=True)
+    load_start = _load()
+    rows = []
+    for key in args.cases.split(","):
+        name, fns, per_call, _ = CASES[key]()
+        worker.call("case", key=key)
+        repeats = max(3, args.repeats // 4) if key == "resnet50" else args.repeats
+        med = measure(fns, per_call, repeats, keys=(PDK, CPU), worker=worker)
+        rows.append((name, fmt(med[PDK]), fmt(med[CHILD]), fmt(med[CPU]),
+                     f"{med[PDK] / med[CHILD]:.3f}", f"{med[PDK] / med[CPU]:.2f}",
+                     f"{med[CHILD] / med[CPU]:.2f}"))
+        print(f"{name:<60s} A {rows[-1][1]:>10s}  B {rows[-1][2]:>10s}  stock {rows[-1][3]:>10s}"
+              f"  A/B {rows[-1][4]}  A/stock {rows[-1][5]}  B/stock {rows[-1][6]}"
+              f"  [load {_load()}]", flush=True)
+        del fns
+    if args.markdown:
+        lines = ["| case | A (median) | B (median) | stock (median) | A / B | A / stock "
+                 "| B / stock |", "|---|---|---|---|---|---|---|"]
+        lines += [f"| {' | '.join(r)} |" for r in rows]
+        header = (f"A: {mine}. B: {theirs}. Stock: {stock_label(here)}. Machine: "
+                  f"{platform.machine()}, {os.cpu_count()} logical CPUs; TensorFlow "
+                  f"{tf.__version__}; {args.repeats} interleaved rounds (ResNet50: "
+                  f"{max(3, args.repeats // 4)}); load average (1/5/15 min) {load_start} at the "
+                  f"start, {_load()} at the end.\n\n")
         write_markdown(args.markdown, header + "\n".join(lines) + "\n")
 
 

