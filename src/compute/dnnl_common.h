@@ -1,8 +1,10 @@
 // What PDK's oneDNN users share (dnnl_gemm.cc, dnnl_conv.cc): the CPU engine
 // and a per-thread stream. Only oneDNN's C API is used: TensorFlow's
 // libtensorflow_cc exports weak symbols of its own oneDNN's C++ classes but no
-// dnnl_* C functions, so these calls reach the system library (Debian's
-// libdnnl 2.6, OpenMP runtime; docs/architecture.md).
+// dnnl_* C functions, so these calls reach the oneDNN PDK is linked with. The
+// code builds against oneDNN 2.x and 3.x (compute/dnnl_api.h holds the
+// differences); the shipped one is Debian's libdnnl 2.x (2.6, OpenMP runtime;
+// docs/architecture.md).
 #ifndef PDK_SRC_COMPUTE_DNNL_COMMON_H_
 #define PDK_SRC_COMPUTE_DNNL_COMMON_H_
 

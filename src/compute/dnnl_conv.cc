@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "compute/dnnl_api.h"
 #include "compute/dnnl_common.h"
 #include "compute/eigen.h"
 #include "compute/gemm.h"
@@ -41,10 +42,12 @@ struct Entry {
   // and `reorder` converts between them (plain -> blocked before a forward /
   // backward-data run; blocked -> plain after a backward-weights run).
   // `wbuf` holds the blocked filter (`blocked_floats` floats, padding included).
+  // `blocked_md` is this entry's own copy (the primitive descriptor it was
+  // queried from is destroyed after Create).
   int wi = 1;
   dnnl_primitive_t reorder = nullptr;
   dnnl_memory_t plain = nullptr;
-  dnnl_memory_desc_t blocked_md{};
+  DnnlMd blocked_md;
   int64_t blocked_floats = 0;
   std::unique_ptr<float[]> wbuf;
 
@@ -60,7 +63,7 @@ struct Entry {
   }
   // True if `o` keeps its filter in the same blocked layout.
   bool SameBlocking(const Entry& o) const {
-    return reorder && o.reorder && dnnl_memory_desc_equal(&blocked_md, &o.blocked_md);
+    return reorder && o.reorder && dnnl_memory_desc_equal(blocked_md.get(), o.blocked_md.get());
   }
 };
 
@@ -92,42 +95,35 @@ pdk::Status Create(const Key& key, Entry& e) {
   const dnnl_dims_t pad_r = {
       std::max<int64_t>(0, (s.oh - 1) * s.sh + (s.kh - 1) * s.dh + 1 - s.h - s.pt),
       std::max<int64_t>(0, (s.ow - 1) * s.sw + (s.kw - 1) * s.dw + 1 - s.w - s.pl)};
-  dnnl_memory_desc_t src_md, wei_md, plain_wei_md, dst_md;
-  PDK_DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, src_dims, dnnl_f32, dnnl_nhwc));
-  PDK_DNNL_TRY(dnnl_memory_desc_init_by_tag(&plain_wei_md, wei_ndims,
-                                            grouped ? gwei_dims : wei_dims, dnnl_f32, wei_tag));
-  PDK_DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_md, wei_ndims, grouped ? gwei_dims : wei_dims,
-                                            dnnl_f32, dnnl_format_tag_any));
-  PDK_DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dst_dims, dnnl_f32, dnnl_nhwc));
+  DnnlMd src_md, wei_md, plain_wei_md, dst_md;
+  PDK_DNNL_TRY(src_md.InitTag(4, src_dims, dnnl_f32, dnnl_nhwc));
+  PDK_DNNL_TRY(
+      plain_wei_md.InitTag(wei_ndims, grouped ? gwei_dims : wei_dims, dnnl_f32, wei_tag));
+  PDK_DNNL_TRY(
+      wei_md.InitTag(wei_ndims, grouped ? gwei_dims : wei_dims, dnnl_f32, dnnl_format_tag_any));
+  PDK_DNNL_TRY(dst_md.InitTag(4, dst_dims, dnnl_f32, dnnl_nhwc));
 
-  dnnl_convolution_desc_t fwd;
-  PDK_DNNL_TRY(dnnl_dilated_convolution_forward_desc_init(
-      &fwd, dnnl_forward_training, dnnl_convolution_direct, &src_md, &wei_md, nullptr, &dst_md,
-      strides, dilates, pad_l, pad_r));
+  const DnnlConvGeometry geom{strides, dilates, pad_l, pad_r};
   dnnl_primitive_desc_t fwd_pd = nullptr, pd = nullptr;
-  PDK_DNNL_TRY(dnnl_primitive_desc_create(&fwd_pd, &fwd, nullptr, eng, nullptr));
+  PDK_DNNL_TRY(DnnlConvPd(&fwd_pd, eng, dnnl_forward_training, src_md.get(), wei_md.get(),
+                          dst_md.get(), geom, nullptr));
   e.key = key;
-  const dnnl_memory_desc_t* mds[3];
+  DnnlMdRef mds[3];
   dnnl_status_t st = dnnl_success;
   if (key.kind == DnnlConvKind::kForward) {
     pd = fwd_pd;
     fwd_pd = nullptr;
-    mds[0] = &src_md, mds[1] = &wei_md, mds[2] = &dst_md;
+    mds[0] = src_md.get(), mds[1] = wei_md.get(), mds[2] = dst_md.get();
     e.arg[0] = DNNL_ARG_SRC, e.arg[1] = DNNL_ARG_WEIGHTS, e.arg[2] = DNNL_ARG_DST;
   } else if (key.kind == DnnlConvKind::kBackwardData) {
-    dnnl_convolution_desc_t bwd;
-    st = dnnl_dilated_convolution_backward_data_desc_init(
-        &bwd, dnnl_convolution_direct, &src_md, &wei_md, &dst_md, strides, dilates, pad_l, pad_r);
-    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &bwd, nullptr, eng, fwd_pd);
-    mds[0] = &dst_md, mds[1] = &wei_md, mds[2] = &src_md;
+    st = DnnlConvPd(&pd, eng, dnnl_backward_data, src_md.get(), wei_md.get(), dst_md.get(), geom,
+                    fwd_pd);
+    mds[0] = dst_md.get(), mds[1] = wei_md.get(), mds[2] = src_md.get();
     e.arg[0] = DNNL_ARG_DIFF_DST, e.arg[1] = DNNL_ARG_WEIGHTS, e.arg[2] = DNNL_ARG_DIFF_SRC;
   } else {
-    dnnl_convolution_desc_t bwd;
-    st = dnnl_dilated_convolution_backward_weights_desc_init(
-        &bwd, dnnl_convolution_direct, &src_md, &wei_md, nullptr, &dst_md, strides, dilates,
-        pad_l, pad_r);
-    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &bwd, nullptr, eng, fwd_pd);
-    mds[0] = &src_md, mds[1] = &dst_md, mds[2] = &wei_md;
+    st = DnnlConvPd(&pd, eng, dnnl_backward_weights, src_md.get(), wei_md.get(), dst_md.get(),
+                    geom, fwd_pd);
+    mds[0] = src_md.get(), mds[1] = dst_md.get(), mds[2] = wei_md.get();
     e.arg[0] = DNNL_ARG_SRC, e.arg[1] = DNNL_ARG_DIFF_DST, e.arg[2] = DNNL_ARG_DIFF_WEIGHTS;
     e.wi = 2;
   }
@@ -135,25 +131,26 @@ pdk::Status Create(const Key& key, Entry& e) {
   if (st != dnnl_success)
     return pdk::Internal("oneDNN backward convolution descriptor: status ", int(st));
   // The filter layout the primitive chose (format "any").
-  const dnnl_memory_desc_t* chosen = dnnl_primitive_desc_query_md(
+  const DnnlMdRef chosen = dnnl_primitive_desc_query_md(
       pd, e.wi == 2 ? dnnl_query_diff_weights_md : dnnl_query_weights_md, 0);
   if (chosen == nullptr) st = dnnl_runtime_error;
-  const bool blocked = st == dnnl_success && !dnnl_memory_desc_equal(chosen, &plain_wei_md);
-  if (st == dnnl_success) mds[e.wi] = blocked ? chosen : &plain_wei_md;
+  const bool blocked = st == dnnl_success && !dnnl_memory_desc_equal(chosen, plain_wei_md.get());
+  if (st == dnnl_success) mds[e.wi] = blocked ? chosen : plain_wei_md.get();
   if (st == dnnl_success) st = dnnl_primitive_create(&e.prim, pd);
   for (int i = 0; i < 3 && st == dnnl_success; ++i)
     st = dnnl_memory_create(&e.mem[i], mds[i], eng, DNNL_MEMORY_NONE);
   if (blocked && st == dnnl_success) {
-    e.blocked_md = *chosen;
     e.blocked_floats = int64_t((dnnl_memory_desc_get_size(chosen) + 3) / 4);
     e.wbuf.reset(new float[e.blocked_floats]);
-    st = dnnl_memory_create(&e.plain, &plain_wei_md, eng, DNNL_MEMORY_NONE);
+    st = e.blocked_md.InitCopy(chosen);
+    if (st == dnnl_success)
+      st = dnnl_memory_create(&e.plain, plain_wei_md.get(), eng, DNNL_MEMORY_NONE);
     dnnl_primitive_desc_t rpd = nullptr;
     if (st == dnnl_success)
-      st = e.wi == 2 ? dnnl_reorder_primitive_desc_create(&rpd, chosen, eng, &plain_wei_md, eng,
-                                                          nullptr)
-                     : dnnl_reorder_primitive_desc_create(&rpd, &plain_wei_md, eng, chosen, eng,
-                                                          nullptr);
+      st = e.wi == 2 ? dnnl_reorder_primitive_desc_create(&rpd, chosen, eng, plain_wei_md.get(),
+                                                          eng, nullptr)
+                     : dnnl_reorder_primitive_desc_create(&rpd, plain_wei_md.get(), eng, chosen,
+                                                          eng, nullptr);
     if (st == dnnl_success) st = dnnl_primitive_create(&e.reorder, rpd);
     if (rpd) dnnl_primitive_desc_destroy(rpd);
   }

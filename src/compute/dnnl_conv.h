@@ -1,7 +1,7 @@
 // float32 NHWC 2-D convolution (forward, backprop input, backprop filter),
-// plain or grouped, on oneDNN's convolution primitive (Debian's libdnnl 2.6,
-// C API only; see dnnl_common.h for why the C API always reaches the system
-// library).
+// plain or grouped, on oneDNN's convolution primitive (C API only, oneDNN 2.x
+// or 3.x; Debian's libdnnl 2.6 is the shipped one; see dnnl_common.h for why
+// the C API always reaches the oneDNN PDK is linked with).
 //
 // Layouts (TensorFlow's, no copies): activations [N,H,W,C] (oneDNN tag nhwc),
 // filter [KH,KW,C/G,F] (tag hwio, or hwigo when G > 1), output /

@@ -12,7 +12,12 @@
 // falls back to gemm:jit, its own sgemm, which is no faster than OpenBLAS, so
 // float32 calls are refused then (the caller uses OpenBLAS).
 //
-// Only oneDNN's C API is used (compute/dnnl_common.h says why).
+// Only oneDNN's C API is used (compute/dnnl_common.h says why). The code builds
+// against oneDNN 2.x and 3.x (compute/dnnl_api.h); the shipped one, and the
+// one the figures above are for, is Debian's 2.x. Where checked (an AVX-512
+// + AMX CPU), oneDNN 3.2 made the same float32 choices (brg:avx512_core for
+// dense operands, gemm:jit:f32 with a strided one), so the "brg" test in
+// Create means the same with either.
 //
 // Threading: PDK splits a product over its device pool and calls this from each
 // pool thread, one block per call, so oneDNN must stay on the calling thread:
@@ -31,6 +36,7 @@
 #include <cstring>
 #include <vector>
 
+#include "compute/dnnl_api.h"
 #include "compute/dnnl_common.h"
 #include "compute/gemm.h"
 
@@ -74,19 +80,17 @@ bool Create(const Geometry& g, Block* out) {
   dnnl_engine_t eng = DnnlEngine();
   if (eng == nullptr) return false;
   const dnnl_data_type_t dt = g.type == DnnlGemmType::kFloat32 ? dnnl_f32 : dnnl_bf16;
-  dnnl_memory_desc_t a_md, b_md, c_md;
+  DnnlMd a_md, b_md, c_md;
   const dnnl_dims_t a_dims = {g.rows, g.k}, b_dims = {g.k, g.cols}, c_dims = {g.rows, g.cols};
   const dnnl_dims_t a_str = {g.ta ? 1 : g.lda, g.ta ? g.lda : 1};
   const dnnl_dims_t b_str = {g.tb ? 1 : g.ldb, g.tb ? g.ldb : 1};
   const dnnl_dims_t c_str = {g.ldc, 1};
-  if (dnnl_memory_desc_init_by_strides(&a_md, 2, a_dims, dt, a_str) != dnnl_success ||
-      dnnl_memory_desc_init_by_strides(&b_md, 2, b_dims, dt, b_str) != dnnl_success ||
-      dnnl_memory_desc_init_by_strides(&c_md, 2, c_dims, dt, c_str) != dnnl_success)
+  if (a_md.InitStrides(2, a_dims, dt, a_str) != dnnl_success ||
+      b_md.InitStrides(2, b_dims, dt, b_str) != dnnl_success ||
+      c_md.InitStrides(2, c_dims, dt, c_str) != dnnl_success)
     return false;
-  dnnl_matmul_desc_t desc;
-  if (dnnl_matmul_desc_init(&desc, &a_md, &b_md, nullptr, &c_md) != dnnl_success) return false;
   dnnl_primitive_desc_t pd = nullptr;
-  if (dnnl_primitive_desc_create(&pd, &desc, nullptr, eng, nullptr) != dnnl_success) return false;
+  if (DnnlMatmulPd(&pd, eng, a_md.get(), b_md.get(), c_md.get()) != dnnl_success) return false;
   Block blk;
   blk.g = g;
   if (g.type == DnnlGemmType::kFloat32) {
@@ -100,9 +104,9 @@ bool Create(const Geometry& g, Block* out) {
   }
   blk.usable = true;
   const bool ok = dnnl_primitive_create(&blk.prim, pd) == dnnl_success &&
-                  dnnl_memory_create(&blk.a, &a_md, eng, DNNL_MEMORY_NONE) == dnnl_success &&
-                  dnnl_memory_create(&blk.b, &b_md, eng, DNNL_MEMORY_NONE) == dnnl_success &&
-                  dnnl_memory_create(&blk.c, &c_md, eng, DNNL_MEMORY_NONE) == dnnl_success;
+                  dnnl_memory_create(&blk.a, a_md.get(), eng, DNNL_MEMORY_NONE) == dnnl_success &&
+                  dnnl_memory_create(&blk.b, b_md.get(), eng, DNNL_MEMORY_NONE) == dnnl_success &&
+                  dnnl_memory_create(&blk.c, c_md.get(), eng, DNNL_MEMORY_NONE) == dnnl_success;
   dnnl_primitive_desc_destroy(pd);
   if (!ok) {
     Destroy(blk);
