@@ -11,7 +11,8 @@
 #      them, and tags the wheel with the oldest manylinux policy its symbol
 #      versions allow. The plugin calls TensorFlow's C API without a
 #      dependency on libtensorflow_framework.so.2 (CMakeLists.txt drops it
-#      after linking): TensorFlow has loaded it when it loads the plugin.
+#      after linking; a -DPDK_NATIVE=ON core keeps it, hence --exclude):
+#      TensorFlow has loaded it when it loads the plugin.
 #      -> build/dist/;
 #   3. `auditwheel show` on the result.
 #
@@ -46,7 +47,7 @@ log "building (pip wheel)"
 "$PY" -m pip wheel -q --no-build-isolation --no-deps -C build-dir="$SUB/wheel" \
   -w "$SUB/dist-raw" . >&2
 log "bundling the shared libraries (auditwheel repair)"
-"$PY" -m auditwheel repair -w "$SUB/dist" \
+"$PY" -m auditwheel repair --exclude libtensorflow_framework.so.2 -w "$SUB/dist" \
   "$SUB"/dist-raw/tensorflow_pdk-*.whl >&2
 WHEEL="$(ls "$SUB"/dist/tensorflow_pdk-*.whl)"
 SHOW="$("$PY" -m auditwheel show "$WHEEL")"

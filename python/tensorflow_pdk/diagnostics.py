@@ -43,7 +43,7 @@ def cpu_isa() -> Dict[str, bool]:
 
 def math_libraries() -> Dict[str, str]:
     """The oneDNN and OpenBLAS the PDK core runs with and the code path each
-    chose at run time (``{"oneDNN": "2.7.3 (ISA AVX512_CORE_AMX)", "OpenBLAS":
+    chose at run time (``{"oneDNN": "2.6.3 (ISA AVX512_CORE_AMX)", "OpenBLAS":
     "... (core SapphireRapids)"}``), as the core itself reports them: a wheel
     bundles its own copies, so loading them by soname here could find others."""
     from tensorflow_pdk import _native
