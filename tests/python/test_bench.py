@@ -35,3 +35,23 @@ def test_bench_table_and_breakdown(tmp_path):
     assert "PDK: PDK profiler plane" in out, out
     assert "_PdkFusedElementwise" in out, out
     assert "Mul" in out and "AddV2" in out, out
+
+
+def test_bench_against_another_pdk_installation(tmp_path):
+    # --against PYTHON: the worker runs the case on its own PDK (here the same
+    # installation: the mode compare_builds.sh uses for two builds); the
+    # table has both PDK medians, stock's and the three ratios.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PDK_", "TF_ENABLE_ONEDNN"))}
+    md = tmp_path / "against.md"
+    r = subprocess.run([sys.executable, BENCH, "--against", sys.executable, "--cases",
+                        "tiny_graph", "--repeats", "1", "--markdown", str(md)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    a, b = (next(ln for ln in r.stdout.splitlines() if ln.startswith(p)) for p in ("A ", "B "))
+    assert "core x86-64" in a and "oneDNN" in a, a
+    assert "core x86-64" in b and "oneDNN" in b, b
+    row = next(ln for ln in md.read_text().splitlines()
+               if ln.startswith("| tf.function of 100 tiny ops"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert len(cells) == 7 and all(cells), row
+    assert all(float(c) > 0 for c in cells[4:]), row
