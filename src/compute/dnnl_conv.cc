@@ -238,6 +238,18 @@ ThreadState& State() {
   return state;
 }
 
+// Backward weights runs as batch slices (partial gradients summed) only when
+// each shard has at least this many output rows (N*OH*OW / shards), else as one
+// primitive with an OpenMP team, which splits the filter, not the batch: with
+// few rows per shard (late ResNet stages: 2x2 or 4x4 outputs, filters of
+// 0.3-1 M elements) writing and adding one partial gradient per shard costs
+// more than the products. Measured on ResNet50 64x64 batch 16's filter
+// gradients (bench/bench_conv_grads.py; 2 threads, 4 shards;
+// docs/benchmarks.md, "Convolutions"): the
+// team is up to 1.9x faster at 16 and 64 rows per shard, 1.05-1.25x at 256,
+// and 2.2x slower on a 1x1 64->256 filter at 1024 rows.
+constexpr int64_t kBwMinRowsPerShard = 512;
+
 // The part of a convolution one shard computes: a primitive for `s` (a
 // batch slice, or a band of output rows of one image) reading `a` + a_off and
 // writing `out` + out_off (backward weights: reading b + out_off).
@@ -277,7 +289,12 @@ pdk::Status DnnlConv2D(const Eigen::ThreadPoolDevice& dev, DnnlConvKind kind,
   // Shards: slices of the batch; in the forward pass with fewer images than
   // threads (inference on one image), bands of output rows of each image.
   std::vector<Slice> slices;
-  if (s.n >= threads || threads == 1) {
+  // Backward weights with few output rows per shard: one primitive with a team.
+  const bool bw_team = bw && threads > 1 &&
+                       s.n * s.oh * s.ow / std::min<int64_t>(target, s.n) < kBwMinRowsPerShard;
+  if (bw_team) {
+    // slices stay empty: the team path below
+  } else if (s.n >= threads || threads == 1) {
     const int64_t shards = std::min<int64_t>(target, s.n);
     for (int64_t i = 0; i < shards; ++i) {
       const int64_t n0 = s.n * i / shards, n1 = s.n * (i + 1) / shards;

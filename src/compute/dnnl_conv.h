@@ -60,8 +60,10 @@ enum class DnnlConvKind {
 // input rows, with its own top and bottom padding). Backward passes with fewer
 // images than threads, and a forward band that would read only padding, run
 // one primitive on the calling thread with an OpenMP team of
-// dev.numThreads() (libgomp threads; the pool idles). kBackwardWeights adds
-// the shards' partial filter gradients in shard order. The filter is
+// dev.numThreads() (libgomp threads; the pool idles), as do backward-weights
+// passes with fewer than kBwMinRowsPerShard output rows per shard
+// (dnnl_conv.cc). kBackwardWeights adds the shards' partial filter gradients
+// in shard order. The filter is
 // converted to the primitive's blocked layout once per call (forward,
 // backward data), or the blocked partial gradients are summed and converted
 // once (backward weights).
