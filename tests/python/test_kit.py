@@ -64,6 +64,8 @@ def kit_library(tmp_path_factory):
            "-I", str(ROOT / "include"), "-I", str(ROOT / "include" / "pdk" / "tfcompat"),
            "-isystem", str(tf_dir / "include"),
            "-D_GLIBCXX_USE_CXX11_ABI=1", "-DEIGEN_MAX_ALIGN_BYTES=64",
+           # The kit names no device: a library for PDK's defines its name.
+           '-DDEVICE_PDK="PDK"',
            str(out / "zero_out.cc"), str(PLUGIN_SRC / "probe_ops.cc"), str(PLUGIN_SRC / "entry.cc"),
            "-o", str(lib), "-L", str(tf_dir), "-l:libtensorflow_framework.so.2",
            "-Wl,--no-undefined", f"-Wl,-rpath,{tf_dir}"]

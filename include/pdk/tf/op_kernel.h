@@ -3,8 +3,9 @@
 //
 // A kernel written for TensorFlow compiles against the kit with two changes:
 // this include instead of tensorflow/core/framework/{op,shape_inference,
-// op_kernel}.h, and DEVICE_PDK (or the plugin's own device name) instead of
-// DEVICE_CPU (docs/kit.md shows the diff for TensorFlow's ZeroOut example):
+// op_kernel}.h, and the plugin's own device name (DEVICE_HELLO below, which the
+// plugin defines: the kit names no device) instead of DEVICE_CPU (docs/kit.md
+// shows the diff for TensorFlow's ZeroOut example):
 //
 //   namespace tensorflow {
 //   template <class T>
@@ -19,7 +20,7 @@
 //           x.flat<T>().cwiseMax(T(0));
 //     }
 //   };
-//   REGISTER_KERNEL_BUILDER(Name("Relu").Device(DEVICE_PDK).TypeConstraint<float>("T"),
+//   REGISTER_KERNEL_BUILDER(Name("Relu").Device(DEVICE_HELLO).TypeConstraint<float>("T"),
 //                           ReluOp<float>);
 //   }  // namespace tensorflow
 //
@@ -36,7 +37,7 @@
 //                            tensorflow_cpu_worker_threads(), step_id,
 //                            CtxFailure / SetStatus / status
 //   thread::ThreadPool, Shard  ParallelFor over the device's pool
-//   REGISTER_KERNEL_BUILDER(Name("X").Device(DEVICE_PDK).TypeConstraint<T>("T")
+//   REGISTER_KERNEL_BUILDER(Name("X").Device(DEVICE_HELLO).TypeConstraint<T>("T")
 //                           .HostMemory("y").Priority(1), Kernel)
 //                           (PDK's addition: .Async(), see below)
 //   OP_REQUIRES, OP_REQUIRES_OK; and, from the headers this one includes,
@@ -87,9 +88,9 @@ inline namespace pdk_kit {
 
 using StringPiece = std::string_view;
 
-// PDK's device type, for REGISTER_KERNEL_BUILDER(...Device(DEVICE_PDK)...). A
-// plugin of another device defines its own name the same way.
-inline constexpr char DEVICE_PDK[] = "PDK";
+// The kit names no device: a plugin defines its device type's name itself
+// (`constexpr char DEVICE_HELLO[] = "HELLO";`, or a compile definition such as
+// -DDEVICE_PDK=\"PDK\", which PDK's CMakeLists.txt sets for its kernels).
 // TensorFlow's: a kernel registered for DEVICE_DEFAULT is TensorFlow's own,
 // which serves the plugin's device already; the kit registers nothing for it.
 // DEVICE_CPU is deliberately not defined, so a registration left unported
@@ -1015,7 +1016,7 @@ struct KernelRegistration {
 }  // namespace pdk_kit
 }  // namespace tensorflow
 
-// REGISTER_KERNEL_BUILDER(Name("Op").Device(DEVICE_PDK)..., KernelClass);  at
+// REGISTER_KERNEL_BUILDER(Name("Op").Device(DEVICE_HELLO)..., KernelClass);  at
 // namespace scope. The kernel class may be a template instance with commas.
 // As TensorFlow's, the expansion ends with its own `;`: the one after the
 // macro is optional (registration macros in TensorFlow's kernels omit it).
