@@ -19,22 +19,28 @@ namespace pdk_compute {
 // channels, about two per thread. `cost_per_channel`: the cost model's
 // operations per image and channel.
 template <class Fn>
-void ForEachImageChannelBlock(const pdk::Context& ctx, int64_t batch, int64_t channels,
-                              double cost_per_channel, const Fn& fn) {
-  const int64_t threads = Device(ctx).numThreads();
+void ForEachImageChannelBlock(const Eigen::ThreadPoolDevice& dev, int64_t batch,
+                              int64_t channels, double cost_per_channel, const Fn& fn) {
+  const int64_t threads = dev.numThreads();
   const int64_t block =
       (batch >= 2 * threads || channels <= 16)
           ? channels
           : std::max<int64_t>(16, (channels + 2 * threads - 1) / (2 * threads));
   const int64_t blocks = std::max<int64_t>(1, (channels + block - 1) / block);
   const double cost = cost_per_channel * double(block);
-  Device(ctx).parallelFor(batch * blocks, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
+  dev.parallelFor(batch * blocks, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
                           [&](Eigen::Index first, Eigen::Index last) {
                             for (Eigen::Index u = first; u < last; ++u) {
                               const int64_t b = u / blocks, c0 = (u % blocks) * block;
                               fn(b, c0, std::min(channels, c0 + block));
                             }
                           });
+}
+
+template <class Fn>
+void ForEachImageChannelBlock(const pdk::Context& ctx, int64_t batch, int64_t channels,
+                              double cost_per_channel, const Fn& fn) {
+  ForEachImageChannelBlock(Device(ctx), batch, channels, cost_per_channel, fn);
 }
 
 }  // namespace pdk_compute

@@ -18,15 +18,12 @@ namespace pdk_compute {
 // the thread pool. Covers 2-D transposes and the common layout swaps (NHWC <->
 // NCHW, [0, 2, 1]) once simplified.
 template <class U>
-inline void BatchedTranspose2D(const pdk::Context& ctx, const pdk::Tensor& in,
-                               const pdk::Tensor& out, int64_t batch, int64_t rows,
-                               int64_t cols) {
+inline void BatchedTranspose2D(const Eigen::ThreadPoolDevice& dev, const U* src, U* dst,
+                               int64_t batch, int64_t rows, int64_t cols) {
   constexpr int64_t kBlock = 512 / sizeof(U), kMicro = 8;
-  const U* src = in.bits<U>();  // U: the element type or its same-size storage
-  U* dst = out.bits<U>();
   const int64_t strips = (rows + kBlock - 1) / kBlock;
   const double strip_bytes = static_cast<double>(kBlock * cols * sizeof(U));
-  pdk_compute::Device(ctx).parallelFor(
+  dev.parallelFor(
       batch * strips, Eigen::TensorOpCost(strip_bytes, strip_bytes, 0),
       [&](Eigen::Index first, Eigen::Index last) {
         for (Eigen::Index u = first; u < last; ++u) {
@@ -52,6 +49,15 @@ inline void BatchedTranspose2D(const pdk::Context& ctx, const pdk::Tensor& in,
           }
         }
       });
+}
+
+// The same on tensors of the kernel context (U: the element type or its
+// same-size storage).
+template <class U>
+inline void BatchedTranspose2D(const pdk::Context& ctx, const pdk::Tensor& in,
+                               const pdk::Tensor& out, int64_t batch, int64_t rows,
+                               int64_t cols) {
+  BatchedTranspose2D<U>(Device(ctx), in.bits<U>(), out.bits<U>(), batch, rows, cols);
 }
 
 }  // namespace pdk_compute

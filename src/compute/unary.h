@@ -1,4 +1,7 @@
-// The one elementwise unary kernel: y = F::Apply(x), shaped like x.
+// The one elementwise unary kernel: y = F::Apply(x), shaped like x, as a
+// TF-style kernel (pdk/tf/op_kernel.h):
+//   REGISTER_KERNEL_BUILDER(Name("Exp").Device(DEVICE_PDK).TypeConstraint<T>("T"),
+//                           pdk_compute::UnaryOp<T, unary::Exp>);
 //
 // F is a functor with `static auto Apply(const X& x)` over an Eigen tensor
 // expression X (e.g. `x.exp()`). T: the element type; float16/bfloat16 are
@@ -13,11 +16,35 @@
 
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace pdk_compute {
 
 template <class T, class F>
-class UnaryOp {
+class UnaryOp : public tensorflow::OpKernel {
+ public:
+  explicit UnaryOp(tensorflow::OpKernelConstruction* c) : tensorflow::OpKernel(c) {}
+  void Compute(tensorflow::OpKernelContext* ctx) override {
+    const tensorflow::Tensor& x = ctx->input(0);  // a borrowed view: does not block forwarding
+    tensorflow::Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &y));
+    const int64_t n = x.NumElements();
+    if (n == 0) return;
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    const T* x_data = static_cast<const T*>(x.data());
+    T* y_data = static_cast<T*>(y->data());
+    if constexpr (kIsHalfLike<T>) {  // computed in float32, rounded once
+      Flat<T>(y_data, n).device(dev) =
+          F::Apply(ConstFlat<T>(x_data, n).template cast<float>()).template cast<T>();
+    } else {
+      Flat<T>(y_data, n).device(dev) = F::Apply(ConstFlat<T>(x_data, n));
+    }
+  }
+};
+
+// The same as a kit kernel (pdk/kernel.h), for kernels not yet in TF style.
+template <class T, class F>
+class KitUnaryOp {
  public:
   pdk::Status Compute(pdk::Context& ctx) const {
     const T* x_data;

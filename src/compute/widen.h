@@ -8,6 +8,7 @@
 #include "compute/eigen.h"
 #include "pdk/kernel.h"
 #include "pdk/status.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace pdk_compute {
 
@@ -29,6 +30,40 @@ pdk::Status RunWidened(pdk::Context& ctx, const pdk::Tensor& a, const pdk::Tenso
     return pdk::Status::OK();
   } else {
     return fn(a.data<T>(), b.data<T>(), out.data<T>());
+  }
+}
+
+// TF-style (pdk/tf/op_kernel.h) forms of the two helpers.
+
+// *f = a float32 scratch copy of `t` (T: a 16-bit float). Errors: allocation.
+template <class T>
+tensorflow::Status WidenToFloat(tensorflow::OpKernelContext* ctx, const tensorflow::Tensor& t,
+                                tensorflow::Tensor* f) {
+  TF_RETURN_IF_ERROR(ctx->allocate_temp(tensorflow::DT_FLOAT, t.shape(), f));
+  Convert<T, float>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                    static_cast<const T*>(t.data()), static_cast<float*>(f->data()),
+                    t.NumElements());
+  return tensorflow::Status();
+}
+
+// RunWidened above on TF-style tensors; `out` is allocated by the caller.
+template <class T, class Fn>
+tensorflow::Status RunWidened(tensorflow::OpKernelContext* ctx, const tensorflow::Tensor& a,
+                              const tensorflow::Tensor& b, tensorflow::Tensor* out, Fn fn) {
+  if constexpr (kIsHalfLike<T>) {
+    tensorflow::Tensor af, bf, of;
+    TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, a, &af));
+    TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, b, &bf));
+    TF_RETURN_IF_ERROR(ctx->allocate_temp(tensorflow::DT_FLOAT, out->shape(), &of));
+    TF_RETURN_IF_ERROR(fn(static_cast<const float*>(af.data()),
+                          static_cast<const float*>(bf.data()), static_cast<float*>(of.data())));
+    Convert<float, T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                      static_cast<const float*>(of.data()), static_cast<T*>(out->data()),
+                      out->NumElements());
+    return tensorflow::Status();
+  } else {
+    return fn(static_cast<const T*>(a.data()), static_cast<const T*>(b.data()),
+              static_cast<T*>(out->data()));
   }
 }
 

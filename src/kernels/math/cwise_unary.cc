@@ -21,7 +21,7 @@
 namespace pdk_kernels {
 namespace {
 
-using pdk_compute::UnaryOp;
+using pdk_compute::KitUnaryOp;
 
 // y = x without a copy (Round on integers).
 class PassThroughOp {
@@ -35,45 +35,45 @@ class PassThroughOp {
 PDK_REGISTER_KERNELS(CwiseUnary, r) {
   pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(Int32OnHost<T>(pdk::KernelDef<UnaryOp<T, unary::Neg>>("Neg").Type("T", t), {"x", "y"}));
-    r.Add(Int32OnHost<T>(pdk::KernelDef<UnaryOp<T, unary::Square>>("Square").Type("T", t), {"x", "y"}));
-    r.Add(Int32OnHost<T>(pdk::KernelDef<UnaryOp<T, unary::Abs>>("Abs").Type("T", t), {"x", "y"}));
-    r.Add(Int32OnHost<T>(pdk::KernelDef<UnaryOp<T, unary::Sign>>("Sign").Type("T", t), {"x", "y"}));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<KitUnaryOp<T, unary::Neg>>("Neg").Type("T", t), {"x", "y"}));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<KitUnaryOp<T, unary::Square>>("Square").Type("T", t), {"x", "y"}));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<KitUnaryOp<T, unary::Abs>>("Abs").Type("T", t), {"x", "y"}));
+    r.Add(Int32OnHost<T>(pdk::KernelDef<KitUnaryOp<T, unary::Sign>>("Sign").Type("T", t), {"x", "y"}));
     if constexpr (std::is_integral_v<T>) {
       r.Add(Int32OnHost<T>(pdk::KernelDef<PassThroughOp>("Round").Type("T", t), {"x", "y"}));
     } else {
-      r.Add(Int32OnHost<T>(pdk::KernelDef<UnaryOp<T, unary::Round>>("Round").Type("T", t), {"x", "y"}));
+      r.Add(Int32OnHost<T>(pdk::KernelDef<KitUnaryOp<T, unary::Round>>("Round").Type("T", t), {"x", "y"}));
     }
   });
   pdk::ForEachType(pdk::TypeList<Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Neg>>("Neg").Type("T", t));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Square>>("Square").Type("T", t));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Abs>>("Abs").Type("T", t));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Sign>>("Sign").Type("T", t));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Round>>("Round").Type("T", t));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Neg>>("Neg").Type("T", t));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Square>>("Square").Type("T", t));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Abs>>("Abs").Type("T", t));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Sign>>("Sign").Type("T", t));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Round>>("Round").Type("T", t));
   });
   pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Sqrt>>("Sqrt").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Rsqrt>>("Rsqrt").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Exp>>("Exp").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Log>>("Log").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Log1p>>("Log1p").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Reciprocal>>("Reciprocal").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Floor>>("Floor").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Ceil>>("Ceil").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Sigmoid>>("Sigmoid").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Tanh>>("Tanh").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Sin>>("Sin").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Cos>>("Cos").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Tan>>("Tan").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Asin>>("Asin").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Acos>>("Acos").template Type<T>("T"));
-    r.Add(pdk::KernelDef<UnaryOp<T, unary::Atan>>("Atan").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Sqrt>>("Sqrt").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Rsqrt>>("Rsqrt").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Exp>>("Exp").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Log>>("Log").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Log1p>>("Log1p").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Reciprocal>>("Reciprocal").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Floor>>("Floor").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Ceil>>("Ceil").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Sigmoid>>("Sigmoid").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Tanh>>("Tanh").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Sin>>("Sin").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Cos>>("Cos").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Tan>>("Tan").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Asin>>("Asin").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Acos>>("Acos").template Type<T>("T"));
+    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Atan>>("Atan").template Type<T>("T"));
   });
   // In host memory with LogicalAnd and LogicalOr (cwise_binary.cc).
-  r.Add(pdk::KernelDef<UnaryOp<bool, unary::LogicalNot>>("LogicalNot").HostMemory("x").HostMemory("y"));
+  r.Add(pdk::KernelDef<KitUnaryOp<bool, unary::LogicalNot>>("LogicalNot").HostMemory("x").HostMemory("y"));
 }
 
 }  // namespace

@@ -22,8 +22,8 @@ namespace pdk_kernels {
 PDK_REGISTER_KERNELS(MathErf, r) {
   pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, unary::Erf>>("Erf").Type("T", t));
-    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, unary::Erfc>>("Erfc").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::KitUnaryOp<T, unary::Erf>>("Erf").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::KitUnaryOp<T, unary::Erfc>>("Erfc").Type("T", t));
   });
 }
 

@@ -123,9 +123,9 @@ class GradOp {
 PDK_REGISTER_KERNELS(NnSmoothActivations, r) {
   pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
     using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, SeluFn>>("Selu").Type("T", t));
-    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, SoftplusFn>>("Softplus").Type("T", t));
-    r.Add(pdk::KernelDef<pdk_compute::UnaryOp<T, SoftsignFn>>("Softsign").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::KitUnaryOp<T, SeluFn>>("Selu").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::KitUnaryOp<T, SoftplusFn>>("Softplus").Type("T", t));
+    r.Add(pdk::KernelDef<pdk_compute::KitUnaryOp<T, SoftsignFn>>("Softsign").Type("T", t));
     r.Add(pdk::KernelDef<GradOp<T, SeluGradFn>>("SeluGrad").Type("T", t));
     r.Add(pdk::KernelDef<GradOp<T, SoftplusGradFn>>("SoftplusGrad").Type("T", t));
     r.Add(pdk::KernelDef<GradOp<T, SoftsignGradFn>>("SoftsignGrad").Type("T", t));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace pdk_kernels {
 
@@ -416,6 +417,16 @@ inline pdk::StatusOr<pdk::Shape> ReadShapeN(pdk::Context& ctx, int index, const 
 
 inline pdk::StatusOr<pdk::Shape> ReadShape4(pdk::Context& ctx, int index, const char* name) {
   return ReadShapeN(ctx, index, name, 4);
+}
+
+// ReadShapeN of a TF-style kernel: the same checks and messages.
+inline pdk::StatusOr<pdk::Shape> ReadShapeN(tensorflow::OpKernelContext* ctx, int index,
+                                            const char* name, int rank) {
+  return ReadShapeN(ctx->pdk_context(), index, name, rank);
+}
+inline pdk::StatusOr<pdk::Shape> ReadShape4(tensorflow::OpKernelContext* ctx, int index,
+                                            const char* name) {
+  return ReadShapeN(ctx->pdk_context(), index, name, 4);
 }
 
 }  // namespace pdk_kernels
