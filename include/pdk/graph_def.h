@@ -88,8 +88,14 @@ class AttrValue {
   // (optional) receives its rank.
   bool GetFloatTensor(std::vector<float>* values, int* rank = nullptr) const;
   // A shape attribute (AttrValue.shape): its dimensions, -1 for an unknown
-  // one; false if the rank is unknown or the value is of another kind.
-  bool GetShape(std::vector<int64_t>* dims) const;
+  // one; false if the value is of another kind. An unknown rank gives false,
+  // or, if `unknown_rank` is given, true with *unknown_rank set and no dims.
+  bool GetShape(std::vector<int64_t>* dims, bool* unknown_rank = nullptr) const;
+  // A list(shape) attribute (AttrValue.list.shape): each shape as GetShape
+  // gives it, with unknown_rank[i] (if given) for each; false if the value is
+  // of another kind.
+  bool GetShapeList(std::vector<std::vector<int64_t>>* shapes,
+                    std::vector<bool>* unknown_rank = nullptr) const;
 
   const std::string& bytes() const { return bytes_; }
   bool operator==(const AttrValue& o) const { return bytes_ == o.bytes_; }
@@ -119,6 +125,9 @@ struct GraphDef {
 // Parses a serialized tensorflow.GraphDef. Garbage or a truncated message
 // gives InvalidArgument.
 pdk::Status ParseGraphDef(const void* data, size_t size, GraphDef* graph);
+// Parses one serialized tensorflow.NodeDef (what a kernel's construction
+// gets from TF_OpKernelConstruction_GetNodeDef), the same way.
+pdk::Status ParseNodeDef(const void* data, size_t size, NodeDef* node);
 // Serializes: modeled fields in field-number order (attributes by key), then
 // the raw ones. Equal graphs give equal bytes.
 std::string SerializeGraphDef(const GraphDef& graph);
@@ -426,11 +435,14 @@ inline bool AttrValue::GetInt(int64_t* i) const {
 namespace graph_internal {
 
 // TensorShapeProto { repeated Dim dim = 2 { int64 size = 1; }; bool unknown_rank = 3 }:
-// the dimensions (-1 for an unknown one); false if the rank is unknown or the
-// message is malformed.
-inline bool ReadShapeDims(std::string_view msg, std::vector<int64_t>* dims) {
+// the dimensions (-1 for an unknown one); false if the message is malformed,
+// and if the rank is unknown unless `unknown_rank` is given (then it is set,
+// and the dims are cleared).
+inline bool ReadShapeDims(std::string_view msg, std::vector<int64_t>* dims,
+                          bool* unknown_rank = nullptr) {
   Reader r(msg);
   dims->clear();
+  if (unknown_rank) *unknown_rank = false;
   while (!r.done()) {
     int f, w;
     std::string_view dim;
@@ -453,11 +465,16 @@ inline bool ReadShapeDims(std::string_view msg, std::vector<int64_t>* dims) {
       dims->push_back(size);
     } else if (f == 3 && w == kVarint) {
       uint64_t v;
-      if (!r.Varint(&v) || v != 0) return false;
+      if (!r.Varint(&v)) return false;
+      if (v != 0) {
+        if (!unknown_rank) return false;
+        *unknown_rank = true;
+      }
     } else if (!r.Skip(w)) {
       return false;
     }
   }
+  if (unknown_rank && *unknown_rank) dims->clear();
   return true;
 }
 
@@ -573,12 +590,39 @@ inline bool AttrValue::GetIntTensor(std::vector<int64_t>* values, std::vector<in
   return false;
 }
 
-inline bool AttrValue::GetShape(std::vector<int64_t>* dims) const {
+inline bool AttrValue::GetShape(std::vector<int64_t>* dims, bool* unknown_rank) const {
   if (graph_internal::OneofCase(bytes_) != 7) return false;
   std::string_view shape;
   if (!graph_internal::LastField(bytes_, 7, wire::kLengthDelimited, [&](wire::Reader& r) { return r.Bytes(&shape); }))
     return false;
-  return graph_internal::ReadShapeDims(shape, dims);
+  return graph_internal::ReadShapeDims(shape, dims, unknown_rank);
+}
+
+inline bool AttrValue::GetShapeList(std::vector<std::vector<int64_t>>* shapes,
+                                    std::vector<bool>* unknown_rank) const {
+  if (graph_internal::OneofCase(bytes_) != 1) return false;
+  std::string_view list;
+  if (!graph_internal::LastField(bytes_, 1, wire::kLengthDelimited, [&](wire::Reader& r) { return r.Bytes(&list); }))
+    return false;
+  shapes->clear();
+  if (unknown_rank) unknown_rank->clear();
+  wire::Reader r(list);
+  while (!r.done()) {  // ListValue { repeated TensorShapeProto shape = 7; }
+    int f, w;
+    std::string_view item;
+    if (!r.Tag(&f, &w)) return false;
+    if (f == 7 && w == wire::kLengthDelimited) {
+      bool unknown = false;
+      shapes->emplace_back();
+      if (!r.Bytes(&item) ||
+          !graph_internal::ReadShapeDims(item, &shapes->back(), unknown_rank ? &unknown : nullptr))
+        return false;
+      if (unknown_rank) unknown_rank->push_back(unknown);
+    } else if (!r.Skip(w)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 inline bool AttrValue::GetFloatTensor(std::vector<float>* values, int* rank) const {
@@ -642,6 +686,14 @@ inline pdk::Status ParseGraphDef(const void* data, size_t size, GraphDef* graph)
     }
   }
   return pdk::Status::OK();
+}
+
+inline pdk::Status ParseNodeDef(const void* data, size_t size, NodeDef* node) {
+  if (size > 0 && data == nullptr) return pdk::InvalidArgument("null NodeDef buffer");
+  *node = NodeDef();
+  pdk::Status st = graph_internal::ParseNodeDef(
+      std::string_view(static_cast<const char*>(data), size), node);
+  return st.ok() ? st : pdk::InvalidArgument("malformed NodeDef: ", st.message());
 }
 
 inline std::string SerializeGraphDef(const GraphDef& graph) {

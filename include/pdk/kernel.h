@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "pdk/graph_def.h"
 #include "pdk/status.h"
 #include "pdk/tensor.h"
 #include "pdk/types.h"
@@ -362,48 +363,14 @@ inline int64_t TraceClockNs() {
 
 namespace internal {
 
-// Reads field 2 (`op`) of a serialized tensorflow.NodeDef
-// (tensorflow/core/framework/node_def.proto: name = 1, op = 2). Protobuf wire
-// format: https://protobuf.dev/programming-guides/encoding/.
-inline std::string NodeDefOp(const uint8_t* p, size_t n) {
-  auto varint = [&](size_t& i, uint64_t& v) {
-    v = 0;
-    for (int shift = 0; i < n && shift < 64; shift += 7) {
-      const uint8_t b = p[i++];
-      v |= uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
-    }
-    return false;
-  };
-  size_t i = 0;
-  while (i < n) {
-    uint64_t key, len;
-    if (!varint(i, key)) break;
-    const int field = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
-    if (wire == 0) {
-      if (!varint(i, len)) break;
-    } else if (wire == 2) {
-      if (!varint(i, len) || len > n - i) break;
-      if (field == 2) return std::string(reinterpret_cast<const char*>(p + i), len);
-      i += len;
-    } else if (wire == 1) {
-      i += 8;
-    } else if (wire == 5) {
-      i += 4;
-    } else {
-      break;
-    }
-  }
-  return std::string();
-}
-
 inline std::string OpTypeOf(TF_OpKernelConstruction* c) {
   TFStatusPtr s = NewTFStatus();
   TF_Buffer* b = TF_OpKernelConstruction_GetNodeDef(c, s.get());
   std::string op;
   if (b) {
-    if (TF_GetCode(s.get()) == TF_OK)
-      op = NodeDefOp(static_cast<const uint8_t*>(b->data), b->length);
+    NodeDef node;  // the kit's one NodeDef reader (pdk/graph_def.h)
+    if (TF_GetCode(s.get()) == TF_OK && ParseNodeDef(b->data, b->length, &node).ok())
+      op = std::move(node.op);
     TF_DeleteBuffer(b);
   }
   return op;

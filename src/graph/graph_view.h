@@ -63,14 +63,6 @@ class GraphView {
   // Nodes with a "^n" input.
   const std::vector<const NodeDef*>& control_fanouts(const NodeDef& n) const;
 
-  // The device type `n` is placed on ("" when unplaced).
-  static std::string device_type(const NodeDef& n) { return DeviceTypeOf(n.device); }
-  static bool IsOnDeviceType(const NodeDef& n, std::string_view type) {
-    return DeviceTypeOf(n.device) == type;
-  }
-  // Placed on a PDK device ("/device:PDK:<i>").
-  static bool IsOnPdk(const NodeDef& n) { return IsOnDeviceType(n, "PDK"); }
-
   // True if the graph has two nodes with one name (then no rewrite is safe).
   bool has_duplicate_names() const { return duplicate_names_; }
 

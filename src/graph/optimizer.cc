@@ -89,7 +89,7 @@ void MaybeDump(const char* tag, int n, const GraphDef& graph) {
 // every rewrite, the process-wide counts.
 pdk::Status RunPdkRewrites(GraphDef& graph, const pdk::OptimizerContext& ctx) {
   OptimizeOptions options;
-  options.preserve = ctx.preserve;
+  options.optimizer = ctx;
   options.report = ReportEnabled();
   options.disabled = DisabledRewrites();
   options.kernel_available = *g_kernel_available;
@@ -111,7 +111,7 @@ pdk::Status RunPdkRewrites(GraphDef& graph, const pdk::OptimizerContext& ctx) {
 pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
                      RewriteCounts* fired) {
   RewriteCounts local;
-  RewriteContext ctx{options.preserve, options.report, fired ? fired : &local,
+  RewriteContext ctx{options.optimizer, options.report, fired ? fired : &local,
                      options.kernel_available};
   auto on = [&](const char* name) {
     return !options.disabled.count("all") && !options.disabled.count(name);
@@ -128,7 +128,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   if (on("adam_fusion")) FuseKerasAdam(graph, ctx);
   if (on("elementwise_fusion")) FuseElementwise(graph, ctx);
   RewriteTensorListGradients(graph, ctx);
-  if (StrictEnabled()) EnforceStrictPlacement(graph, options.report);  // PDK_STRICT=1
+  if (StrictEnabled()) EnforceStrictPlacement(graph, options.optimizer.device_type, options.report);  // PDK_STRICT=1
   return pdk::Status::OK();
 }
 

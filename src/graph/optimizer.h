@@ -19,15 +19,18 @@
 #include <string>
 #include <unordered_set>
 
+#include "pdk/graph_optimizer.h"
 #include "pdk/status.h"
 #include "tensorflow/c/experimental/grappler/grappler.h"
 
 namespace pdk_graph {
 
 struct OptimizeOptions {
-  // Fetch, feed and keep nodes (TF_GetNodesToPreserveList): never removed or
+  // The kit's optimizer context (pdk/graph_optimizer.h): the device type the
+  // rewrites act on (OptimizerContext::on_device; "PDK") and the fetch, feed
+  // and keep nodes (TF_GetNodesToPreserveList), which are never removed or
   // renamed, never swallowed into a fused node.
-  std::unordered_set<std::string> preserve;
+  pdk::OptimizerContext optimizer{"PDK", {}};
   // Log every rewrite that fired to stderr (PDK_GRAPH_REPORT=1).
   bool report = false;
   // Whether PDK registered a kernel for an op the rewrites emit; a rewrite

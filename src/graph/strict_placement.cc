@@ -162,14 +162,14 @@ std::string CpuDeviceOf(const std::string& device) {
   return device.substr(0, at) + "CPU:0";
 }
 
-int EnforceStrictPlacement(GraphDef* graph, bool report) {
+int EnforceStrictPlacement(GraphDef* graph, const std::string& device_type, bool report) {
   bool on_pdk = false;
   for (const NodeDef& n : graph->node)
-    on_pdk = on_pdk || (GraphView::IsOnPdk(n) && IsComputeOp(n.op));
+    on_pdk = on_pdk || (DeviceTypeOf(n.device) == device_type && IsComputeOp(n.op));
   if (!on_pdk) return 0;
   std::vector<NodeDef> guards;
   for (NodeDef& n : graph->node) {
-    if (!GraphView::IsOnDeviceType(n, "CPU") || !IsComputeOp(n.op)) continue;
+    if (DeviceTypeOf(n.device) != "CPU" || !IsComputeOp(n.op)) continue;
     if (GuardWithFailure(&n, n.device, Message(n), &guards) && report)
       std::fprintf(stderr, "PDK graph: %s\n", Message(n).c_str());
   }

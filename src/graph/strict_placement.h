@@ -36,11 +36,12 @@ bool IsComputeOp(std::string_view op);
 // PDK_STRICT is set to something other than "" or "0".
 bool StrictEnabled();
 
-// If `graph` has a compute op on PDK, guards every compute op placed on the CPU
-// with a failing _PdkStrictFallback node (see above). Returns the number of
-// nodes guarded (0 when no compute op of the graph is on PDK). Idempotent. `report`:
-// also print each one to stderr.
-int EnforceStrictPlacement(GraphDef* graph, bool report);
+// If `graph` has a compute op on a device of type `device_type` (PDK's),
+// guards every compute op placed on the CPU with a failing _PdkStrictFallback
+// node (see above). Returns the number of nodes guarded (0 when no compute op
+// of the graph is on that device). Idempotent. `report`: also print each one
+// to stderr.
+int EnforceStrictPlacement(GraphDef* graph, const std::string& device_type, bool report);
 
 // Makes `guarded` wait for a new _PdkStrictFallback node on `cpu_device` whose
 // kernel fails with `message` (InvalidArgumentError); the new node is appended

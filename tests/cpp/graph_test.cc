@@ -312,9 +312,10 @@ TEST(GraphView, ParsesInputsFanoutsAndDevices) {
   const NodeDef* side = v.node("side");
   ASSERT_EQ(v.control_fanins(*side).size(), 1u);
   EXPECT_EQ(v.control_fanins(*side)[0], ba);
-  EXPECT_TRUE(GraphView::IsOnPdk(*mm));
-  EXPECT_FALSE(GraphView::IsOnPdk(*side));
-  EXPECT_EQ(GraphView::device_type(*side), "CPU");
+  const pdk::OptimizerContext pdk_ctx{"PDK", {}};  // what the rewrites' placement test is
+  EXPECT_TRUE(pdk_ctx.on_device(*mm));
+  EXPECT_FALSE(pdk_ctx.on_device(*side));
+  EXPECT_EQ(DeviceTypeOf(side->device), "CPU");
   EXPECT_EQ(v.node("nope"), nullptr);
 }
 
@@ -1057,7 +1058,7 @@ TEST(StrictPlacement, GuardsCpuComputeOpsOfGraphsOnPdk) {
   g.node = {Node("x", "Placeholder", {}), Node("sq", "Square", {"x"}),
             Node("bi", "Betainc", {"sq", "sq", "sq"}, kCpu), Node("c", "Const", {}, kCpu),
             Node("s", "Shape", {"bi"}, kCpu), Node("out", "Sqrt", {"bi", "^c"})};
-  EXPECT_EQ(EnforceStrictPlacement(&g, false), 1);
+  EXPECT_EQ(EnforceStrictPlacement(&g, "PDK", false), 1);
   const NodeDef* guard = Find(g, "bi/_pdk_strict");
   ASSERT_NE(guard, nullptr);
   EXPECT_EQ(guard->op, "_PdkStrictFallback");
@@ -1075,14 +1076,14 @@ TEST(StrictPlacement, GuardsCpuComputeOpsOfGraphsOnPdk) {
   EXPECT_EQ(Find(g, "c/_pdk_strict"), nullptr);
   EXPECT_EQ(Find(g, "s/_pdk_strict"), nullptr);
   const size_t nodes = g.node.size();
-  EXPECT_EQ(EnforceStrictPlacement(&g, false), 0);
+  EXPECT_EQ(EnforceStrictPlacement(&g, "PDK", false), 0);
   EXPECT_EQ(g.node.size(), nodes);
 }
 
 TEST(StrictPlacement, LeavesGraphsWithoutPdkComputeOpsAlone) {
   GraphDef g;  // only an argument on PDK: the compute runs on the CPU
   g.node = {Node("x", "_Arg", {}), Node("bi", "Betainc", {"x", "x", "x"}, kCpu)};
-  EXPECT_EQ(EnforceStrictPlacement(&g, false), 0);
+  EXPECT_EQ(EnforceStrictPlacement(&g, "PDK", false), 0);
   EXPECT_EQ(g.node.size(), 2u);
 }
 

@@ -64,7 +64,7 @@ inline const NodeDef* Find(const GraphDef& g, const std::string& name) {
 inline RewriteCounts Optimized(GraphDef* g, std::unordered_set<std::string> preserve = {},
                                std::unordered_set<std::string> disabled = {"elementwise_fusion"}) {
   OptimizeOptions o;
-  o.preserve = std::move(preserve);
+  o.optimizer.preserve = std::move(preserve);
   o.disabled = std::move(disabled);
   RewriteCounts fired;
   EXPECT_TRUE(Optimize(g, o, &fired).ok());

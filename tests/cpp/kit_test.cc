@@ -214,12 +214,14 @@ TEST(NodeDefReader, ReadsOpFieldAndSurvivesGarbage) {
   field(1, "dense/MatMul");
   field(2, "MatMul");
   field(3, "x");
-  EXPECT_EQ(pdk::internal::NodeDefOp(reinterpret_cast<const uint8_t*>(pb.data()), pb.size()),
-            "MatMul");
-  // Truncated input: no crash, no op.
-  EXPECT_EQ(pdk::internal::NodeDefOp(reinterpret_cast<const uint8_t*>(pb.data()), 5), "");
+  pdk::NodeDef node;  // what pdk::internal::OpTypeOf reads a kernel's op type with
+  ASSERT_TRUE(pdk::ParseNodeDef(pb.data(), pb.size(), &node).ok());
+  EXPECT_EQ(node.op, "MatMul");
+  EXPECT_EQ(node.name, "dense/MatMul");
+  // Truncated input or garbage: an error, no crash.
+  EXPECT_FALSE(pdk::ParseNodeDef(pb.data(), 5, &node).ok());
   const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-  EXPECT_EQ(pdk::internal::NodeDefOp(junk, sizeof(junk)), "");
+  EXPECT_FALSE(pdk::ParseNodeDef(junk, sizeof(junk), &node).ok());
 }
 
 TEST(Tensor, OwnsAndReleasesTheTFTensor) {

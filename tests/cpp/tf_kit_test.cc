@@ -273,16 +273,23 @@ TEST(TfAttrs, NodeDefShapeReader) {
   const std::string node = Field(1, "n") + Field(2, "Op") +
                            Field(5, Field(1, "shape") + Field(2, shape)) +
                            Field(5, Field(1, "shapes") + Field(2, list));
-  const auto* p = reinterpret_cast<const uint8_t*>(node.data());
-  std::vector<std::vector<int64>> shapes;
-  bool is_list = true;
-  ASSERT_TRUE(kit_internal::NodeDefShapeAttr(p, node.size(), "shape", &shapes, &is_list));
-  EXPECT_FALSE(is_list);
-  EXPECT_EQ(shapes, (std::vector<std::vector<int64>>{{2, -1}}));
-  ASSERT_TRUE(kit_internal::NodeDefShapeAttr(p, node.size(), "shapes", &shapes, &is_list));
-  EXPECT_TRUE(is_list);
-  EXPECT_EQ(shapes, (std::vector<std::vector<int64>>{{3}, {-2}}));
-  EXPECT_FALSE(kit_internal::NodeDefShapeAttr(p, node.size(), "missing", &shapes, &is_list));
+  // The kit's one NodeDef reader (pdk/graph_def.h), which GetAttr(TensorShape) uses.
+  ::pdk::NodeDef n;
+  ASSERT_TRUE(::pdk::ParseNodeDef(node.data(), node.size(), &n).ok());
+  std::vector<int64_t> dims;
+  bool unknown_rank = true;
+  ASSERT_TRUE(n.attr.at("shape").GetShape(&dims, &unknown_rank));
+  EXPECT_FALSE(unknown_rank);
+  EXPECT_EQ(dims, (std::vector<int64_t>{2, -1}));
+  std::vector<std::vector<int64_t>> shapes;
+  EXPECT_FALSE(n.attr.at("shape").GetShapeList(&shapes));  // a shape, not a list
+  std::vector<bool> unknown;
+  ASSERT_TRUE(n.attr.at("shapes").GetShapeList(&shapes, &unknown));
+  EXPECT_EQ(shapes, (std::vector<std::vector<int64_t>>{{3}, {}}));
+  EXPECT_EQ(unknown, (std::vector<bool>{false, true}));
+  // Without the flag an unknown rank is no shape.
+  EXPECT_FALSE(n.attr.at("shapes").GetShapeList(&shapes));
+  EXPECT_EQ(n.attr.count("missing"), 0u);
 }
 
 }  // namespace

@@ -80,7 +80,6 @@
 #include "pdk/tf/tensor.h"
 #include "pdk/tf/tensor_shape.h"
 #include "pdk/tf/types.h"
-#include "pdk/wire_format.h"
 #include "tensorflow/c/kernels.h"
 
 namespace tensorflow {
@@ -173,104 +172,6 @@ class DeviceBase {
 };
 
 // -------------------------------------------------------------- construction
-
-namespace kit_internal {
-// The shapes of attr `name` in a serialized NodeDef (node_def.proto: attr = 5,
-// a map entry of key = 1 and AttrValue value = 2; attr_value.proto: list = 1
-// (ListValue, shape = 7), shape = 7; tensor_shape.proto: dim = 2 (size = 1),
-// unknown_rank = 3). Wire format: https://protobuf.dev/programming-guides/encoding/.
-// Returns false if the attr is absent; an unknown rank is one -2 dimension.
-inline std::vector<int64> ReadShapeProto(std::string_view bytes) {
-  using pdk::wire::kLengthDelimited;
-  using pdk::wire::kVarint;
-  pdk::wire::Reader r(bytes);
-  std::vector<int64> dims;
-  int f, w;
-  while (!r.done() && r.Tag(&f, &w)) {
-    uint64_t v;
-    std::string_view dim;
-    if (f == 3 && w == kVarint) {  // unknown_rank
-      if (!r.Varint(&v)) break;
-      if (v) return {-2};
-    } else if (f == 2 && w == kLengthDelimited) {
-      if (!r.Bytes(&dim)) break;
-      pdk::wire::Reader d(dim);
-      int64 size = 0;
-      int df, dw;
-      while (!d.done() && d.Tag(&df, &dw)) {
-        if (df == 1 && dw == kVarint) {
-          if (!d.Varint(&v)) break;
-          size = static_cast<int64>(v);
-        } else if (!d.Skip(dw)) {
-          break;
-        }
-      }
-      dims.push_back(size);
-    } else if (!r.Skip(w)) {
-      break;
-    }
-  }
-  return dims;
-}
-
-inline bool NodeDefShapeAttr(const uint8_t* p, size_t n, std::string_view name,
-                             std::vector<std::vector<int64>>* shapes, bool* is_list) {
-  using pdk::wire::kLengthDelimited;
-  pdk::wire::Reader node(p, n);
-  int f, w;
-  while (!node.done() && node.Tag(&f, &w)) {
-    std::string_view entry;
-    if (f != 5 || w != kLengthDelimited) {
-      if (!node.Skip(w)) return false;
-      continue;
-    }
-    if (!node.Bytes(&entry)) return false;
-    pdk::wire::Reader e(entry);
-    std::string_view key, value;
-    bool have_key = false, have_value = false;
-    while (!e.done() && e.Tag(&f, &w)) {
-      std::string_view s;
-      if ((f == 1 || f == 2) && w == kLengthDelimited) {
-        if (!e.Bytes(&s)) break;
-        (f == 1 ? key : value) = s;
-        (f == 1 ? have_key : have_value) = true;
-      } else if (!e.Skip(w)) {
-        break;
-      }
-    }
-    if (!have_key || key != name || !have_value) continue;
-    shapes->clear();
-    pdk::wire::Reader v(value);
-    while (!v.done() && v.Tag(&f, &w)) {
-      std::string_view field;
-      if (w != kLengthDelimited || (f != 7 && f != 1)) {
-        if (!v.Skip(w)) break;
-        continue;
-      }
-      if (!v.Bytes(&field)) break;
-      if (f == 7) {  // shape
-        shapes->push_back(ReadShapeProto(field));
-        *is_list = false;
-        continue;
-      }
-      *is_list = true;  // list: its shapes
-      pdk::wire::Reader l(field);
-      int lf, lw;
-      while (!l.done() && l.Tag(&lf, &lw)) {
-        std::string_view item;
-        if (lf == 7 && lw == kLengthDelimited) {
-          if (!l.Bytes(&item)) break;
-          shapes->push_back(ReadShapeProto(item));
-        } else if (!l.Skip(lw)) {
-          break;
-        }
-      }
-    }
-    return true;
-  }
-  return false;
-}
-}  // namespace kit_internal
 
 namespace kit_internal {
 // The error state of a construction or a launch: the first error wins. Set
@@ -506,24 +407,34 @@ class OpKernelConstruction : public kit_internal::FailureState {
   Status Shapes(StringPiece name, bool want_list, std::vector<TensorShape>* out) const {
     ::pdk::TFStatusPtr s = ::pdk::NewTFStatus();
     TF_Buffer* b = TF_OpKernelConstruction_GetNodeDef(c_, s.get());
-    std::vector<std::vector<int64>> shapes;
-    bool found = false, is_list = false;
+    ::pdk::NodeDef node;  // the kit's one NodeDef reader (pdk/graph_def.h)
+    bool parsed = false;
     if (b != nullptr) {
-      if (TF_GetCode(s.get()) == TF_OK)
-        found = kit_internal::NodeDefShapeAttr(static_cast<const uint8_t*>(b->data), b->length,
-                                           name, &shapes, &is_list);
+      parsed = TF_GetCode(s.get()) == TF_OK && ::pdk::ParseNodeDef(b->data, b->length, &node).ok();
       TF_DeleteBuffer(b);
     }
-    if (!found)
+    const auto attr = parsed ? node.attr.find(std::string(name)) : node.attr.end();
+    if (!parsed || attr == node.attr.end())
       return errors::InvalidArgument("No attr named '", name, "' in NodeDef (node ", name_,
                                      ", op ", type_, ")");
-    if (is_list != want_list || (!want_list && shapes.size() != 1))
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<bool> unknown_rank;
+    bool one_unknown = false;
+    const bool is_list = attr->second.GetShapeList(&shapes, &unknown_rank);
+    if (!is_list) {
+      shapes.emplace_back();
+      if (!attr->second.GetShape(&shapes[0], &one_unknown)) shapes.clear();
+      unknown_rank.assign(shapes.size(), one_unknown);
+    }
+    if ((!is_list && shapes.empty()) || is_list != want_list)
       return errors::InvalidArgument("Attr '", name, "' is not a ",
                                      want_list ? "list(shape)" : "shape", " (node ", name_,
                                      ")");
+    for (size_t i = 0; i < shapes.size(); ++i)
+      if (unknown_rank[i]) shapes[i] = {-2};  // -2: an unknown rank, reported below
     out->clear();
-    for (const std::vector<int64>& d : shapes) {
-      for (int64 x : d)
+    for (const std::vector<int64_t>& d : shapes) {
+      for (int64_t x : d)
         if (x < 0)
           return errors::InvalidArgument("Attr '", name, "' has an unknown ",
                                          x == -2 ? "rank" : "dimension",

@@ -57,8 +57,9 @@ bool IsFusableActivation(const std::string& op) {
          op == "Sigmoid";
 }
 
-bool IsFloatOnPdk(const NodeDef& n) {
-  return GraphView::IsOnPdk(n) && n.TypeAttr("T") == DT_FLOAT;
+// A float32 node on this optimizer's device.
+bool IsFloatOnDevice(const RewriteContext& ctx, const NodeDef& n) {
+  return ctx.on_device(n) && n.TypeAttr("T") == DT_FLOAT;
 }
 
 bool IsNhwc(const NodeDef& n) { return n.StringAttr("data_format", "NHWC") == "NHWC"; }
@@ -115,7 +116,7 @@ std::vector<PadMatch> FindPadMatches(const GraphDef& graph, const RewriteContext
   GraphView view(graph);
   if (view.has_duplicate_names()) return matches;
   for (const NodeDef& conv : graph.node) {
-    if (!IsConv(conv.op) || !IsFloatOnPdk(conv) || !IsNhwc(conv)) continue;
+    if (!IsConv(conv.op) || !IsFloatOnDevice(ctx, conv) || !IsNhwc(conv)) continue;
     if (view.num_regular_inputs(conv) != 2) continue;
     const std::string padding = conv.StringAttr("padding", "");
     if (padding != "VALID" && padding != "EXPLICIT") continue;
@@ -126,7 +127,7 @@ std::vector<PadMatch> FindPadMatches(const GraphDef& graph, const RewriteContext
     }
     int port = -1;
     const NodeDef* pad = view.regular_fanin(conv, 0, &port);
-    if (pad == nullptr || port != 0 || pad->op != "Pad" || !IsFloatOnPdk(*pad)) continue;
+    if (pad == nullptr || port != 0 || pad->op != "Pad" || !IsFloatOnDevice(ctx, *pad)) continue;
     if (pad->device != conv.device || view.num_regular_inputs(*pad) != 2) continue;
     if (!FeedsOnlyOneSlot(view, *pad, ctx)) continue;
     const NodeDef* paddings = view.regular_fanin(*pad, 1, &port);
@@ -169,13 +170,13 @@ std::vector<ConvMatch> FindConvMatches(const GraphDef& graph, const RewriteConte
   std::vector<ConvMatch> matches;
   GraphView view(graph);
   if (view.has_duplicate_names()) return matches;
-  auto same_place = [](const NodeDef& a, const NodeDef& b) {
-    return IsFloatOnPdk(b) && a.device == b.device;
+  auto same_place = [&ctx](const NodeDef& a, const NodeDef& b) {
+    return IsFloatOnDevice(ctx, b) && a.device == b.device;
   };
   // An Add may join two matched chains; the first one takes it.
   std::unordered_set<std::string> claimed;
   for (const NodeDef& conv : graph.node) {
-    if (!IsConv(conv.op) || !IsFloatOnPdk(conv) || !IsNhwc(conv)) continue;
+    if (!IsConv(conv.op) || !IsFloatOnDevice(ctx, conv) || !IsNhwc(conv)) continue;
     if (view.num_regular_inputs(conv) != 2) continue;
     const Fanout* f = SoleFanout(view, conv, ctx);
     if (f == nullptr || f->input_index != 0) continue;

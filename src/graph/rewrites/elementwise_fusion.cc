@@ -42,12 +42,10 @@ namespace pdk_graph {
 namespace {
 
 constexpr char kFusedOp[] = "_PdkFusedElementwise";
-// tensorflow.DataType values (types.proto) beyond graph_def.h's.
-constexpr int kDtBool = 10, kDtBfloat16 = 14, kDtHalf = 19;
 
 bool IsCastSource(int dt) {
-  return dt == DT_FLOAT || dt == DT_DOUBLE || dt == kDtHalf || dt == kDtBfloat16 ||
-         dt == DT_INT32 || dt == DT_INT64 || dt == kDtBool;
+  return dt == DT_FLOAT || dt == DT_DOUBLE || dt == DT_HALF || dt == DT_BFLOAT16 ||
+         dt == DT_INT32 || dt == DT_INT64 || dt == DT_BOOL;
 }
 
 int Find(std::vector<int>& parent, int x) {
@@ -162,7 +160,7 @@ class Fusion {
 
   // The op code if `x` may join a group (and its T in *dtype), else -1.
   int Candidate(const NodeDef& x, int* dtype) const {
-    if (!GraphView::IsOnPdk(x) || ctx_.preserved(x.name)) return -1;
+    if (!ctx_.on_device(x) || ctx_.preserved(x.name)) return -1;
     const int c = pdk_fused::FindFusedOp(x.op);
     if (c < 0) return -1;
     const pdk_fused::Kind kind = pdk_fused::kFusedOps[c].kind;
@@ -186,7 +184,7 @@ class Fusion {
     const NodeDef& x = graph_.node[i];
     const pdk_fused::Kind kind = pdk_fused::kFusedOps[code_[i]].kind;
     if (kind == pdk_fused::Kind::kCast) return x.TypeAttr("SrcT");
-    if (kind == pdk_fused::Kind::kSelect && k == 0) return kDtBool;
+    if (kind == pdk_fused::Kind::kSelect && k == 0) return DT_BOOL;
     return dtype_[i];
   }
 

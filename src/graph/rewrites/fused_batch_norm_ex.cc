@@ -36,14 +36,14 @@ void SplitFusedBatchNormEx(GraphDef* graph, const RewriteContext& ctx) {
   bool any = false;
   for (const NodeDef& n : graph->node) {
     names.insert(n.name);
-    any = any || (n.op == "_FusedBatchNormEx" && GraphView::IsOnPdk(n));
+    any = any || (n.op == "_FusedBatchNormEx" && ctx.on_device(n));
   }
   if (!any || !ctx.can_emit("FusedBatchNormV3")) return;
 
   std::vector<NodeDef> added;
   std::unordered_map<std::string, std::string> bn_of;  // n -> n/_pdk_batch_norm
   for (NodeDef& n : graph->node) {
-    if (n.op != "_FusedBatchNormEx" || !GraphView::IsOnPdk(n)) continue;
+    if (n.op != "_FusedBatchNormEx" || !ctx.on_device(n)) continue;
     const std::string mode = n.StringAttr("activation_mode", "Identity");
     int64_t num_side = 0;
     auto side_attr = n.attr.find("num_side_inputs");

@@ -54,13 +54,13 @@ void RemoveIdentities(GraphDef* graph, const RewriteContext& ctx) {
   std::unordered_map<std::string, Bypass> bypass;
   std::vector<std::string> order;  // to report in graph order
   for (const NodeDef& id : graph->node) {
-    if (id.op != "Identity" || !GraphView::IsOnPdk(id)) continue;
+    if (id.op != "Identity" || !ctx.on_device(id)) continue;
     if (!IsPlainTensorType(id.TypeAttr("T")) || view.num_regular_inputs(id) != 1) continue;
     int port = 0;
     const NodeDef* producer = view.regular_fanin(id, 0, &port);
     if (producer == nullptr || producer->device != id.device) continue;
     if (IsControlFlowOp(producer->op) || IsVariableOp(producer->op)) continue;
-    if (!ConsumersAllowBypass(view, id, id.device, ctx.preserve)) continue;
+    if (!ConsumersAllowBypass(view, id, id.device, ctx.optimizer.preserve)) continue;
     // One consumer at least: an unread Identity is a graph output (or dead).
     if (view.num_regular_fanouts(id) == 0 && view.control_fanouts(id).empty()) continue;
     // An Identity with control inputs that feeds a function's return value

@@ -251,7 +251,7 @@ void FuseKerasAdam(GraphDef* graph, const RewriteContext& ctx) {
     Matcher matcher(view, ctx);
     std::unordered_set<std::string> used;  // each node in at most one match
     for (const NodeDef& s : graph->node) {
-      if (s.op != "AssignSubVariableOp" || !GraphView::IsOnPdk(s)) continue;
+      if (s.op != "AssignSubVariableOp" || !ctx.on_device(s)) continue;
       Match m;
       if (!matcher.Find(s, &m)) continue;
       if (view.node(s.name + "/pdk_var_value") || view.node(s.name + "/pdk_keras_adam")) continue;

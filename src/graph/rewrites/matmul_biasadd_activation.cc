@@ -74,8 +74,9 @@ bool IsFusableActivation(const std::string& op) {
          op == "Sigmoid";
 }
 
-bool IsFloatOnPdk(const NodeDef& n) {
-  return GraphView::IsOnPdk(n) && n.TypeAttr("T") == DT_FLOAT;
+// A float32 node on this optimizer's device.
+bool IsFloatOnDevice(const RewriteContext& ctx, const NodeDef& n) {
+  return ctx.on_device(n) && n.TypeAttr("T") == DT_FLOAT;
 }
 
 // Output 0 of `n` goes to exactly one input slot, nowhere else (no other
@@ -318,12 +319,12 @@ std::vector<Match> FindMatches(const GraphDef& graph, const RewriteContext& ctx)
   GraphView view(graph);
   if (view.has_duplicate_names()) return matches;  // an invalid graph: touch nothing
   for (const NodeDef& bias_add : graph.node) {
-    if (bias_add.op != "BiasAdd" || !IsFloatOnPdk(bias_add)) continue;
+    if (bias_add.op != "BiasAdd" || !IsFloatOnDevice(ctx, bias_add)) continue;
     if (view.num_regular_inputs(bias_add) != 2) continue;
     int port = -1;
     const NodeDef* matmul = view.regular_fanin(bias_add, 0, &port);
     if (matmul == nullptr || port != 0 || matmul->op != "MatMul") continue;
-    if (!IsFloatOnPdk(*matmul) || matmul->device != bias_add.device) continue;
+    if (!IsFloatOnDevice(ctx, *matmul) || matmul->device != bias_add.device) continue;
     if (matmul->BoolAttr("transpose_a", false)) continue;
     if (view.num_regular_inputs(*matmul) != 2) continue;
     if (!FeedsOnlyOneSlot(view, *matmul, ctx)) continue;
@@ -337,7 +338,7 @@ std::vector<Match> FindMatches(const GraphDef& graph, const RewriteContext& ctx)
       const Fanout& out = view.regular_fanouts(bias_add, 0).front();
       const NodeDef& act = *out.consumer;
       if (IsFusableActivation(act.op) && out.input_index == 0 &&
-          view.num_regular_inputs(act) == 1 && IsFloatOnPdk(act) &&
+          view.num_regular_inputs(act) == 1 && IsFloatOnDevice(ctx, act) &&
           act.device == bias_add.device)
         m.activation = act.name;
     }

@@ -59,7 +59,7 @@ void PrepareParallelConcat(GraphDef* graph, const RewriteContext& ctx) {
       ctx.Fired("ParallelConcat reader on another device", "'" + device + "'", {n.name});
       n.device = device;
     }
-    if (n.op != "_ParallelConcatStart" || !GraphView::IsOnPdk(n)) continue;
+    if (n.op != "_ParallelConcatStart" || !ctx.on_device(n)) continue;
     if (n.attr.count("_pdk_shape")) continue;
     auto shape = n.attr.find("shape");
     std::vector<int64_t> dims;

@@ -49,7 +49,7 @@ void RewriteResourceScatter(GraphDef* graph, const RewriteContext& ctx) {
   std::vector<NodeDef> added;
   for (NodeDef& n : graph->node) {
     const char* scatter = TensorScatterFor(n.op);
-    if (scatter == nullptr || !GraphView::IsOnPdk(n) || !ctx.can_emit(scatter)) continue;
+    if (scatter == nullptr || !ctx.on_device(n) || !ctx.can_emit(scatter)) continue;
     std::vector<std::string> regular, control;
     for (const std::string& in : n.input) (in.rfind('^', 0) == 0 ? control : regular).push_back(in);
     if (regular.size() != 3) continue;

@@ -13,14 +13,19 @@
 
 namespace pdk_graph {
 
+// What every rewrite gets: the kit's optimizer context (the device type it
+// acts on, the nodes to preserve), options and the counts of what fired.
 struct RewriteContext {
-  const std::unordered_set<std::string>& preserve;
+  const pdk::OptimizerContext& optimizer;
   bool report;
   RewriteCounts* fired;
   const std::function<bool(const std::string&)>& kernel_available;
 
   bool can_emit(const std::string& op) const { return !kernel_available || kernel_available(op); }
-  bool preserved(const std::string& node) const { return preserve.count(node) > 0; }
+  bool preserved(const std::string& node) const { return optimizer.preserved(node); }
+  // Placed on a device of the optimizer's type (PDK): the only nodes a
+  // rewrite touches.
+  bool on_device(const NodeDef& n) const { return optimizer.on_device(n); }
   // Counts (and with PDK_GRAPH_REPORT=1 logs) one application of `pattern`.
   void Fired(const std::string& pattern, const std::string& result,
              const std::vector<std::string>& replaced) const {

@@ -63,15 +63,10 @@
 namespace pdk_graph {
 namespace {
 
-constexpr int kDtVariant = 21;  // tensorflow.DataType DT_VARIANT (types.proto)
-
-constexpr int kDtBfloat16 = 14;  // DT_BFLOAT16
-constexpr int kDtHalf = 19;      // DT_HALF (float16)
-
 // The float element types PDK registers AddV2 and ZerosLike for (Keras's
 // mixed precision runs LSTM / GRU steps in float16 or bfloat16).
 bool IsSupportedElementType(int dtype) {
-  return dtype == DT_FLOAT || dtype == DT_DOUBLE || dtype == kDtHalf || dtype == kDtBfloat16;
+  return dtype == DT_FLOAT || dtype == DT_DOUBLE || dtype == DT_HALF || dtype == DT_BFLOAT16;
 }
 
 // Output 0 (the only output) of `n` goes to exactly one input slot and
@@ -113,13 +108,13 @@ struct AddNMatch {
 std::vector<AddNMatch> FindAddNMatches(const GraphView& view, const RewriteContext& ctx) {
   std::vector<AddNMatch> out;
   for (const NodeDef& add : view.graph().node) {
-    if (add.op != "AddN" || add.TypeAttr("T") != kDtVariant) continue;
+    if (add.op != "AddN" || add.TypeAttr("T") != DT_VARIANT) continue;
     if (view.num_regular_inputs(add) != 2) continue;
     for (int slot = 0; slot < 2; ++slot) {
       int port = -1;
       const NodeDef* set = view.regular_fanin(add, slot, &port);
       if (set == nullptr || port != 0 || set->op != "TensorListSetItem") continue;
-      if (!GraphView::IsOnPdk(*set) || !IsSupportedElementType(set->TypeAttr("element_dtype")))
+      if (!ctx.on_device(*set) || !IsSupportedElementType(set->TypeAttr("element_dtype")))
         continue;
       if (set->BoolAttr("resize_if_index_out_of_bounds", false)) continue;
       if (view.num_regular_inputs(*set) != 3 || !FeedsOnlyOneSlot(view, *set, ctx)) continue;
@@ -171,13 +166,13 @@ const NodeDef* InvariantLoopSource(const GraphView& view, const NodeDef& n) {
   return from;
 }
 
-std::vector<ZerosLikeMatch> FindZerosLikeMatches(const GraphView& view) {
+std::vector<ZerosLikeMatch> FindZerosLikeMatches(const GraphView& view, const RewriteContext& ctx) {
   std::vector<ZerosLikeMatch> out;
   for (const NodeDef& zl : view.graph().node) {
-    if (zl.op != "ZerosLike" || zl.TypeAttr("T") != kDtVariant) continue;
+    if (zl.op != "ZerosLike" || zl.TypeAttr("T") != DT_VARIANT) continue;
     if (view.num_regular_inputs(zl) != 1) continue;
     const NodeDef* from = InvariantLoopSource(view, zl);
-    if (from == nullptr || !GraphView::IsOnPdk(*from) ||
+    if (from == nullptr || !ctx.on_device(*from) ||
         !IsSupportedElementType(from->TypeAttr("element_dtype")))
       continue;
     out.push_back({zl.name, from->name});
@@ -198,7 +193,7 @@ void RewriteTensorListGradients(GraphDef* graph, const RewriteContext& ctx) {
     GraphView view(*graph);
     if (view.has_duplicate_names()) return;  // an invalid graph: touch nothing
     if (ctx.can_emit("AddV2")) add_matches = FindAddNMatches(view, ctx);
-    if (ctx.can_emit("ZerosLike")) zl_matches = FindZerosLikeMatches(view);
+    if (ctx.can_emit("ZerosLike")) zl_matches = FindZerosLikeMatches(view, ctx);
   }
   if (add_matches.empty() && zl_matches.empty()) return;
 

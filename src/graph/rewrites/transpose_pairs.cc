@@ -49,8 +49,8 @@ bool ConstPermutation(const GraphView& view, const NodeDef& transpose, std::vect
   return true;
 }
 
-bool IsTransposeOnPdk(const GraphView& view, const NodeDef& n) {
-  return n.op == "Transpose" && GraphView::IsOnPdk(n) && view.num_regular_inputs(n) == 2;
+bool IsTransposeOnDevice(const RewriteContext& ctx, const GraphView& view, const NodeDef& n) {
+  return n.op == "Transpose" && ctx.on_device(n) && view.num_regular_inputs(n) == 2;
 }
 
 std::vector<std::string> ControlInputs(const NodeDef& n) {
@@ -68,10 +68,10 @@ void CancelTransposes(GraphDef* graph, const RewriteContext& ctx) {
   std::unordered_map<std::string, Bypass> bypass;
   std::unordered_set<std::string> used;
   for (const NodeDef& outer : graph->node) {
-    if (!IsTransposeOnPdk(view, outer) || used.count(outer.name)) continue;
+    if (!IsTransposeOnDevice(ctx, view, outer) || used.count(outer.name)) continue;
     std::vector<int64_t> p2;
     if (!ConstPermutation(view, outer, &p2)) continue;
-    if (!ConsumersAllowBypass(view, outer, outer.device, ctx.preserve)) continue;
+    if (!ConsumersAllowBypass(view, outer, outer.device, ctx.optimizer.preserve)) continue;
     const std::vector<std::string> outer_controls = ControlInputs(outer);
 
     bool identity = true;
@@ -85,7 +85,7 @@ void CancelTransposes(GraphDef* graph, const RewriteContext& ctx) {
 
     int port = 0;  // (1)
     const NodeDef* inner = view.regular_fanin(outer, 0, &port);
-    if (inner == nullptr || port != 0 || !IsTransposeOnPdk(view, *inner)) continue;
+    if (inner == nullptr || port != 0 || !IsTransposeOnDevice(ctx, view, *inner)) continue;
     if (inner->device != outer.device || used.count(inner->name)) continue;
     std::vector<int64_t> p1;
     if (!ConstPermutation(view, *inner, &p1) || p1.size() != p2.size()) continue;

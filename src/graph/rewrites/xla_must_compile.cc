@@ -94,7 +94,7 @@ void RunXlaCallsWithPdkKernels(GraphDef* graph, const RewriteContext& ctx) {
   const bool strict = StrictEnabled();
   std::vector<NodeDef> guards;
   for (NodeDef& n : graph->node) {
-    if (!GraphView::IsOnPdk(n) || !n.BoolAttr("_XlaMustCompile", false)) continue;
+    if (!ctx.on_device(n) || !n.BoolAttr("_XlaMustCompile", false)) continue;
     const std::string function = CalledFunction(n);
     const std::string name = PythonName(function);
     n.attr["_XlaMustCompile"] = AttrValue::Bool(false);
