@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "pdk/tf/op_kernel.h"
-#include "pdk/tf/register_types.h"
 
 namespace tensorflow {
 namespace {
