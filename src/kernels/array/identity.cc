@@ -1,26 +1,40 @@
 // Identity, Snapshot, StopGradient: output 0 shares input 0's buffer.
-#include "compute/eigen.h"
-#include "pdk/kernel.h"
-#include "kernels/int32_on_host.h"
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
+#include "kernels/array/tf_array_util.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
+namespace {
 
-class IdentityOp {
+class IdentityOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    return ctx.set_output(0, x);
-  }
+  explicit IdentityOp(OpKernelConstruction* c) : OpKernel(c) {}
+  void Compute(OpKernelContext* ctx) override { ctx->set_output(0, ctx->input(0)); }
 };
 
-PDK_REGISTER_KERNELS(Identity, r) {
-  pdk::ForEachType(pdk_compute::DataMovementTypes{},
-                   [&](auto t) {
-                     using T = typename decltype(t)::type;
-                     for (const char* op : {"Identity", "Snapshot", "StopGradient"})
-                       r.Add(Int32OnHost<T>(pdk::KernelDef<IdentityOp>(op).Type("T", t),
-                                            {"input", "output"}));
-                   });
-}
+// The data-movement types (pdk_compute::DataMovementTypes); int32's input and
+// output live in host memory (kernels/int32_on_host.h).
+#define PDK_REGISTER_IDENTITY_(op, T) \
+  REGISTER_KERNEL_BUILDER(Name(op).Device(DEVICE_PDK).TypeConstraint<T>("T"), IdentityOp)
+#define PDK_REGISTER_IDENTITY_INT32_(op)                 \
+  REGISTER_KERNEL_BUILDER(Name(op)                       \
+                              .Device(DEVICE_PDK)        \
+                              .TypeConstraint<int32>("T") \
+                              .HostMemory("input")       \
+                              .HostMemory("output"),     \
+                          IdentityOp)
+#define PDK_REGISTER_IDENTITIES_(T)            \
+  PDK_REGISTER_IDENTITY_("Identity", T);       \
+  PDK_REGISTER_IDENTITY_("Snapshot", T);       \
+  PDK_REGISTER_IDENTITY_("StopGradient", T);
+PDK_CALL_DATA_MOVEMENT_TYPES_NO_INT32(PDK_REGISTER_IDENTITIES_)
+PDK_REGISTER_IDENTITY_INT32_("Identity");
+PDK_REGISTER_IDENTITY_INT32_("Snapshot");
+PDK_REGISTER_IDENTITY_INT32_("StopGradient");
+#undef PDK_REGISTER_IDENTITIES_
+#undef PDK_REGISTER_IDENTITY_INT32_
+#undef PDK_REGISTER_IDENTITY_
 
-}  // namespace pdk_kernels
+}  // namespace
+}  // namespace tensorflow

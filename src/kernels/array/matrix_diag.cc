@@ -19,22 +19,24 @@
 // Errors (InvalidArgument): input of rank < 2, k not a scalar or a vector of
 // 1 or 2 elements, k[0] > k[1], a diagonal outside (-M, N) (0 is always
 // allowed), padding_value not of one element, an unknown align.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "kernels/array/tf_array_util.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
-class MatrixDiagPartV3Op {
+class MatrixDiagPartV3Op : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
+  explicit MatrixDiagPartV3Op(OpKernelConstruction* c) : OpKernel(c) {
     std::string align = "RIGHT_LEFT";
-    PDK_RETURN_IF_ERROR(a.GetOptional("align", &align));
+    if (c->HasAttr("align")) OP_REQUIRES_OK(c, c->GetAttr("align", &align));
     if (align == "RIGHT_LEFT") {
       right_super_ = true, right_sub_ = false;
     } else if (align == "LEFT_RIGHT") {
@@ -44,49 +46,53 @@ class MatrixDiagPartV3Op {
     } else if (align == "RIGHT_RIGHT") {
       right_super_ = true, right_sub_ = true;
     } else {
-      return pdk::InvalidArgument("MatrixDiagPartV3: align must be one of LEFT_RIGHT, "
-                                  "RIGHT_LEFT, LEFT_LEFT, RIGHT_RIGHT, got \"", align, "\"");
+      c->CtxFailure(errors::InvalidArgument("MatrixDiagPartV3: align must be one of LEFT_RIGHT, "
+                                            "RIGHT_LEFT, LEFT_LEFT, RIGHT_RIGHT, got \"",
+                                            align, "\""));
     }
-    return pdk::Status::OK();
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor k_t, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor pad_t, ctx.input(2));
-    const pdk::Shape in = x.shape();
-    PDK_RETURN_IF_ERROR(pdk::CheckRankAtLeast(ctx.op(), "input", in, 2));
-    if (k_t.rank() > 1 || k_t.num_elements() < 1 || k_t.num_elements() > 2)
-      return pdk::InvalidArgument(ctx.op(), ": k must be a scalar or a vector of 1 or 2 "
-                                  "elements, got shape ", k_t.shape());
-    if (pad_t.num_elements() != 1)  // any shape of one element, as TensorFlow's CPU
-      return pdk::InvalidArgument("Padding must be scalar. (", ctx.op(),
-                                  ": padding_value of shape ", pad_t.shape(), ")");
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> k, pdk::ReadIntVector(ctx.op(), "k", k_t));
-    const int64_t lo = k[0], hi = k.back();
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& x = ctx->input(0);
+    const Tensor& k_t = ctx->input(1);
+    const Tensor& pad_t = ctx->input(2);
+    const pdk::Shape& in = x.shape().pdk_shape();
+    OP_REQUIRES_OK(ctx, pdk::CheckRankAtLeast(op, "input", in, 2));
+    OP_REQUIRES(ctx, k_t.dims() <= 1 && k_t.NumElements() >= 1 && k_t.NumElements() <= 2,
+                errors::InvalidArgument(op, ": k must be a scalar or a vector of 1 or 2 "
+                                        "elements, got shape ", k_t.shape()));
+    OP_REQUIRES(ctx, pad_t.NumElements() == 1,  // any shape of one element, as TensorFlow's CPU
+                errors::InvalidArgument("Padding must be scalar. (", op,
+                                        ": padding_value of shape ", pad_t.shape(), ")"));
+    pdk::StatusOr<std::vector<int64_t>> k = pdk_kernels::ReadIntVector(op, "k", k_t);
+    OP_REQUIRES_OK(ctx, k.status());
+    const int64_t lo = (*k)[0], hi = k->back();
     const int64_t m = in.dim(-2), n = in.dim(-1);
     for (int64_t d : {lo, hi}) {
-      if (d != 0 && (d <= -m || d >= n))
-        return pdk::InvalidArgument(ctx.op(), ": diagonal ", d, " is out of range (", -m, ", ",
-                                    n, ") for input of shape ", in);
+      OP_REQUIRES(ctx, d == 0 || (d > -m && d < n),
+                  errors::InvalidArgument(op, ": diagonal ", d, " is out of range (", -m, ", ", n,
+                                          ") for input of shape ", in));
     }
-    if (lo > hi)
-      return pdk::InvalidArgument(ctx.op(), ": k[0] (", lo, ") must not be greater than k[1] (",
-                                  hi, ")");
+    OP_REQUIRES(ctx, lo <= hi,
+                errors::InvalidArgument(op, ": k[0] (", lo, ") must not be greater than k[1] (",
+                                        hi, ")"));
     const int64_t num_diags = hi - lo + 1;
     const int64_t max_len = std::max<int64_t>(
         0, std::min(m + std::min<int64_t>(hi, 0), n - std::max<int64_t>(lo, 0)));
     std::vector<int64_t> od(in.dims().begin(), in.dims().end() - 2);
     if (num_diags > 1) od.push_back(num_diags);
     od.push_back(max_len);
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape(od)));
-    if (out.num_elements() == 0) return pdk::Status::OK();
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(od), &out));
+    if (out->NumElements() == 0) return;
 
-    const int64_t elem = static_cast<int64_t>(TF_DataTypeSize(x.dtype()));
-    const int64_t rows = out.num_elements() / max_len;  // batch * num_diags
-    const char* src = static_cast<const char*>(x.raw_data());
-    const char* pad = static_cast<const char*>(pad_t.raw_data());
-    char* dst = static_cast<char*>(out.raw_data());
+    const int64_t elem =
+        static_cast<int64_t>(TF_DataTypeSize(static_cast<TF_DataType>(x.dtype())));
+    const int64_t rows = out->NumElements() / max_len;  // batch * num_diags
+    const char* src = static_cast<const char*>(x.data());
+    const char* pad = static_cast<const char*>(pad_t.data());
+    char* dst = static_cast<char*>(out->data());
     const bool right_super = right_super_, right_sub = right_sub_;
     auto do_rows = [&](Eigen::Index first, Eigen::Index last) {
       for (Eigen::Index row = first; row < last; ++row) {
@@ -104,28 +110,29 @@ class MatrixDiagPartV3Op {
         }
       }
     };
-    if (out.bytes() <= (64 << 10)) {
+    if (out->TotalBytes() <= (64 << 10)) {
       do_rows(0, rows);
     } else {
-      pdk_compute::Device(ctx).parallelFor(
+      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
           rows, Eigen::TensorOpCost(max_len * elem, max_len * elem, 4 * max_len), do_rows);
     }
-    return pdk::Status::OK();
   }
 
  private:
   bool right_super_ = true, right_sub_ = false;
 };
 
+// T: the data-movement types (pdk_compute::DataMovementTypes); k and
+// padding_value in host memory.
+#define PDK_REGISTER_MATRIX_DIAG_PART_(T)                   \
+  REGISTER_KERNEL_BUILDER(Name("MatrixDiagPartV3")          \
+                              .Device(DEVICE_PDK)           \
+                              .TypeConstraint<T>("T")       \
+                              .HostMemory("k")              \
+                              .HostMemory("padding_value"), \
+                          MatrixDiagPartV3Op);
+PDK_CALL_DATA_MOVEMENT_TYPES(PDK_REGISTER_MATRIX_DIAG_PART_)
+#undef PDK_REGISTER_MATRIX_DIAG_PART_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(MatrixDiagPartV3, r) {
-  pdk::ForEachType(pdk_compute::DataMovementTypes{}, [&](auto t) {
-    r.Add(pdk::KernelDef<MatrixDiagPartV3Op>("MatrixDiagPartV3")
-              .Type("T", t)
-              .HostMemory("k")
-              .HostMemory("padding_value"));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

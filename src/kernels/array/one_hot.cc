@@ -11,78 +11,96 @@
 // TI uint8, int8, int32, int64.
 // Errors (InvalidArgument): axis out of range, depth not a non-negative
 // scalar, on_value/off_value not scalars.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
+#include <string>
 #include <vector>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 template <class T, class TI>
-class OneHotOp {
+class OneHotOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return a.Get("axis", &axis_); }
+  explicit OneHotOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("axis", &axis_));
+  }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor idx_t, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor depth_t, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor on_t, ctx.input(2));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor off_t, ctx.input(3));
-    const pdk::Shape is = idx_t.shape();
+  void Compute(OpKernelContext* ctx) override {
+    const std::string& op = type_string();
+    const Tensor& idx_t = ctx->input(0);
+    const Tensor& depth_t = ctx->input(1);
+    const Tensor& on_t = ctx->input(2);
+    const Tensor& off_t = ctx->input(3);
+    const pdk::Shape& is = idx_t.shape().pdk_shape();
     const int rank = is.rank();
-    if (axis_ < -1 || axis_ > rank)
-      return pdk::InvalidArgument(ctx.op(), ": axis must be -1 or in [0, ", rank,
-                                  "] (the rank of indices, shape ", is, "), got ", axis_);
-    if (depth_t.rank() != 0)
-      return pdk::InvalidArgument(ctx.op(), ": depth must be a scalar, got shape ", depth_t.shape());
-    if (on_t.rank() != 0 || off_t.rank() != 0)
-      return pdk::InvalidArgument(ctx.op(), ": on_value and off_value must be scalars, got shapes ",
-                                  on_t.shape(), " and ", off_t.shape());
-    const int64_t depth = depth_t.data<int32_t>()[0];
-    if (depth < 0)
-      return pdk::InvalidArgument(ctx.op(), ": depth must be non-negative, got ", depth);
+    OP_REQUIRES(ctx, axis_ >= -1 && axis_ <= rank,
+                errors::InvalidArgument(op, ": axis must be -1 or in [0, ", rank,
+                                        "] (the rank of indices, shape ", is, "), got ", axis_));
+    OP_REQUIRES(ctx, depth_t.dims() == 0,
+                errors::InvalidArgument(op, ": depth must be a scalar, got shape ",
+                                        depth_t.shape()));
+    OP_REQUIRES(ctx, on_t.dims() == 0 && off_t.dims() == 0,
+                errors::InvalidArgument(op,
+                                        ": on_value and off_value must be scalars, got shapes ",
+                                        on_t.shape(), " and ", off_t.shape()));
+    const int64 depth = static_cast<const int32*>(depth_t.data())[0];
+    OP_REQUIRES(ctx, depth >= 0,
+                errors::InvalidArgument(op, ": depth must be non-negative, got ", depth));
     const int axis = axis_ == -1 ? rank : static_cast<int>(axis_);
-    std::vector<int64_t> od = is.dims();
+    std::vector<int64> od = is.dims();
     od.insert(od.begin() + axis, depth);
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape(od)));
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    const T on = on_t.data<T>()[0], off = off_t.data<T>()[0];
-    int64_t prefix = 1, suffix = 1;
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(od), &out));
+    const int64 n = out->NumElements();
+    if (n == 0) return;
+    const T on = static_cast<const T*>(on_t.data())[0], off = static_cast<const T*>(off_t.data())[0];
+    int64 prefix = 1, suffix = 1;
     for (int k = 0; k < axis; ++k) prefix *= is[k];
     for (int k = axis; k < rank; ++k) suffix *= is[k];
-    const auto& dev = pdk_compute::Device(ctx);
-    pdk_compute::flat<T>(out).device(dev) = pdk_compute::flat<T>(out).constant(off);
-    const TI* idx = idx_t.data<TI>();
-    T* o = out.data<T>();
-    for (int64_t p = 0; p < prefix; ++p)
-      for (int64_t s = 0; s < suffix; ++s) {
-        const int64_t v = static_cast<int64_t>(idx[p * suffix + s]);
+    T* o = static_cast<T*>(out->data());
+    pdk_compute::Flat<T> flat(o, n);
+    flat.device(ctx->eigen_device<Eigen::ThreadPoolDevice>()) = flat.constant(off);
+    const TI* idx = static_cast<const TI*>(idx_t.data());
+    for (int64 p = 0; p < prefix; ++p)
+      for (int64 s = 0; s < suffix; ++s) {
+        const int64 v = static_cast<int64>(idx[p * suffix + s]);
         if (v >= 0 && v < depth) o[(p * depth + v) * suffix + s] = on;
       }
-    return pdk::Status::OK();
   }
 
  private:
-  int64_t axis_ = -1;
+  int64 axis_ = -1;
 };
 
+// T: float32/64, float16, bfloat16, int32, int64, bool, uint8, int8; TI uint8,
+// int8, int32, int64; depth in host memory.
+#define PDK_REGISTER_ONE_HOT_(T, TI)                  \
+  REGISTER_KERNEL_BUILDER(Name("OneHot")              \
+                              .Device(DEVICE_PDK)     \
+                              .TypeConstraint<T>("T") \
+                              .TypeConstraint<TI>("TI") \
+                              .HostMemory("depth"),   \
+                          OneHotOp<T, TI>)
+#define PDK_REGISTER_ONE_HOT_ALL_(T) \
+  PDK_REGISTER_ONE_HOT_(T, uint8);   \
+  PDK_REGISTER_ONE_HOT_(T, int8);    \
+  PDK_REGISTER_ONE_HOT_(T, int32);   \
+  PDK_REGISTER_ONE_HOT_(T, int64)
+PDK_REGISTER_ONE_HOT_ALL_(float);
+PDK_REGISTER_ONE_HOT_ALL_(double);
+PDK_REGISTER_ONE_HOT_ALL_(Eigen::half);
+PDK_REGISTER_ONE_HOT_ALL_(Eigen::bfloat16);
+PDK_REGISTER_ONE_HOT_ALL_(int32);
+PDK_REGISTER_ONE_HOT_ALL_(int64);
+PDK_REGISTER_ONE_HOT_ALL_(bool);
+PDK_REGISTER_ONE_HOT_ALL_(uint8);
+PDK_REGISTER_ONE_HOT_ALL_(int8);
+#undef PDK_REGISTER_ONE_HOT_ALL_
+#undef PDK_REGISTER_ONE_HOT_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(OneHot, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
-                                 bool, uint8_t, int8_t>{},
-                   [&](auto t) {
-                     using T = typename decltype(t)::type;
-                     pdk::ForEachType(pdk::TypeList<uint8_t, int8_t, int32_t, int64_t>{},
-                                      [&](auto i) {
-                                        using TI = typename decltype(i)::type;
-                                        r.Add(pdk::KernelDef<OneHotOp<T, TI>>("OneHot")
-                                                  .Type("T", t)
-                                                  .Type("TI", i)
-                                                  .HostMemory("depth"));
-                                      });
-                   });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

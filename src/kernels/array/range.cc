@@ -11,40 +11,46 @@
 // Dtypes: Tidx float32, float64, int32, int64.
 // Errors (InvalidArgument): a non-scalar argument, delta == 0, start > limit
 // with delta > 0 (or start < limit with delta < 0), a size beyond int64.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <type_traits>
 
-#include "compute/eigen.h"
-#include "pdk/kernel.h"
-#include "kernels/int32_on_host.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 template <class T>
-class RangeOp {
+class RangeOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
+  explicit RangeOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const std::string& op = type_string();
     T v[3];
     const char* names[3] = {"start", "limit", "delta"};
     for (int i = 0; i < 3; ++i) {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(i));
-      if (!(t.rank() == 0 || (t.rank() == 1 && t.dim(0) == 1)))
-        return pdk::InvalidArgument(ctx.op(), ": ", names[i], " must be a scalar, got shape ",
-                                    t.shape());
-      v[i] = t.data<T>()[0];
+      const Tensor& t = ctx->input(i);
+      OP_REQUIRES(ctx, t.dims() == 0 || (t.dims() == 1 && t.dim_size(0) == 1),
+                  errors::InvalidArgument(op, ": ", names[i], " must be a scalar, got shape ",
+                                          t.shape()));
+      v[i] = static_cast<const T*>(t.data())[0];
     }
     const T start = v[0], limit = v[1], delta = v[2];
-    if (delta == 0)
-      return pdk::InvalidArgument(ctx.op(), ": requires delta != 0, got ", +delta);
-    if (delta > 0 && start > limit)
-      return pdk::InvalidArgument(ctx.op(), ": requires start <= limit when delta > 0, got start ",
-                                  +start, " and limit ", +limit);
-    if (delta < 0 && start < limit)
-      return pdk::InvalidArgument(ctx.op(), ": requires start >= limit when delta < 0, got start ",
-                                  +start, " and limit ", +limit);
+    OP_REQUIRES(ctx, delta != 0,
+                errors::InvalidArgument(op, ": requires delta != 0, got ", +delta));
+    OP_REQUIRES(ctx, !(delta > 0 && start > limit),
+                errors::InvalidArgument(op,
+                                        ": requires start <= limit when delta > 0, got start ",
+                                        +start, " and limit ", +limit));
+    OP_REQUIRES(ctx, !(delta < 0 && start < limit),
+                errors::InvalidArgument(op,
+                                        ": requires start >= limit when delta < 0, got start ",
+                                        +start, " and limit ", +limit));
     int64_t size = 0;
     if constexpr (std::is_integral_v<T>) {
       // In uint64 (modular): limit - start and -delta may not fit T
@@ -53,19 +59,20 @@ class RangeOp {
                                           : uint64_t(start) - uint64_t(limit);
       const uint64_t step = delta > 0 ? uint64_t(delta) : uint64_t(0) - uint64_t(delta);
       const uint64_t n = span / step + (span % step != 0);
-      if (n > uint64_t(std::numeric_limits<int64_t>::max()))
-        return pdk::InvalidArgument(ctx.op(), ": requires (limit - start) / delta <= ",
-                                    std::numeric_limits<int64_t>::max(), ", got ", n);
+      OP_REQUIRES(ctx, n <= uint64_t(std::numeric_limits<int64_t>::max()),
+                  errors::InvalidArgument(op, ": requires (limit - start) / delta <= ",
+                                          std::numeric_limits<int64_t>::max(), ", got ", n));
       size = static_cast<int64_t>(n);
     } else {
       const T s = std::ceil(std::abs((limit - start) / delta));
-      if (!(s <= static_cast<T>(std::numeric_limits<int64_t>::max())))
-        return pdk::InvalidArgument(ctx.op(), ": requires (limit - start) / delta <= ",
-                                    std::numeric_limits<int64_t>::max(), ", got ", s);
+      OP_REQUIRES(ctx, s <= static_cast<T>(std::numeric_limits<int64_t>::max()),
+                  errors::InvalidArgument(op, ": requires (limit - start) / delta <= ",
+                                          std::numeric_limits<int64_t>::max(), ", got ", s));
       size = static_cast<int64_t>(s);
     }
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{size}));
-    T* o = out.data<T>();
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({size}), &out));
+    T* o = static_cast<T*>(out->data());
     if constexpr (std::is_integral_v<T>) {
       // start + i * delta in uint64 (modular, no signed overflow); every
       // element is in [start, limit), so the truncation to T is exact.
@@ -80,22 +87,24 @@ class RangeOp {
         o[i] = start + step;
       }
     }
-    return pdk::Status::OK();
   }
 };
 
+// Tidx: float32, float64, int32, int64; start, limit and delta in host
+// memory, and int32's output (kernels/int32_on_host.h).
+#define PDK_REGISTER_RANGE_(T, INT32_HOST_MEMORY)                        \
+  REGISTER_KERNEL_BUILDER(Name("Range")                                  \
+                              .Device(DEVICE_PDK)                        \
+                              .TypeConstraint<T>("Tidx")                 \
+                              .HostMemory("start")                       \
+                              .HostMemory("limit")                       \
+                              .HostMemory("delta") INT32_HOST_MEMORY,    \
+                          RangeOp<T>)
+PDK_REGISTER_RANGE_(float, );
+PDK_REGISTER_RANGE_(double, );
+PDK_REGISTER_RANGE_(int32, .HostMemory("output"));
+PDK_REGISTER_RANGE_(int64, );
+#undef PDK_REGISTER_RANGE_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(Range, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(Int32OnHost<T>(pdk::KernelDef<RangeOp<T>>("Range")
-                             .Type("Tidx", t)
-                             .HostMemory("start")
-                             .HostMemory("limit")
-                             .HostMemory("delta"),
-                         {"output"}));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -13,13 +13,15 @@
 // A scalar tensor is returned as it is, whatever axis holds (as TensorFlow's
 // CPU kernel). Errors (InvalidArgument), for tensors of rank >= 1: axis not
 // 1-D, an axis out of [-rank, rank), an axis listed twice.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstring>
 #include <vector>
 
-#include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "kernels/array/tf_array_util.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 template <class U>
@@ -40,30 +42,38 @@ void ReverseRowBytes(char* dst, const char* src, int64_t n, int64_t elem) {
   }
 }
 
-class ReverseV2Op {
+class ReverseV2Op : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor axis_t, ctx.input(1));
-    const pdk::Shape in = x.shape();
+  explicit ReverseV2Op(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& x = ctx->input(0);
+    const Tensor& axis_t = ctx->input(1);
+    const pdk::Shape& in = x.shape().pdk_shape();
     const int rank = in.rank();
     // A scalar is its own reverse, whatever axis says (TensorFlow's
     // ReverseV2Op returns it before looking at axis).
-    if (rank == 0) return ctx.set_output(0, x);
-    if (axis_t.rank() != 1)
-      return pdk::InvalidArgument(ctx.op(), ": axis must be 1-D, got a tensor of shape ",
-                                  axis_t.shape());
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> axes, pdk::ReadIntVector(ctx.op(), "axis", axis_t));
+    if (rank == 0) {
+      ctx->set_output(0, x);
+      return;
+    }
+    OP_REQUIRES(ctx, axis_t.dims() == 1,
+                errors::InvalidArgument(op, ": axis must be 1-D, got a tensor of shape ",
+                                        axis_t.shape()));
+    pdk::StatusOr<std::vector<int64_t>> axes_or = pdk_kernels::ReadIntVector(op, "axis", axis_t);
+    OP_REQUIRES_OK(ctx, axes_or.status());
+    const std::vector<int64_t>& axes = *axes_or;
     std::vector<bool> rev(rank, false);
     for (size_t i = 0; i < axes.size(); ++i) {
       int64_t a = axes[i];
-      if (a < -rank || a >= rank)
-        return pdk::InvalidArgument(ctx.op(), ": axis[", i, "] = ", a, " is out of range [",
-                                    -rank, ", ", rank, ") for tensor of shape ", in);
+      OP_REQUIRES(ctx, a >= -rank && a < rank,
+                  errors::InvalidArgument(op, ": axis[", i, "] = ", a, " is out of range [",
+                                          -rank, ", ", rank, ") for tensor of shape ", in));
       if (a < 0) a += rank;
-      if (rev[a])
-        return pdk::InvalidArgument(ctx.op(), ": axis ", a, " specified more than once (axis ",
-                                    pdk::Shape(axes), ")");
+      OP_REQUIRES(ctx, !rev[a],
+                  errors::InvalidArgument(op, ": axis ", a, " specified more than once (axis ",
+                                          pdk::Shape(axes), ")"));
       rev[a] = true;
     }
     // Collapse: drop size-1 dims, merge neighbours with the same flag.
@@ -80,18 +90,24 @@ class ReverseV2Op {
     }
     bool any = false;
     for (bool b : f) any = any || b;
-    if (!any || x.num_elements() == 0) {
-      if (x.num_elements() == 0) return ctx.allocate_output(0, in).status();
-      return ctx.set_output_reshaped(0, x, in);  // nothing to reverse: no copy
+    Tensor* out = nullptr;
+    if (!any || x.NumElements() == 0) {
+      if (x.NumElements() == 0) {
+        OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &out));
+        return;
+      }
+      ctx->set_output(0, x);  // nothing to reverse: no copy
+      return;
     }
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, in));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &out));
     const int r = static_cast<int>(d.size());
-    const int64_t elem = static_cast<int64_t>(TF_DataTypeSize(x.dtype()));
+    const int64_t elem =
+        static_cast<int64_t>(TF_DataTypeSize(static_cast<TF_DataType>(x.dtype())));
     const int64_t n_last = d[r - 1], row = n_last * elem;
     const bool rev_last = f[r - 1];
-    const int64_t rows = x.num_elements() / n_last;
-    const char* src = static_cast<const char*>(x.raw_data());
-    char* dst = static_cast<char*>(out.raw_data());
+    const int64_t rows = x.NumElements() / n_last;
+    const char* src = static_cast<const char*>(x.data());
+    char* dst = static_cast<char*>(out->data());
     auto do_rows = [&](Eigen::Index first, Eigen::Index last) {
       for (Eigen::Index o = first; o < last; ++o) {
         int64_t rem = o, s = 0, stride = 1;
@@ -106,27 +122,30 @@ class ReverseV2Op {
         else std::memcpy(dst + o * row, src + s * row, row);
       }
     };
-    if (out.bytes() <= (64 << 10)) {
+    if (out->TotalBytes() <= (64 << 10)) {
       do_rows(0, rows);
     } else {
-      pdk_compute::Device(ctx).parallelFor(rows, Eigen::TensorOpCost(row, row, 3 * r), do_rows);
+      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
+          rows, Eigen::TensorOpCost(row, row, 3 * r), do_rows);
     }
-    return pdk::Status::OK();
   }
 };
 
+// T: the data-movement types (pdk_compute::DataMovementTypes); Tidx int32,
+// int64; axis in host memory.
+#define PDK_REGISTER_REVERSE_(T, Tidx)                  \
+  REGISTER_KERNEL_BUILDER(Name("ReverseV2")             \
+                              .Device(DEVICE_PDK)       \
+                              .TypeConstraint<T>("T")   \
+                              .TypeConstraint<Tidx>("Tidx") \
+                              .HostMemory("axis"),      \
+                          ReverseV2Op)
+#define PDK_REGISTER_REVERSE_ALL_(T) \
+  PDK_REGISTER_REVERSE_(T, int32);   \
+  PDK_REGISTER_REVERSE_(T, int64);
+PDK_CALL_DATA_MOVEMENT_TYPES(PDK_REGISTER_REVERSE_ALL_)
+#undef PDK_REGISTER_REVERSE_ALL_
+#undef PDK_REGISTER_REVERSE_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(ReverseV2, r) {
-  pdk::ForEachType(pdk_compute::DataMovementTypes{},
-                   [&](auto t) {
-                     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       r.Add(pdk::KernelDef<ReverseV2Op>("ReverseV2")
-                                 .Type("T", t)
-                                 .Type("Tidx", i)
-                                 .HostMemory("axis"));
-                     });
-                   });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -13,15 +13,18 @@
 // Errors (InvalidArgument): num_segments not a scalar or negative; data.shape
 // not starting with segment_ids.shape; an id >= num_segments
 // ("segment_ids[3] = 7 is out of range [0, 5)").
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "kernels/array/tf_array_util.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 struct SumR {
@@ -51,47 +54,56 @@ std::string IndexString(const pdk::Shape& shape, int64_t i) {
 }
 
 template <class T, class Index, class R>
-class UnsortedSegmentOp {
+class UnsortedSegmentOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor data, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor ids_t, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor num_t, ctx.input(2));
-    if (num_t.rank() != 0)
-      return pdk::InvalidArgument(ctx.op(), ": num_segments must be a scalar, got a tensor of shape ",
-                                  num_t.shape());
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> nv, pdk::ReadIntVector(ctx.op(), "num_segments", num_t));
-    const int64_t num = nv[0];
-    if (num < 0)
-      return pdk::InvalidArgument(ctx.op(), ": num_segments must be non-negative, got ", num);
-    const pdk::Shape ds = data.shape(), is = ids_t.shape();
+  explicit UnsortedSegmentOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& data = ctx->input(0);
+    const Tensor& ids_t = ctx->input(1);
+    const Tensor& num_t = ctx->input(2);
+    OP_REQUIRES(ctx, num_t.dims() == 0,
+                errors::InvalidArgument(op,
+                                        ": num_segments must be a scalar, got a tensor of shape ",
+                                        num_t.shape()));
+    pdk::StatusOr<std::vector<int64_t>> nv =
+        pdk_kernels::ReadIntVector(op, "num_segments", num_t);
+    OP_REQUIRES_OK(ctx, nv.status());
+    const int64_t num = (*nv)[0];
+    OP_REQUIRES(ctx, num >= 0,
+                errors::InvalidArgument(op, ": num_segments must be non-negative, got ", num));
+    const pdk::Shape& ds = data.shape().pdk_shape();
+    const pdk::Shape& is = ids_t.shape().pdk_shape();
     bool prefix = is.rank() <= ds.rank();
     for (int k = 0; prefix && k < is.rank(); ++k) prefix = is[k] == ds[k];
-    if (!prefix)
-      return pdk::InvalidArgument(ctx.op(), ": data.shape ", ds,
-                                  " must start with segment_ids.shape ", is);
+    OP_REQUIRES(ctx, prefix,
+                errors::InvalidArgument(op, ": data.shape ", ds,
+                                        " must start with segment_ids.shape ", is));
     std::vector<int64_t> out_dims{num};
     int64_t inner = 1;
     for (int k = is.rank(); k < ds.rank(); ++k) {
       out_dims.push_back(ds[k]);
       inner *= ds[k];
     }
-    const int64_t n = ids_t.num_elements();
-    const Index* ids = ids_t.data<Index>();
+    const int64_t n = ids_t.NumElements();
+    const Index* ids = static_cast<const Index*>(ids_t.data());
     for (int64_t i = 0; i < n; ++i) {
       const int64_t j = static_cast<int64_t>(ids[i]);
-      if (j >= num)
-        return pdk::InvalidArgument(ctx.op(), ": segment_ids", IndexString(is, i), " = ", j,
-                                    " is out of range [0, ", num, ")");
+      OP_REQUIRES(ctx, j < num,
+                  errors::InvalidArgument(op, ": segment_ids", IndexString(is, i), " = ", j,
+                                          " is out of range [0, ", num, ")"));
     }
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape(out_dims)));
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    const auto& dev = pdk_compute::Device(ctx);
-    pdk_compute::flat<T>(out).device(dev) =
-        pdk_compute::flat<T>(out).constant(R::template Init<T>());
-    if (inner == 0 || n == 0) return pdk::Status::OK();
-    T* o = out.data<T>();
-    const T* d = data.data<T>();
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(out_dims), &out));
+    const int64_t out_n = out->NumElements();
+    if (out_n == 0) return;
+    const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    T* o = static_cast<T*>(out->data());
+    pdk_compute::Flat<T> out_flat(o, out_n);
+    out_flat.device(dev) = out_flat.constant(R::template Init<T>());
+    if (inner == 0 || n == 0) return;
+    const T* d = static_cast<const T*>(data.data());
     auto reduce_cols = [&](Eigen::Index c0, Eigen::Index c1) {
       for (int64_t i = 0; i < n; ++i) {
         const int64_t j = static_cast<int64_t>(ids[i]);
@@ -106,34 +118,38 @@ class UnsortedSegmentOp {
     } else {
       dev.parallelFor(inner, Eigen::TensorOpCost(n * sizeof(T), n * sizeof(T), n), reduce_cols);
     }
-    return pdk::Status::OK();
   }
 };
 
-template <class R>
-void RegisterSegment(pdk::Registrar& r, const char* op) {
-  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-      using Index = typename decltype(i)::type;
-      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto nseg) {
-        r.Add(pdk::KernelDef<UnsortedSegmentOp<T, Index, R>>(op)
-                  .Type("T", t)
-                  .Type("Tindices", i)
-                  .Type("Tnumsegments", nseg)
-                  .HostMemory("num_segments"));
-      });
-    });
-  });
-}
+// T: float32, float64, int32, int64; Tindices and Tnumsegments int32, int64;
+// num_segments in host memory.
+#define PDK_REGISTER_SEGMENT_(op, R, T, Index, NumSegments)            \
+  REGISTER_KERNEL_BUILDER(Name(op)                                     \
+                              .Device(DEVICE_PDK)                      \
+                              .TypeConstraint<T>("T")                  \
+                              .TypeConstraint<Index>("Tindices")       \
+                              .TypeConstraint<NumSegments>("Tnumsegments") \
+                              .HostMemory("num_segments"),             \
+                          UnsortedSegmentOp<T, Index, R>)
+#define PDK_REGISTER_SEGMENT_INDEX_(op, R, T, Index) \
+  PDK_REGISTER_SEGMENT_(op, R, T, Index, int32);     \
+  PDK_REGISTER_SEGMENT_(op, R, T, Index, int64)
+#define PDK_REGISTER_SEGMENT_T_(op, R, T)        \
+  PDK_REGISTER_SEGMENT_INDEX_(op, R, T, int32);  \
+  PDK_REGISTER_SEGMENT_INDEX_(op, R, T, int64)
+#define PDK_REGISTER_SEGMENT_OP_(op, R)         \
+  PDK_REGISTER_SEGMENT_T_(op, R, float);        \
+  PDK_REGISTER_SEGMENT_T_(op, R, double);       \
+  PDK_REGISTER_SEGMENT_T_(op, R, int32);        \
+  PDK_REGISTER_SEGMENT_T_(op, R, int64)
+PDK_REGISTER_SEGMENT_OP_("UnsortedSegmentSum", SumR);
+PDK_REGISTER_SEGMENT_OP_("UnsortedSegmentMax", MaxR);
+PDK_REGISTER_SEGMENT_OP_("UnsortedSegmentMin", MinR);
+PDK_REGISTER_SEGMENT_OP_("UnsortedSegmentProd", ProdR);
+#undef PDK_REGISTER_SEGMENT_OP_
+#undef PDK_REGISTER_SEGMENT_T_
+#undef PDK_REGISTER_SEGMENT_INDEX_
+#undef PDK_REGISTER_SEGMENT_
 
 }  // namespace
-
-PDK_REGISTER_KERNELS(UnsortedSegment, r) {
-  RegisterSegment<SumR>(r, "UnsortedSegmentSum");
-  RegisterSegment<MaxR>(r, "UnsortedSegmentMax");
-  RegisterSegment<MinR>(r, "UnsortedSegmentMin");
-  RegisterSegment<ProdR>(r, "UnsortedSegmentProd");
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

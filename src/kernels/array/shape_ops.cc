@@ -1,86 +1,107 @@
 // Shape, ShapeN, Size, Rank: metadata of the input(s), written to host-memory
 // outputs, so a graph never copies a PDK tensor back to the CPU to read its
 // shape. The input's data is never read (it may stay in device memory).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstdint>
 #include <limits>
+#include <string>
 
-#include "compute/eigen.h"
-#include "pdk/kernel.h"
-#include "kernels/int32_on_host.h"
+#include "kernels/array/tf_array_util.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
-// Writes `v` to element i of `out` (int32 or int64), checking int32 range.
-pdk::Status Store(const pdk::Context& ctx, const pdk::Tensor& out, int64_t i, int64_t v,
-                  const char* what) {
-  if (out.dtype() == TF_INT32) {
-    if (v > std::numeric_limits<int32_t>::max())
-      return pdk::InvalidArgument(ctx.op(), ": ", what, " ", v,
-                                  " does not fit the int32 out_type");
-    out.data<int32_t>()[i] = static_cast<int32_t>(v);
+// Writes `v` to element i of `out` (int32 or int64), checking int32 range;
+// `op` names the op in the error.
+Status Store(const std::string& op, Tensor* out, int64 i, int64 v, const char* what) {
+  if (out->dtype() == DT_INT32) {
+    if (v > std::numeric_limits<int32>::max())
+      return errors::InvalidArgument(op, ": ", what, " ", v, " does not fit the int32 out_type");
+    static_cast<int32*>(out->data())[i] = static_cast<int32>(v);
   } else {
-    out.data<int64_t>()[i] = v;
+    static_cast<int64*>(out->data())[i] = v;
   }
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
 // Shape (one input) and ShapeN (N inputs): output i is input i's dims.
-class ShapeOp {
+class ShapeOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    for (int i = 0; i < ctx.num_inputs(); ++i) {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(i));
-      const int rank = x.rank();
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(i, pdk::Shape{rank}));
+  explicit ShapeOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      const Tensor& x = ctx->input(i);
+      const int rank = x.dims();
+      Tensor* out = nullptr;
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(i, TensorShape({rank}), &out));
       for (int d = 0; d < rank; ++d)
-        PDK_RETURN_IF_ERROR(Store(ctx, out, d, x.dim(d), "dimension"));
+        OP_REQUIRES_OK(ctx, Store(type_string(), out, d, x.dim_size(d), "dimension"));
     }
-    return pdk::Status::OK();
   }
 };
 
-class SizeOp {
+class SizeOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{}));
-    return Store(ctx, out, 0, x.shape().num_elements(), "number of elements");
+  explicit SizeOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(), &out));
+    OP_REQUIRES_OK(ctx, Store(type_string(), out, 0, x.NumElements(), "number of elements"));
   }
 };
 
-class RankOp {
+class RankOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{}));
-    out.data<int32_t>()[0] = x.rank();
-    return pdk::Status::OK();
+  explicit RankOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(), &out));
+    static_cast<int32*>(out->data())[0] = x.dims();
   }
 };
+
+// T: the data-movement types (pdk_compute::DataMovementTypes); out_type
+// int32, int64 (Shape, ShapeN, Size). Every output in host memory, and
+// int32's input (kernels/int32_on_host.h).
+#define PDK_REGISTER_SHAPE_OPS_OUT_(T, Out, INT32_HOST_MEMORY)            \
+  REGISTER_KERNEL_BUILDER(Name("Shape")                                   \
+                              .Device(DEVICE_PDK)                         \
+                              .TypeConstraint<T>("T")                     \
+                              .TypeConstraint<Out>("out_type")            \
+                              .HostMemory("output") INT32_HOST_MEMORY,    \
+                          ShapeOp);                                       \
+  REGISTER_KERNEL_BUILDER(Name("ShapeN")                                  \
+                              .Device(DEVICE_PDK)                         \
+                              .TypeConstraint<T>("T")                     \
+                              .TypeConstraint<Out>("out_type")            \
+                              .HostMemory("output") INT32_HOST_MEMORY,    \
+                          ShapeOp);                                       \
+  REGISTER_KERNEL_BUILDER(Name("Size")                                    \
+                              .Device(DEVICE_PDK)                         \
+                              .TypeConstraint<T>("T")                     \
+                              .TypeConstraint<Out>("out_type")            \
+                              .HostMemory("output") INT32_HOST_MEMORY,    \
+                          SizeOp)
+#define PDK_REGISTER_SHAPE_OPS_(T, INT32_HOST_MEMORY)                                \
+  PDK_REGISTER_SHAPE_OPS_OUT_(T, int32, INT32_HOST_MEMORY);                          \
+  PDK_REGISTER_SHAPE_OPS_OUT_(T, int64, INT32_HOST_MEMORY);                          \
+  REGISTER_KERNEL_BUILDER(                                                           \
+      Name("Rank").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("output")    \
+          INT32_HOST_MEMORY,                                                         \
+      RankOp)
+#define PDK_REGISTER_SHAPE_OPS_DEVICE_(T) PDK_REGISTER_SHAPE_OPS_(T, );
+PDK_CALL_DATA_MOVEMENT_TYPES_NO_INT32(PDK_REGISTER_SHAPE_OPS_DEVICE_)
+PDK_REGISTER_SHAPE_OPS_(int32, .HostMemory("input"));
+#undef PDK_REGISTER_SHAPE_OPS_DEVICE_
+#undef PDK_REGISTER_SHAPE_OPS_
+#undef PDK_REGISTER_SHAPE_OPS_OUT_
 
 }  // namespace
-
-PDK_REGISTER_KERNELS(ShapeOps, r) {
-  pdk::ForEachType(pdk_compute::DataMovementTypes{},
-                   [&](auto t) {
-                     using T = typename decltype(t)::type;
-                     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto o) {
-                       for (const char* op : {"Shape", "ShapeN"})
-                         r.Add(Int32OnHost<T>(pdk::KernelDef<ShapeOp>(op)
-                                                  .Type("T", t)
-                                                  .Type("out_type", o)
-                                                  .HostMemory("output"),
-                                              {"input"}));
-                       r.Add(Int32OnHost<T>(pdk::KernelDef<SizeOp>("Size")
-                                                .Type("T", t)
-                                                .Type("out_type", o)
-                                                .HostMemory("output"),
-                                            {"input"}));
-                     });
-                     r.Add(Int32OnHost<T>(pdk::KernelDef<RankOp>("Rank").Type("T", t).HostMemory("output"),
-                                          {"input"}));
-                   });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -10,71 +10,89 @@
 // int16.
 // Errors: InvalidArgument if begin/size are not vectors of length rank,
 // begin[i] is not in [0, D_i], or size[i] is not in [0, D_i - begin[i]].
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstring>
 #include <vector>
 
-#include "compute/eigen.h"
 #include "kernels/array/box_copy.h"
-#include "pdk/kernel.h"
-#include "kernels/int32_on_host.h"
+#include "kernels/array/tf_array_util.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
-class SliceOp {
+class SliceOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor begin_t, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor size_t_, ctx.input(2));
-    const pdk::Shape in = input.shape();
+  explicit SliceOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& input = ctx->input(0);
+    const Tensor& begin_t = ctx->input(1);
+    const Tensor& size_t_ = ctx->input(2);
+    const pdk::Shape& in = input.shape().pdk_shape();
     const int rank = in.rank();
-    if (begin_t.rank() != 1 || size_t_.rank() != 1 || begin_t.num_elements() != rank ||
-        size_t_.num_elements() != rank)
-      return pdk::InvalidArgument(ctx.op(), ": expected begin and size to be 1-D tensors of size ",
-                                  rank, " (the rank of input, shape ", in, "), got shapes ",
-                                  begin_t.shape(), " and ", size_t_.shape());
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> begin, pdk::ReadIntVector(ctx.op(), "begin", begin_t));
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> size, pdk::ReadIntVector(ctx.op(), "size", size_t_));
+    OP_REQUIRES(ctx, begin_t.dims() == 1 && size_t_.dims() == 1 &&
+                         begin_t.NumElements() == rank && size_t_.NumElements() == rank,
+                errors::InvalidArgument(op, ": expected begin and size to be 1-D tensors of size ",
+                                        rank, " (the rank of input, shape ", in, "), got shapes ",
+                                        begin_t.shape(), " and ", size_t_.shape()));
+    pdk::StatusOr<std::vector<int64_t>> begin_or =
+        pdk_kernels::ReadIntVector(op, "begin", begin_t);
+    OP_REQUIRES_OK(ctx, begin_or.status());
+    pdk::StatusOr<std::vector<int64_t>> size_or = pdk_kernels::ReadIntVector(op, "size", size_t_);
+    OP_REQUIRES_OK(ctx, size_or.status());
+    const std::vector<int64_t>& begin = *begin_or;
+    std::vector<int64_t>& size = *size_or;
     bool whole = true;
     for (int i = 0; i < rank; ++i) {
       const int64_t b = begin[i];
-      if (b < 0 || b > in[i])
-        return pdk::InvalidArgument(ctx.op(), ": expected begin[", i, "] in [0, ", in[i],
-                                    "], but got ", b, " (input shape ", in, ")");
+      OP_REQUIRES(ctx, b >= 0 && b <= in[i],
+                  errors::InvalidArgument(op, ": expected begin[", i, "] in [0, ", in[i],
+                                          "], but got ", b, " (input shape ", in, ")"));
       if (size[i] == -1) size[i] = in[i] - b;
-      if (size[i] < 0 || b + size[i] > in[i])
-        return pdk::InvalidArgument(ctx.op(), ": expected size[", i, "] in [0, ", in[i] - b,
-                                    "], but got ", size[i], " (input shape ", in, ", begin[", i,
-                                    "] = ", b, ")");
+      OP_REQUIRES(ctx, size[i] >= 0 && b + size[i] <= in[i],
+                  errors::InvalidArgument(op, ": expected size[", i, "] in [0, ", in[i] - b,
+                                          "], but got ", size[i], " (input shape ", in,
+                                          ", begin[", i, "] = ", b, ")"));
       whole = whole && size[i] == in[i];
     }
-    const pdk::Shape out_shape(size);
-    if (whole) return ctx.set_output_reshaped(0, input, out_shape);  // no copy
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
-    if (out_shape.num_elements() == 0) return pdk::Status::OK();
-    CopyBox(pdk_compute::Device(ctx), TF_DataTypeSize(input.dtype()),
-            static_cast<const char*>(input.raw_data()), in.dims(), begin,
-            static_cast<char*>(out.raw_data()), size, std::vector<int64_t>(rank, 0), size);
-    return pdk::Status::OK();
+    if (whole) {  // the output is the input, of the same shape: no copy
+      ctx->set_output(0, input);
+      return;
+    }
+    const TensorShape out_shape(size);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    if (out_shape.num_elements() == 0) return;
+    pdk_kernels::CopyBox(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                         TF_DataTypeSize(static_cast<TF_DataType>(input.dtype())),
+                         static_cast<const char*>(input.data()), in.dims(), begin,
+                         static_cast<char*>(out->data()), size, std::vector<int64_t>(rank, 0),
+                         size);
   }
 };
 
+// T: the data-movement types (pdk_compute::DataMovementTypes); Index int32,
+// int64; begin and size in host memory, and int32's input and output
+// (kernels/int32_on_host.h).
+#define PDK_REGISTER_SLICE_(T, Index, INT32_HOST_MEMORY)                  \
+  REGISTER_KERNEL_BUILDER(Name("Slice")                                   \
+                              .Device(DEVICE_PDK)                         \
+                              .TypeConstraint<T>("T")                     \
+                              .TypeConstraint<Index>("Index")             \
+                              .HostMemory("begin")                        \
+                              .HostMemory("size") INT32_HOST_MEMORY,      \
+                          SliceOp)
+#define PDK_REGISTER_SLICE_ALL_(T)  \
+  PDK_REGISTER_SLICE_(T, int32, );  \
+  PDK_REGISTER_SLICE_(T, int64, );
+PDK_CALL_DATA_MOVEMENT_TYPES_NO_INT32(PDK_REGISTER_SLICE_ALL_)
+PDK_REGISTER_SLICE_(int32, int32, .HostMemory("input").HostMemory("output"));
+PDK_REGISTER_SLICE_(int32, int64, .HostMemory("input").HostMemory("output"));
+#undef PDK_REGISTER_SLICE_ALL_
+#undef PDK_REGISTER_SLICE_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(Slice, r) {
-  pdk::ForEachType(pdk_compute::DataMovementTypes{},
-                   [&](auto t) {
-                     using T = typename decltype(t)::type;
-                     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       r.Add(Int32OnHost<T>(pdk::KernelDef<SliceOp>("Slice")
-                                                .Type("T", t)
-                                                .Type("Index", i)
-                                                .HostMemory("begin")
-                                                .HostMemory("size"),
-                                            {"input", "output"}));
-                     });
-                   });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -8,62 +8,79 @@
 // tensorflow/core/util/strided_slice_op.cc.
 // Errors: InvalidArgument for a zero stride, mismatched spec lengths, more than
 // one ellipsis, or a shrunk index out of range.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstring>
 #include <vector>
 
-#include "compute/eigen.h"
 #include "kernels/array/strided_slice_spec.h"
-#include "pdk/kernel.h"
-#include "kernels/int32_on_host.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
-class StridedSliceOp {
- public:
-  pdk::Status Init(const pdk::Attrs& a) { return masks_.Init(a); }
+using pdk_kernels::ForEachStridedRun;
+using pdk_kernels::ResolveStridedSlice;
+using pdk_kernels::RowMajorStrides;
+using pdk_kernels::StridedSliceMasks;
+using pdk_kernels::StridedSliceSpec;
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor begin_t, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor end_t, ctx.input(2));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor strides_t, ctx.input(3));
-    const pdk::Shape in_shape = input.shape();
-    PDK_ASSIGN_OR_RETURN(StridedSliceSpec spec,
-                         ResolveStridedSlice(ctx.op(), in_shape, begin_t, end_t, strides_t, masks_));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, spec.out_shape));
-    if (spec.out_shape.num_elements() == 0) return pdk::Status::OK();
-    const size_t elem = TF_DataTypeSize(input.dtype());
-    const char* in = static_cast<const char*>(input.raw_data());
-    char* cursor = static_cast<char*>(out.raw_data());
-    ForEachStridedRun(RowMajorStrides(in_shape), spec, 0, 0, [&](int64_t off, int64_t n) {
+class StridedSliceOp : public OpKernel {
+ public:
+  explicit StridedSliceOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, masks_.Init(c));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& begin_t = ctx->input(1);
+    const Tensor& end_t = ctx->input(2);
+    const Tensor& strides_t = ctx->input(3);
+    const pdk::Shape& in_shape = input.shape().pdk_shape();
+    pdk::StatusOr<StridedSliceSpec> spec = ResolveStridedSlice(
+        type_string().c_str(), in_shape, begin_t, end_t, strides_t, masks_);
+    OP_REQUIRES_OK(ctx, spec.status());
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(spec->out_shape), &out));
+    if (spec->out_shape.num_elements() == 0) return;
+    const size_t elem = TF_DataTypeSize(static_cast<TF_DataType>(input.dtype()));
+    const char* in = static_cast<const char*>(input.data());
+    char* cursor = static_cast<char*>(out->data());
+    ForEachStridedRun(RowMajorStrides(in_shape), *spec, 0, 0, [&](int64_t off, int64_t n) {
       std::memcpy(cursor, in + off * elem, n * elem);
       cursor += n * elem;
     });
-    return pdk::Status::OK();
   }
 
  private:
   StridedSliceMasks masks_;
 };
 
+// T: float32/64, float16, bfloat16, int32, int64, bool, uint8; Index int32,
+// int64; begin, end and strides in host memory, and int32's input and output
+// (kernels/int32_on_host.h).
+#define PDK_REGISTER_STRIDED_SLICE_(T, Index, INT32_HOST_MEMORY) \
+  REGISTER_KERNEL_BUILDER(Name("StridedSlice")                   \
+                              .Device(DEVICE_PDK)                \
+                              .TypeConstraint<T>("T")            \
+                              .TypeConstraint<Index>("Index")    \
+                              .HostMemory("begin")               \
+                              .HostMemory("end")                 \
+                              .HostMemory("strides") INT32_HOST_MEMORY, \
+                          StridedSliceOp)
+#define PDK_REGISTER_STRIDED_SLICE_ALL_(T, INT32_HOST_MEMORY) \
+  PDK_REGISTER_STRIDED_SLICE_(T, int32, INT32_HOST_MEMORY);   \
+  PDK_REGISTER_STRIDED_SLICE_(T, int64, INT32_HOST_MEMORY)
+PDK_REGISTER_STRIDED_SLICE_ALL_(float, );
+PDK_REGISTER_STRIDED_SLICE_ALL_(double, );
+PDK_REGISTER_STRIDED_SLICE_ALL_(Eigen::half, );
+PDK_REGISTER_STRIDED_SLICE_ALL_(Eigen::bfloat16, );
+PDK_REGISTER_STRIDED_SLICE_ALL_(int32, .HostMemory("input").HostMemory("output"));
+PDK_REGISTER_STRIDED_SLICE_ALL_(int64, );
+PDK_REGISTER_STRIDED_SLICE_ALL_(bool, );
+PDK_REGISTER_STRIDED_SLICE_ALL_(uint8, );
+#undef PDK_REGISTER_STRIDED_SLICE_ALL_
+#undef PDK_REGISTER_STRIDED_SLICE_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(StridedSlice, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
-                                 bool, uint8_t>{},
-                   [&](auto t) {
-                     using T = typename decltype(t)::type;
-                     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       r.Add(Int32OnHost<T>(pdk::KernelDef<StridedSliceOp>("StridedSlice")
-                                                .Type("T", t)
-                                                .Type("Index", i)
-                                                .HostMemory("begin")
-                                                .HostMemory("end")
-                                                .HostMemory("strides"),
-                                            {"input", "output"}));
-                     });
-                   });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

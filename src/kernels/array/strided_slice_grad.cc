@@ -11,75 +11,99 @@
 // Errors: InvalidArgument for a bad spec (see strided_slice_spec.h), a shape
 // that is not a vector of non-negative sizes, or dy whose shape is not the
 // slice's shape.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstring>
 #include <vector>
 
-#include "compute/eigen.h"
 #include "kernels/array/strided_slice_spec.h"
-#include "pdk/kernel.h"
+#include "kernels/array/tf_array_util.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
-class StridedSliceGradOp {
- public:
-  pdk::Status Init(const pdk::Attrs& a) { return masks_.Init(a); }
+using pdk_kernels::ForEachStridedRun;
+using pdk_kernels::ResolveStridedSlice;
+using pdk_kernels::RowMajorStrides;
+using pdk_kernels::StridedSliceMasks;
+using pdk_kernels::StridedSliceSpec;
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor shape_t, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor begin_t, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor end_t, ctx.input(2));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor strides_t, ctx.input(3));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(4));
-    if (shape_t.rank() != 1)
-      return pdk::InvalidArgument(ctx.op(), ": shape must be 1-D, got a tensor of shape ",
-                                  shape_t.shape());
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dims, pdk::ReadIntVector(ctx.op(), "shape", shape_t));
-    for (size_t i = 0; i < dims.size(); ++i)
-      if (dims[i] < 0)
-        return pdk::InvalidArgument(ctx.op(), ": shape[", i, "] must be non-negative, got ",
-                                    dims[i]);
-    const pdk::Shape in_shape(dims);
-    PDK_ASSIGN_OR_RETURN(StridedSliceSpec spec,
-                         ResolveStridedSlice(ctx.op(), in_shape, begin_t, end_t, strides_t, masks_));
-    if (dy.shape() != spec.out_shape)
-      return pdk::InvalidArgument(ctx.op(), ": shape of dy was ", dy.shape(), " instead of ",
-                                  spec.out_shape, " (the slice of an input of shape ", in_shape,
-                                  ")");
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, in_shape));
-    if (in_shape.num_elements() == 0) return pdk::Status::OK();
-    const size_t elem = TF_DataTypeSize(ctx.output_dtype(0));
-    char* dst = static_cast<char*>(out.raw_data());
-    std::memset(dst, 0, out.bytes());
-    if (spec.out_shape.num_elements() == 0) return pdk::Status::OK();
-    const char* cursor = static_cast<const char*>(dy.raw_data());
-    ForEachStridedRun(RowMajorStrides(in_shape), spec, 0, 0, [&](int64_t off, int64_t n) {
+class StridedSliceGradOp : public OpKernel {
+ public:
+  explicit StridedSliceGradOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, masks_.Init(c));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& shape_t = ctx->input(0);
+    const Tensor& begin_t = ctx->input(1);
+    const Tensor& end_t = ctx->input(2);
+    const Tensor& strides_t = ctx->input(3);
+    const Tensor& dy = ctx->input(4);
+    OP_REQUIRES(ctx, shape_t.dims() == 1,
+                errors::InvalidArgument(op, ": shape must be 1-D, got a tensor of shape ",
+                                        shape_t.shape()));
+    pdk::StatusOr<std::vector<int64_t>> dims =
+        pdk_kernels::ReadIntVector(op, "shape", shape_t);
+    OP_REQUIRES_OK(ctx, dims.status());
+    for (size_t i = 0; i < dims->size(); ++i)
+      OP_REQUIRES(ctx, (*dims)[i] >= 0,
+                  errors::InvalidArgument(op, ": shape[", i, "] must be non-negative, got ",
+                                          (*dims)[i]));
+    const pdk::Shape in_shape(*dims);
+    pdk::StatusOr<StridedSliceSpec> spec =
+        ResolveStridedSlice(op, in_shape, begin_t, end_t, strides_t, masks_);
+    OP_REQUIRES_OK(ctx, spec.status());
+    OP_REQUIRES(ctx, dy.shape().pdk_shape() == spec->out_shape,
+                errors::InvalidArgument(op, ": shape of dy was ", dy.shape(), " instead of ",
+                                        spec->out_shape, " (the slice of an input of shape ",
+                                        in_shape, ")"));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(in_shape), &out));
+    if (in_shape.num_elements() == 0) return;
+    const size_t elem =
+        TF_DataTypeSize(static_cast<TF_DataType>(ctx->expected_output_dtype(0)));
+    char* dst = static_cast<char*>(out->data());
+    std::memset(dst, 0, out->TotalBytes());
+    if (spec->out_shape.num_elements() == 0) return;
+    const char* cursor = static_cast<const char*>(dy.data());
+    ForEachStridedRun(RowMajorStrides(in_shape), *spec, 0, 0, [&](int64_t off, int64_t n) {
       std::memcpy(dst + off * elem, cursor, n * elem);
       cursor += n * elem;
     });
-    return pdk::Status::OK();
   }
 
  private:
   StridedSliceMasks masks_;
 };
 
+// T: float32/64, float16, bfloat16, int32, int64, bool, uint8; Index int32,
+// int64; shape, begin, end and strides in host memory.
+#define PDK_REGISTER_STRIDED_SLICE_GRAD_(T, Index)             \
+  REGISTER_KERNEL_BUILDER(Name("StridedSliceGrad")             \
+                              .Device(DEVICE_PDK)              \
+                              .TypeConstraint<T>("T")          \
+                              .TypeConstraint<Index>("Index")  \
+                              .HostMemory("shape")             \
+                              .HostMemory("begin")             \
+                              .HostMemory("end")               \
+                              .HostMemory("strides"),          \
+                          StridedSliceGradOp)
+#define PDK_REGISTER_STRIDED_SLICE_GRAD_ALL_(T) \
+  PDK_REGISTER_STRIDED_SLICE_GRAD_(T, int32);   \
+  PDK_REGISTER_STRIDED_SLICE_GRAD_(T, int64)
+PDK_REGISTER_STRIDED_SLICE_GRAD_ALL_(float);
+PDK_REGISTER_STRIDED_SLICE_GRAD_ALL_(double);
+PDK_REGISTER_STRIDED_SLICE_GRAD_ALL_(Eigen::half);
+PDK_REGISTER_STRIDED_SLICE_GRAD_ALL_(Eigen::bfloat16);
+PDK_REGISTER_STRIDED_SLICE_GRAD_ALL_(int32);
+PDK_REGISTER_STRIDED_SLICE_GRAD_ALL_(int64);
+PDK_REGISTER_STRIDED_SLICE_GRAD_ALL_(bool);
+PDK_REGISTER_STRIDED_SLICE_GRAD_ALL_(uint8);
+#undef PDK_REGISTER_STRIDED_SLICE_GRAD_ALL_
+#undef PDK_REGISTER_STRIDED_SLICE_GRAD_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(StridedSliceGrad, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t,
-                                 bool, uint8_t>{},
-                   [&](auto t) {
-                     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       r.Add(pdk::KernelDef<StridedSliceGradOp>("StridedSliceGrad")
-                                 .Type("T", t)
-                                 .Type("Index", i)
-                                 .HostMemory("shape")
-                                 .HostMemory("begin")
-                                 .HostMemory("end")
-                                 .HostMemory("strides"));
-                     });
-                   });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

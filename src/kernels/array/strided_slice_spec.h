@@ -22,7 +22,8 @@
 #include <cstring>
 #include <vector>
 
-#include "pdk/kernel.h"
+#include "kernels/array/tf_array_util.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace pdk_kernels {
 
@@ -30,12 +31,13 @@ namespace pdk_kernels {
 struct StridedSliceMasks {
   int64_t begin = 0, end = 0, ellipsis = 0, new_axis = 0, shrink_axis = 0;
 
-  pdk::Status Init(const pdk::Attrs& a) {
-    PDK_RETURN_IF_ERROR(a.Get("begin_mask", &begin));
-    PDK_RETURN_IF_ERROR(a.Get("end_mask", &end));
-    PDK_RETURN_IF_ERROR(a.Get("ellipsis_mask", &ellipsis));
-    PDK_RETURN_IF_ERROR(a.Get("new_axis_mask", &new_axis));
-    return a.Get("shrink_axis_mask", &shrink_axis);
+  // Reads them at kernel construction; errors name the attribute.
+  tensorflow::Status Init(tensorflow::OpKernelConstruction* c) {
+    TF_RETURN_IF_ERROR(c->GetAttr("begin_mask", &begin));
+    TF_RETURN_IF_ERROR(c->GetAttr("end_mask", &end));
+    TF_RETURN_IF_ERROR(c->GetAttr("ellipsis_mask", &ellipsis));
+    TF_RETURN_IF_ERROR(c->GetAttr("new_axis_mask", &new_axis));
+    return c->GetAttr("shrink_axis_mask", &shrink_axis);
   }
 };
 
@@ -49,16 +51,17 @@ struct StridedSliceSpec {
 
 // Resolves begin/end/strides (host tensors) against an input of `in_shape`.
 inline pdk::StatusOr<StridedSliceSpec> ResolveStridedSlice(
-    const char* op, const pdk::Shape& in_shape, const pdk::Tensor& begin_t,
-    const pdk::Tensor& end_t, const pdk::Tensor& strides_t, const StridedSliceMasks& m) {
+    const char* op, const pdk::Shape& in_shape, const tensorflow::Tensor& begin_t,
+    const tensorflow::Tensor& end_t, const tensorflow::Tensor& strides_t,
+    const StridedSliceMasks& m) {
   struct DenseDim {
     int64_t begin = 0, end = 0, stride = 1;
     bool begin_masked = false, end_masked = false, shrink = false;
   };
-  PDK_ASSIGN_OR_RETURN(auto begin, pdk::ReadIntVector(op, "begin", begin_t));
-  PDK_ASSIGN_OR_RETURN(auto end, pdk::ReadIntVector(op, "end", end_t));
-  PDK_ASSIGN_OR_RETURN(auto strides, pdk::ReadIntVector(op, "strides", strides_t));
-  if (begin_t.rank() != 1 || end_t.rank() != 1 || strides_t.rank() != 1 ||
+  PDK_ASSIGN_OR_RETURN(auto begin, ReadIntVector(op, "begin", begin_t));
+  PDK_ASSIGN_OR_RETURN(auto end, ReadIntVector(op, "end", end_t));
+  PDK_ASSIGN_OR_RETURN(auto strides, ReadIntVector(op, "strides", strides_t));
+  if (begin_t.dims() != 1 || end_t.dims() != 1 || strides_t.dims() != 1 ||
       begin.size() != end.size() || begin.size() != strides.size() ||
       begin.size() >= 32 /* TensorFlow's 32-bit masks */)
     return pdk::InvalidArgument("Expected begin, end, and strides to be 1D equal size tensors, "

@@ -7,55 +7,65 @@
 // Dtypes: T bool, float32, float64, int32, int64, uint8, int8.
 // Errors: a scalar input, InvalidArgument "WhereOp : Unhandled input
 // dimensions: 0" (TensorFlow's wording; the CPU kernel handles ranks 1 to 8).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <vector>
 
-#include "compute/eigen.h"
-#include "pdk/kernel.h"
-#include "kernels/int32_on_host.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 template <class T>
-class WhereOp {
+class WhereOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    const pdk::Shape in = x.shape();
-    const int rank = in.rank();
-    if (rank == 0)
-      return pdk::InvalidArgument("WhereOp : Unhandled input dimensions: 0 (", ctx.op(),
-                                  ": condition of shape [] is a scalar)");
-    const int64_t n = x.num_elements();
-    const T* v = x.data<T>();
-    int64_t count = 0;
-    for (int64_t i = 0; i < n; ++i) count += v[i] != T(0);
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{count, rank}));
-    if (count == 0 || rank == 0) return pdk::Status::OK();
-    int64_t* o = out.data<int64_t>();
-    std::vector<int64_t> coord(rank, 0);
-    for (int64_t i = 0; i < n; ++i) {
+  explicit WhereOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const TensorShape& in = x.shape();
+    const int rank = in.dims();
+    OP_REQUIRES(ctx, rank != 0,
+                errors::InvalidArgument("WhereOp : Unhandled input dimensions: 0 (",
+                                        type_string(), ": condition of shape [] is a scalar)"));
+    const int64 n = x.NumElements();
+    const T* v = static_cast<const T*>(x.data());
+    int64 count = 0;
+    for (int64 i = 0; i < n; ++i) count += v[i] != T(0);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({count, rank}), &out));
+    if (count == 0 || rank == 0) return;
+    int64* o = static_cast<int64*>(out->data());
+    std::vector<int64> coord(rank, 0);
+    for (int64 i = 0; i < n; ++i) {
       if (v[i] != T(0)) {
         for (int k = 0; k < rank; ++k) *o++ = coord[k];
       }
       for (int k = rank - 1; k >= 0; --k) {  // advance the row-major counter
-        if (++coord[k] < in[k]) break;
+        if (++coord[k] < in.dim_size(k)) break;
         coord[k] = 0;
       }
     }
-    return pdk::Status::OK();
   }
 };
 
+// T: bool, float32, float64, int32, int64, uint8, int8; int32's input and
+// output (index) live in host memory (kernels/int32_on_host.h).
+#define PDK_REGISTER_WHERE_(T) \
+  REGISTER_KERNEL_BUILDER(Name("Where").Device(DEVICE_PDK).TypeConstraint<T>("T"), WhereOp<T>)
+PDK_REGISTER_WHERE_(bool);
+PDK_REGISTER_WHERE_(float);
+PDK_REGISTER_WHERE_(double);
+REGISTER_KERNEL_BUILDER(Name("Where")
+                            .Device(DEVICE_PDK)
+                            .TypeConstraint<int32>("T")
+                            .HostMemory("input")
+                            .HostMemory("index"),
+                        WhereOp<int32>);
+PDK_REGISTER_WHERE_(int64);
+PDK_REGISTER_WHERE_(uint8);
+PDK_REGISTER_WHERE_(int8);
+#undef PDK_REGISTER_WHERE_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(Where, r) {
-  pdk::ForEachType(pdk::TypeList<bool, float, double, int32_t, int64_t, uint8_t, int8_t>{},
-                   [&](auto t) {
-                     using T = typename decltype(t)::type;
-                     r.Add(Int32OnHost<T>(pdk::KernelDef<WhereOp<T>>("Where").Type("T", t),
-                                          {"input", "index"}));
-                   });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow
