@@ -242,63 +242,63 @@ class EmptyOp : public OpKernel {
 // the Identity that reads the start's buffer after the updates (by control
 // edges) reads it without a copy, which TensorFlow would start as soon as the
 // buffer exists.
-#define PDK_REGISTER_INPLACE_ARITH_(T)                                                         \
-  REGISTER_KERNEL_BUILDER(                                                                     \
-      Name("InplaceAdd").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("i"),           \
-      InplaceOp<T, InplaceKind::kAdd>);                                                        \
-  REGISTER_KERNEL_BUILDER(                                                                     \
-      Name("InplaceSub").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("i"),           \
+#define PDK_REGISTER_INPLACE_ARITH_(T)                                              \
+  REGISTER_KERNEL_BUILDER(                                                          \
+      Name("InplaceAdd").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("i"), \
+      InplaceOp<T, InplaceKind::kAdd>);                                             \
+  REGISTER_KERNEL_BUILDER(                                                          \
+      Name("InplaceSub").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("i"), \
       InplaceOp<T, InplaceKind::kSub>)
 #define PDK_REGISTER_INPLACE_NO_ARITH_(T)
-#define PDK_REGISTER_INPLACE_(T, ARITH)                                                        \
-  REGISTER_KERNEL_BUILDER(                                                                     \
-      Name("_ParallelConcatStart").Device(DEVICE_PDK).TypeConstraint<T>("dtype"),              \
-      ParallelConcatStartOp);                                                                  \
-  REGISTER_KERNEL_BUILDER(                                                                     \
-      Name("_ParallelConcatUpdate").Device(DEVICE_PDK).TypeConstraint<T>("T"),                 \
-      ParallelConcatUpdateOp);                                                                 \
-  REGISTER_KERNEL_BUILDER(                                                                     \
-      Name("InplaceUpdate").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("i"),        \
-      InplaceOp<T, InplaceKind::kUpdate>);                                                     \
-  ARITH(T)                                                                                     \
-  REGISTER_KERNEL_BUILDER(Name("DeepCopy").Device(DEVICE_PDK).TypeConstraint<T>("T"),         \
-                          DeepCopyOp);                                                         \
-  REGISTER_KERNEL_BUILDER(                                                                     \
-      Name("Empty").Device(DEVICE_PDK).TypeConstraint<T>("dtype").HostMemory("shape"),        \
+#define PDK_REGISTER_INPLACE_(T, ARITH)                                                \
+  REGISTER_KERNEL_BUILDER(                                                             \
+      Name("_ParallelConcatStart").Device(DEVICE_PDK).TypeConstraint<T>("dtype"),      \
+      ParallelConcatStartOp);                                                          \
+  REGISTER_KERNEL_BUILDER(                                                             \
+      Name("_ParallelConcatUpdate").Device(DEVICE_PDK).TypeConstraint<T>("T"),         \
+      ParallelConcatUpdateOp);                                                         \
+  REGISTER_KERNEL_BUILDER(                                                             \
+      Name("InplaceUpdate").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("i"), \
+      InplaceOp<T, InplaceKind::kUpdate>);                                             \
+  ARITH(T)                                                                             \
+  REGISTER_KERNEL_BUILDER(Name("DeepCopy").Device(DEVICE_PDK).TypeConstraint<T>("T"),  \
+                          DeepCopyOp);                                                 \
+  REGISTER_KERNEL_BUILDER(                                                             \
+      Name("Empty").Device(DEVICE_PDK).TypeConstraint<T>("dtype").HostMemory("shape"), \
       EmptyOp)
-#define PDK_REGISTER_INPLACE_INT32_ARITH_(kind, op)   \
-  REGISTER_KERNEL_BUILDER(Name(op)                     \
-                              .Device(DEVICE_PDK)      \
+#define PDK_REGISTER_INPLACE_INT32_ARITH_(kind, op)       \
+  REGISTER_KERNEL_BUILDER(Name(op)                        \
+                              .Device(DEVICE_PDK)         \
                               .TypeConstraint<int32>("T") \
-                              .HostMemory("i")         \
-                              .HostMemory("x")         \
-                              .HostMemory("v")         \
-                              .HostMemory("y"),        \
+                              .HostMemory("i")            \
+                              .HostMemory("x")            \
+                              .HostMemory("v")            \
+                              .HostMemory("y"),           \
                           InplaceOp<int32, InplaceKind::kind>)
-#define PDK_REGISTER_INPLACE_INT32_()                                                          \
-  REGISTER_KERNEL_BUILDER(Name("_ParallelConcatStart")                                         \
-                              .Device(DEVICE_PDK)                                              \
-                              .TypeConstraint<int32>("dtype")                                  \
-                              .HostMemory("output"),                                           \
-                          ParallelConcatStartOp);                                              \
-  REGISTER_KERNEL_BUILDER(Name("_ParallelConcatUpdate")                                        \
-                              .Device(DEVICE_PDK)                                              \
-                              .TypeConstraint<int32>("T")                                      \
-                              .HostMemory("value")                                             \
-                              .HostMemory("update")                                            \
-                              .HostMemory("output"),                                           \
-                          ParallelConcatUpdateOp);                                             \
-  PDK_REGISTER_INPLACE_INT32_ARITH_(kUpdate, "InplaceUpdate");                                 \
-  PDK_REGISTER_INPLACE_INT32_ARITH_(kAdd, "InplaceAdd");                                       \
-  PDK_REGISTER_INPLACE_INT32_ARITH_(kSub, "InplaceSub");                                       \
-  REGISTER_KERNEL_BUILDER(Name("DeepCopy")                                                     \
-                              .Device(DEVICE_PDK)                                              \
-                              .TypeConstraint<int32>("T")                                      \
-                              .HostMemory("x")                                                 \
-                              .HostMemory("y"),                                                \
-                          DeepCopyOp);                                                         \
-  REGISTER_KERNEL_BUILDER(                                                                     \
-      Name("Empty").Device(DEVICE_PDK).TypeConstraint<int32>("dtype").HostMemory("shape"),    \
+#define PDK_REGISTER_INPLACE_INT32_()                                                      \
+  REGISTER_KERNEL_BUILDER(Name("_ParallelConcatStart")                                     \
+                              .Device(DEVICE_PDK)                                          \
+                              .TypeConstraint<int32>("dtype")                              \
+                              .HostMemory("output"),                                       \
+                          ParallelConcatStartOp);                                          \
+  REGISTER_KERNEL_BUILDER(Name("_ParallelConcatUpdate")                                    \
+                              .Device(DEVICE_PDK)                                          \
+                              .TypeConstraint<int32>("T")                                  \
+                              .HostMemory("value")                                         \
+                              .HostMemory("update")                                        \
+                              .HostMemory("output"),                                       \
+                          ParallelConcatUpdateOp);                                         \
+  PDK_REGISTER_INPLACE_INT32_ARITH_(kUpdate, "InplaceUpdate");                             \
+  PDK_REGISTER_INPLACE_INT32_ARITH_(kAdd, "InplaceAdd");                                   \
+  PDK_REGISTER_INPLACE_INT32_ARITH_(kSub, "InplaceSub");                                   \
+  REGISTER_KERNEL_BUILDER(Name("DeepCopy")                                                 \
+                              .Device(DEVICE_PDK)                                          \
+                              .TypeConstraint<int32>("T")                                  \
+                              .HostMemory("x")                                             \
+                              .HostMemory("y"),                                            \
+                          DeepCopyOp);                                                     \
+  REGISTER_KERNEL_BUILDER(                                                                 \
+      Name("Empty").Device(DEVICE_PDK).TypeConstraint<int32>("dtype").HostMemory("shape"), \
       EmptyOp)
 PDK_REGISTER_INPLACE_(float, PDK_REGISTER_INPLACE_ARITH_);
 PDK_REGISTER_INPLACE_(double, PDK_REGISTER_INPLACE_ARITH_);

@@ -285,27 +285,27 @@ class MirrorPadGradOp : public OpKernel {
 
 // Pad, PadV2, MirrorPad: the data-movement types (pdk_compute::DataMovementTypes);
 // paddings (Tpaddings int32/int64) in host memory.
-#define PDK_REGISTER_PAD_INDEX_(T, P)                                  \
-  REGISTER_KERNEL_BUILDER(Name("Pad")                                  \
-                              .Device(DEVICE_PDK)                      \
-                              .TypeConstraint<T>("T")                  \
-                              .TypeConstraint<P>("Tpaddings")          \
-                              .HostMemory("paddings"),                 \
-                          PadOp<T>);                                   \
-  REGISTER_KERNEL_BUILDER(Name("PadV2")                                \
-                              .Device(DEVICE_PDK)                      \
-                              .TypeConstraint<T>("T")                  \
-                              .TypeConstraint<P>("Tpaddings")          \
-                              .HostMemory("paddings"),                 \
-                          PadOp<T>);                                   \
-  REGISTER_KERNEL_BUILDER(Name("MirrorPad")                            \
-                              .Device(DEVICE_PDK)                      \
-                              .TypeConstraint<T>("T")                  \
-                              .TypeConstraint<P>("Tpaddings")          \
-                              .HostMemory("paddings"),                 \
+#define PDK_REGISTER_PAD_INDEX_(T, P)                         \
+  REGISTER_KERNEL_BUILDER(Name("Pad")                         \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<T>("T")         \
+                              .TypeConstraint<P>("Tpaddings") \
+                              .HostMemory("paddings"),        \
+                          PadOp<T>);                          \
+  REGISTER_KERNEL_BUILDER(Name("PadV2")                       \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<T>("T")         \
+                              .TypeConstraint<P>("Tpaddings") \
+                              .HostMemory("paddings"),        \
+                          PadOp<T>);                          \
+  REGISTER_KERNEL_BUILDER(Name("MirrorPad")                   \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<T>("T")         \
+                              .TypeConstraint<P>("Tpaddings") \
+                              .HostMemory("paddings"),        \
                           MirrorPadOp)
-#define PDK_REGISTER_PAD_(T)           \
-  PDK_REGISTER_PAD_INDEX_(T, int32);   \
+#define PDK_REGISTER_PAD_(T)         \
+  PDK_REGISTER_PAD_INDEX_(T, int32); \
   PDK_REGISTER_PAD_INDEX_(T, int64)
 PDK_REGISTER_PAD_(float);
 PDK_REGISTER_PAD_(double);
@@ -321,15 +321,15 @@ PDK_REGISTER_PAD_(int16);
 #undef PDK_REGISTER_PAD_INDEX_
 
 // MirrorPadGrad: float32/64, int32, int64.
-#define PDK_REGISTER_MIRROR_PAD_GRAD_INDEX_(T, P)                      \
-  REGISTER_KERNEL_BUILDER(Name("MirrorPadGrad")                        \
-                              .Device(DEVICE_PDK)                      \
-                              .TypeConstraint<T>("T")                  \
-                              .TypeConstraint<P>("Tpaddings")          \
-                              .HostMemory("paddings"),                 \
+#define PDK_REGISTER_MIRROR_PAD_GRAD_INDEX_(T, P)             \
+  REGISTER_KERNEL_BUILDER(Name("MirrorPadGrad")               \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<T>("T")         \
+                              .TypeConstraint<P>("Tpaddings") \
+                              .HostMemory("paddings"),        \
                           MirrorPadGradOp<T>)
-#define PDK_REGISTER_MIRROR_PAD_GRAD_(T)           \
-  PDK_REGISTER_MIRROR_PAD_GRAD_INDEX_(T, int32);   \
+#define PDK_REGISTER_MIRROR_PAD_GRAD_(T)         \
+  PDK_REGISTER_MIRROR_PAD_GRAD_INDEX_(T, int32); \
   PDK_REGISTER_MIRROR_PAD_GRAD_INDEX_(T, int64)
 PDK_REGISTER_MIRROR_PAD_GRAD_(float);
 PDK_REGISTER_MIRROR_PAD_GRAD_(double);

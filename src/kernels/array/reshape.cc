@@ -186,49 +186,49 @@ class SqueezeOp : public OpKernel {
 // int32 or int64, the shape and dim inputs in host memory. int32 tensors also
 // keep their data on the host, as TensorFlow's DEVICE_DEFAULT kernels do
 // (kernels/int32_on_host.h): a separate int32 registration below.
-#define PDK_REGISTER_RESHAPE_INDEX_(T, Index)                     \
-  REGISTER_KERNEL_BUILDER(Name("Reshape")                         \
-                              .Device(DEVICE_PDK)                 \
-                              .TypeConstraint<T>("T")             \
-                              .TypeConstraint<Index>("Tshape")    \
-                              .HostMemory("shape"),               \
-                          ReshapeOp);                             \
-  REGISTER_KERNEL_BUILDER(Name("ExpandDims")                      \
-                              .Device(DEVICE_PDK)                 \
-                              .TypeConstraint<T>("T")             \
-                              .TypeConstraint<Index>("Tdim")      \
-                              .HostMemory("dim"),                 \
+#define PDK_REGISTER_RESHAPE_INDEX_(T, Index)                  \
+  REGISTER_KERNEL_BUILDER(Name("Reshape")                      \
+                              .Device(DEVICE_PDK)              \
+                              .TypeConstraint<T>("T")          \
+                              .TypeConstraint<Index>("Tshape") \
+                              .HostMemory("shape"),            \
+                          ReshapeOp);                          \
+  REGISTER_KERNEL_BUILDER(Name("ExpandDims")                   \
+                              .Device(DEVICE_PDK)              \
+                              .TypeConstraint<T>("T")          \
+                              .TypeConstraint<Index>("Tdim")   \
+                              .HostMemory("dim"),              \
                           ExpandDimsOp)
-#define PDK_REGISTER_RESHAPE_(T)                                                    \
-  PDK_REGISTER_RESHAPE_INDEX_(T, int32);                                            \
-  PDK_REGISTER_RESHAPE_INDEX_(T, int64);                                            \
+#define PDK_REGISTER_RESHAPE_(T)                                                     \
+  PDK_REGISTER_RESHAPE_INDEX_(T, int32);                                             \
+  PDK_REGISTER_RESHAPE_INDEX_(T, int64);                                             \
   REGISTER_KERNEL_BUILDER(Name("Squeeze").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
                           SqueezeOp)
-#define PDK_REGISTER_RESHAPE_INT32_INDEX_(Index)                  \
-  REGISTER_KERNEL_BUILDER(Name("Reshape")                         \
-                              .Device(DEVICE_PDK)                 \
-                              .TypeConstraint<int32>("T")         \
-                              .TypeConstraint<Index>("Tshape")    \
-                              .HostMemory("shape")                \
-                              .HostMemory("tensor")               \
-                              .HostMemory("output"),              \
-                          ReshapeOp);                             \
-  REGISTER_KERNEL_BUILDER(Name("ExpandDims")                      \
-                              .Device(DEVICE_PDK)                 \
-                              .TypeConstraint<int32>("T")         \
-                              .TypeConstraint<Index>("Tdim")      \
-                              .HostMemory("dim")                  \
-                              .HostMemory("input")                \
-                              .HostMemory("output"),              \
+#define PDK_REGISTER_RESHAPE_INT32_INDEX_(Index)               \
+  REGISTER_KERNEL_BUILDER(Name("Reshape")                      \
+                              .Device(DEVICE_PDK)              \
+                              .TypeConstraint<int32>("T")      \
+                              .TypeConstraint<Index>("Tshape") \
+                              .HostMemory("shape")             \
+                              .HostMemory("tensor")            \
+                              .HostMemory("output"),           \
+                          ReshapeOp);                          \
+  REGISTER_KERNEL_BUILDER(Name("ExpandDims")                   \
+                              .Device(DEVICE_PDK)              \
+                              .TypeConstraint<int32>("T")      \
+                              .TypeConstraint<Index>("Tdim")   \
+                              .HostMemory("dim")               \
+                              .HostMemory("input")             \
+                              .HostMemory("output"),           \
                           ExpandDimsOp)
-#define PDK_REGISTER_RESHAPE_INT32_()                         \
-  PDK_REGISTER_RESHAPE_INT32_INDEX_(int32);                   \
-  PDK_REGISTER_RESHAPE_INT32_INDEX_(int64);                   \
-  REGISTER_KERNEL_BUILDER(Name("Squeeze")                     \
-                              .Device(DEVICE_PDK)             \
-                              .TypeConstraint<int32>("T")     \
-                              .HostMemory("input")            \
-                              .HostMemory("output"),          \
+#define PDK_REGISTER_RESHAPE_INT32_()                     \
+  PDK_REGISTER_RESHAPE_INT32_INDEX_(int32);               \
+  PDK_REGISTER_RESHAPE_INT32_INDEX_(int64);               \
+  REGISTER_KERNEL_BUILDER(Name("Squeeze")                 \
+                              .Device(DEVICE_PDK)         \
+                              .TypeConstraint<int32>("T") \
+                              .HostMemory("input")        \
+                              .HostMemory("output"),      \
                           SqueezeOp)
 PDK_REGISTER_RESHAPE_(float);
 PDK_REGISTER_RESHAPE_(double);

@@ -221,28 +221,28 @@ class BatchToSpaceNDOp : public OpKernel {
 
 // T: the data-movement types (pdk_compute::DataMovementTypes); block_shape and
 // paddings / crops int32 or int64, in host memory.
-#define PDK_REGISTER_SPACE_TO_BATCH_(T, B, P)                          \
-  REGISTER_KERNEL_BUILDER(Name("SpaceToBatchND")                       \
-                              .Device(DEVICE_PDK)                      \
-                              .TypeConstraint<T>("T")                  \
-                              .TypeConstraint<B>("Tblock_shape")       \
-                              .TypeConstraint<P>("Tpaddings")          \
-                              .HostMemory("block_shape")               \
-                              .HostMemory("paddings"),                 \
-                          SpaceToBatchNDOp);                           \
-  REGISTER_KERNEL_BUILDER(Name("BatchToSpaceND")                       \
-                              .Device(DEVICE_PDK)                      \
-                              .TypeConstraint<T>("T")                  \
-                              .TypeConstraint<B>("Tblock_shape")       \
-                              .TypeConstraint<P>("Tcrops")             \
-                              .HostMemory("block_shape")               \
-                              .HostMemory("crops"),                    \
+#define PDK_REGISTER_SPACE_TO_BATCH_(T, B, P)                    \
+  REGISTER_KERNEL_BUILDER(Name("SpaceToBatchND")                 \
+                              .Device(DEVICE_PDK)                \
+                              .TypeConstraint<T>("T")            \
+                              .TypeConstraint<B>("Tblock_shape") \
+                              .TypeConstraint<P>("Tpaddings")    \
+                              .HostMemory("block_shape")         \
+                              .HostMemory("paddings"),           \
+                          SpaceToBatchNDOp);                     \
+  REGISTER_KERNEL_BUILDER(Name("BatchToSpaceND")                 \
+                              .Device(DEVICE_PDK)                \
+                              .TypeConstraint<T>("T")            \
+                              .TypeConstraint<B>("Tblock_shape") \
+                              .TypeConstraint<P>("Tcrops")       \
+                              .HostMemory("block_shape")         \
+                              .HostMemory("crops"),              \
                           BatchToSpaceNDOp)
-#define PDK_REGISTER_SPACE_TO_BATCH_B_(T, B)     \
-  PDK_REGISTER_SPACE_TO_BATCH_(T, B, int32);     \
+#define PDK_REGISTER_SPACE_TO_BATCH_B_(T, B) \
+  PDK_REGISTER_SPACE_TO_BATCH_(T, B, int32); \
   PDK_REGISTER_SPACE_TO_BATCH_(T, B, int64)
-#define PDK_REGISTER_SPACE_TO_BATCH_T_(T)        \
-  PDK_REGISTER_SPACE_TO_BATCH_B_(T, int32);      \
+#define PDK_REGISTER_SPACE_TO_BATCH_T_(T)   \
+  PDK_REGISTER_SPACE_TO_BATCH_B_(T, int32); \
   PDK_REGISTER_SPACE_TO_BATCH_B_(T, int64)
 PDK_REGISTER_SPACE_TO_BATCH_T_(float);
 PDK_REGISTER_SPACE_TO_BATCH_T_(double);

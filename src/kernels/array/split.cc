@@ -186,19 +186,19 @@ class SplitVOp : public OpKernel {
 
 // T: the data-movement types (pdk_compute::DataMovementTypes); split_dim and
 // size_splits (Tlen int32/int64) in host memory.
-#define PDK_REGISTER_SPLITV_(T, Tlen)                              \
-  REGISTER_KERNEL_BUILDER(Name("SplitV")                           \
-                              .Device(DEVICE_PDK)                  \
-                              .TypeConstraint<T>("T")              \
-                              .TypeConstraint<Tlen>("Tlen")        \
-                              .HostMemory("size_splits")           \
-                              .HostMemory("split_dim"),            \
+#define PDK_REGISTER_SPLITV_(T, Tlen)                       \
+  REGISTER_KERNEL_BUILDER(Name("SplitV")                    \
+                              .Device(DEVICE_PDK)           \
+                              .TypeConstraint<T>("T")       \
+                              .TypeConstraint<Tlen>("Tlen") \
+                              .HostMemory("size_splits")    \
+                              .HostMemory("split_dim"),     \
                           SplitVOp)
-#define PDK_REGISTER_SPLIT_(T)                                                          \
-  REGISTER_KERNEL_BUILDER(                                                              \
+#define PDK_REGISTER_SPLIT_(T)                                                         \
+  REGISTER_KERNEL_BUILDER(                                                             \
       Name("Split").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("split_dim"), \
-      SplitOp);                                                                         \
-  PDK_REGISTER_SPLITV_(T, int32);                                                       \
+      SplitOp);                                                                        \
+  PDK_REGISTER_SPLITV_(T, int32);                                                      \
   PDK_REGISTER_SPLITV_(T, int64)
 PDK_REGISTER_SPLIT_(float);
 PDK_REGISTER_SPLIT_(double);

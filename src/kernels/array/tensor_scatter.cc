@@ -155,10 +155,10 @@ class ScatterNdOp : public OpKernel {
   }
 };
 
-#define PDK_REGISTER_SCATTER_INDEX_(op, mode, T, Index)          \
-  REGISTER_KERNEL_BUILDER(Name(op)                               \
-                              .Device(DEVICE_PDK)                \
-                              .TypeConstraint<T>("T")            \
+#define PDK_REGISTER_SCATTER_INDEX_(op, mode, T, Index)           \
+  REGISTER_KERNEL_BUILDER(Name(op)                                \
+                              .Device(DEVICE_PDK)                 \
+                              .TypeConstraint<T>("T")             \
                               .TypeConstraint<Index>("Tindices"), \
                           TensorScatterOp<T, Index, ScatterMode::mode>)
 #define PDK_REGISTER_SCATTER_(op, mode, T)         \
@@ -185,12 +185,12 @@ static_assert(std::is_same_v<::pdk_kernels::ScatterArithmeticTypes,
                              ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
                                              int64>>,
               "tensor_scatter.cc registers ScatterArithmeticTypes: update the list below");
-#define PDK_REGISTER_SCATTER_ARITHMETIC_(op, mode) \
-  PDK_REGISTER_SCATTER_(op, mode, float);          \
-  PDK_REGISTER_SCATTER_(op, mode, double);         \
-  PDK_REGISTER_SCATTER_(op, mode, Eigen::half);    \
+#define PDK_REGISTER_SCATTER_ARITHMETIC_(op, mode)  \
+  PDK_REGISTER_SCATTER_(op, mode, float);           \
+  PDK_REGISTER_SCATTER_(op, mode, double);          \
+  PDK_REGISTER_SCATTER_(op, mode, Eigen::half);     \
   PDK_REGISTER_SCATTER_(op, mode, Eigen::bfloat16); \
-  PDK_REGISTER_SCATTER_(op, mode, int32);          \
+  PDK_REGISTER_SCATTER_(op, mode, int32);           \
   PDK_REGISTER_SCATTER_(op, mode, int64)
 PDK_REGISTER_SCATTER_ARITHMETIC_("TensorScatterAdd", kAdd);
 PDK_REGISTER_SCATTER_ARITHMETIC_("TensorScatterSub", kSub);
@@ -202,15 +202,15 @@ PDK_REGISTER_SCATTER_ARITHMETIC_("TensorScatterMax", kMax);
 
 // ScatterNd: bool too: repeated indices OR together (true + true stays true),
 // as on TF's CPU; Keras builds masks with it.
-#define PDK_REGISTER_SCATTER_ND_INDEX_(T, Index)                  \
-  REGISTER_KERNEL_BUILDER(Name("ScatterNd")                       \
-                              .Device(DEVICE_PDK)                 \
-                              .TypeConstraint<T>("T")             \
-                              .TypeConstraint<Index>("Tindices")  \
-                              .HostMemory("shape"),               \
+#define PDK_REGISTER_SCATTER_ND_INDEX_(T, Index)                 \
+  REGISTER_KERNEL_BUILDER(Name("ScatterNd")                      \
+                              .Device(DEVICE_PDK)                \
+                              .TypeConstraint<T>("T")            \
+                              .TypeConstraint<Index>("Tindices") \
+                              .HostMemory("shape"),              \
                           ScatterNdOp<T, Index>)
-#define PDK_REGISTER_SCATTER_ND_(T)           \
-  PDK_REGISTER_SCATTER_ND_INDEX_(T, int32);   \
+#define PDK_REGISTER_SCATTER_ND_(T)         \
+  PDK_REGISTER_SCATTER_ND_INDEX_(T, int32); \
   PDK_REGISTER_SCATTER_ND_INDEX_(T, int64)
 PDK_REGISTER_SCATTER_ND_(float);
 PDK_REGISTER_SCATTER_ND_(double);

@@ -205,15 +205,15 @@ class TransposeOp : public OpKernel {
 
 // T: the data-movement types (pdk_compute::DataMovementTypes), one kernel per
 // element size; perm (Tperm int32/int64) in host memory.
-#define PDK_REGISTER_TRANSPOSE_INDEX_(T, Index)                   \
-  REGISTER_KERNEL_BUILDER(Name("Transpose")                       \
-                              .Device(DEVICE_PDK)                 \
-                              .TypeConstraint<T>("T")             \
-                              .TypeConstraint<Index>("Tperm")     \
-                              .HostMemory("perm"),                \
+#define PDK_REGISTER_TRANSPOSE_INDEX_(T, Index)               \
+  REGISTER_KERNEL_BUILDER(Name("Transpose")                   \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<T>("T")         \
+                              .TypeConstraint<Index>("Tperm") \
+                              .HostMemory("perm"),            \
                           TransposeOp<sizeof(T)>)
-#define PDK_REGISTER_TRANSPOSE_(T)            \
-  PDK_REGISTER_TRANSPOSE_INDEX_(T, int32);    \
+#define PDK_REGISTER_TRANSPOSE_(T)         \
+  PDK_REGISTER_TRANSPOSE_INDEX_(T, int32); \
   PDK_REGISTER_TRANSPOSE_INDEX_(T, int64)
 PDK_REGISTER_TRANSPOSE_(float);
 PDK_REGISTER_TRANSPOSE_(double);
