@@ -42,6 +42,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/copy.h"
@@ -235,6 +236,11 @@ class EmptyOp : public OpKernel {
  private:
   bool init_ = false;
 };
+
+static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
+                             ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
+                                             int64, bool, uint8, int8, int16>>,
+              "the registrations below list pdk_compute::DataMovementTypes: update them");
 
 // Every data-movement type (pdk_compute::DataMovementTypes); InplaceAdd and
 // InplaceSub all but bool. int32: every tensor in host memory (a separate

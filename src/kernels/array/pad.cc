@@ -25,6 +25,7 @@
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/eigen.h"
@@ -282,6 +283,11 @@ class MirrorPadGradOp : public OpKernel {
  private:
   int64 offset_ = 1;
 };
+
+static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
+                             ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
+                                             int64, bool, uint8, int8, int16>>,
+              "the registrations below list pdk_compute::DataMovementTypes: update them");
 
 // Pad, PadV2, MirrorPad: the data-movement types (pdk_compute::DataMovementTypes);
 // paddings (Tpaddings int32/int64) in host memory.

@@ -11,6 +11,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/eigen.h"
@@ -181,6 +182,11 @@ class SqueezeOp : public OpKernel {
  private:
   std::vector<int64> squeeze_dims_;
 };
+
+static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
+                             ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
+                                             int64, bool, uint8, int8, int16>>,
+              "the registrations below list pdk_compute::DataMovementTypes: update them");
 
 // T: the data-movement types (pdk_compute::DataMovementTypes); Tshape / Tdim
 // int32 or int64, the shape and dim inputs in host memory. int32 tensors also

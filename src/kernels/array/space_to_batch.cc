@@ -27,6 +27,7 @@
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/eigen.h"
@@ -218,6 +219,11 @@ class BatchToSpaceNDOp : public OpKernel {
                /*to_blocked=*/false);
   }
 };
+
+static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
+                             ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
+                                             int64, bool, uint8, int8, int16>>,
+              "the registrations below list pdk_compute::DataMovementTypes: update them");
 
 // T: the data-movement types (pdk_compute::DataMovementTypes); block_shape and
 // paddings / crops int32 or int64, in host memory.

@@ -21,6 +21,7 @@
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/copy.h"
@@ -183,6 +184,11 @@ class SplitVOp : public OpKernel {
  private:
   int64 num_split_ = 1;
 };
+
+static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
+                             ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
+                                             int64, bool, uint8, int8, int16>>,
+              "the registrations below list pdk_compute::DataMovementTypes: update them");
 
 // T: the data-movement types (pdk_compute::DataMovementTypes); split_dim and
 // size_splits (Tlen int32/int64) in host memory.

@@ -165,6 +165,11 @@ class ScatterNdOp : public OpKernel {
   PDK_REGISTER_SCATTER_INDEX_(op, mode, T, int32); \
   PDK_REGISTER_SCATTER_INDEX_(op, mode, T, int64)
 
+static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
+                             ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
+                                             int64, bool, uint8, int8, int16>>,
+              "the registrations below list pdk_compute::DataMovementTypes: update them");
+
 // TensorScatterUpdate: the data-movement types (pdk_compute::DataMovementTypes).
 #define PDK_REGISTER_SCATTER_UPDATE_(T) PDK_REGISTER_SCATTER_("TensorScatterUpdate", kUpdate, T)
 PDK_REGISTER_SCATTER_UPDATE_(float);

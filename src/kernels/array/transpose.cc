@@ -16,6 +16,7 @@
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/eigen.h"
@@ -202,6 +203,11 @@ class TransposeOp : public OpKernel {
     }
   }
 };
+
+static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
+                             ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
+                                             int64, bool, uint8, int8, int16>>,
+              "the registrations below list pdk_compute::DataMovementTypes: update them");
 
 // T: the data-movement types (pdk_compute::DataMovementTypes), one kernel per
 // element size; perm (Tperm int32/int64) in host memory.
