@@ -36,136 +36,146 @@
 // tensorflow/core/kernels/inplace_ops.cc (the semantics' source; op
 // definitions in tensorflow/core/ops/array_ops.cc); negative or overflowing
 // Empty shapes; a _ParallelConcatStart shape that is not fully defined.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/copy.h"
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
-#include "kernels/int32_on_host.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 using pdk_compute::CopyStreams;
 using pdk_compute::Stream;
 
 // Copies `bytes` bytes from src to dst on the device's pool.
-void CopyBytes(const pdk::Context& ctx, void* dst, const void* src, int64_t bytes) {
-  CopyStreams(pdk_compute::Device(ctx), 1,
-              {{static_cast<char*>(dst), 0, static_cast<const char*>(src), 0, bytes}});
+void CopyBytes(const Eigen::ThreadPoolDevice& dev, void* dst, const void* src, int64 bytes) {
+  CopyStreams(dev, 1, {{static_cast<char*>(dst), 0, static_cast<const char*>(src), 0, bytes}});
 }
 
-// Output 0 is input tensor `t` itself (same buffer). An empty tensor has no
-// buffer to share (TF_GetInput hands out none): a fresh empty output then.
-pdk::Status AliasOutput(const pdk::Context& ctx, const pdk::Tensor& t) {
-  if (t.num_elements() == 0) return ctx.allocate_output(0, t.shape()).status();
-  return ctx.set_output(0, t);
-}
-
-// Element count of `dims` or InvalidArgument for a negative dimension or an
-// int64 overflow (the checks of TensorShapeUtils::MakeShape).
-pdk::StatusOr<pdk::Shape> CheckedShape(const char* op, const char* what,
-                                       const std::vector<int64_t>& dims) {
-  int64_t n = 1;
+// `dims` as a shape, or InvalidArgument for a negative dimension or an int64
+// overflow of the element count (the checks of TensorShapeUtils::MakeShape).
+Status CheckedShape(const std::string& op, const char* what, const std::vector<int64>& dims,
+                    TensorShape* shape) {
+  int64 n = 1;
   for (size_t d = 0; d < dims.size(); ++d) {
     if (dims[d] < 0)
-      return pdk::InvalidArgument("Dimension ", dims[d], " must be >= 0 (", op, ": ", what, " ",
-                                  pdk::Shape(dims), ")");
-    if (dims[d] != 0 && n > std::numeric_limits<int64_t>::max() / dims[d])
-      return pdk::InvalidArgument("Shape ", pdk::Shape(dims), " has too many elements (", op,
-                                  ": ", what, ")");
+      return errors::InvalidArgument("Dimension ", dims[d], " must be >= 0 (", op, ": ", what,
+                                      " ", ::pdk::Shape(dims), ")");
+    if (dims[d] != 0 && n > std::numeric_limits<int64>::max() / dims[d])
+      return errors::InvalidArgument("Shape ", ::pdk::Shape(dims), " has too many elements (",
+                                     op, ": ", what, ")");
     n *= dims[d];
   }
-  return pdk::Shape(dims);
+  *shape = TensorShape(dims);
+  return OkStatus();
 }
 
-class ParallelConcatStartOp {
+class ParallelConcatStartOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
-    if (!a.Has("_pdk_shape"))
-      return pdk::FailedPrecondition(
-          "node '", a.node_name(), "' has no attribute '_pdk_shape': PDK's graph optimizer "
-          "copies it from 'shape' (TensorFlow 2.21's kernel C API cannot read a shape "
-          "attribute), and it did not run on this graph (Grappler switched off?)");
-    std::vector<int64_t> dims;
-    PDK_RETURN_IF_ERROR(a.Get("_pdk_shape", &dims));
-    PDK_ASSIGN_OR_RETURN(shape_, CheckedShape("_ParallelConcatStart", "shape", dims));
-    return pdk::Status::OK();
+  explicit ParallelConcatStartOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES(c, c->HasAttr("_pdk_shape"),
+                errors::FailedPrecondition(
+                    "node '", c->name(), "' has no attribute '_pdk_shape': PDK's graph optimizer "
+                    "copies it from 'shape' (TensorFlow 2.21's kernel C API cannot read a shape "
+                    "attribute), and it did not run on this graph (Grappler switched off?)"));
+    std::vector<int64> dims;
+    OP_REQUIRES_OK(c, c->GetAttr("_pdk_shape", &dims));
+    OP_REQUIRES_OK(c, CheckedShape("_ParallelConcatStart", "shape", dims, &shape_));
   }
-  pdk::Status Compute(pdk::Context& ctx) const {
-    return ctx.allocate_output(0, shape_).status();
+
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape_, &out));
   }
 
  private:
-  pdk::Shape shape_;
+  TensorShape shape_;
 };
 
-class ParallelConcatUpdateOp {
+class ParallelConcatUpdateOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return a.Get("loc", &loc_); }
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor value, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor update, ctx.input(1));
-    const pdk::Shape vs = value.shape(), us = update.shape();
-    if (vs.rank() < 1) return pdk::InvalidArgument("value should be at least rank 1.");
-    if (vs[0] <= loc_)
-      return pdk::InvalidArgument("0th dimension of value = ", vs[0],
-                                  " must be greater than loc_ = ", loc_);
-    if (vs.rank() != us.rank())
-      return pdk::InvalidArgument("value and update shape doesn't match: ", vs, " vs. ", us);
-    for (int d = 1; d < vs.rank(); ++d)
-      if (vs[d] != us[d])
-        return pdk::InvalidArgument("value and update shape doesn't match ", vs, " vs. ", us);
-    if (us[0] != 1) return pdk::InvalidArgument("update shape doesn't match: ", us);
-    const int64_t rows = vs[0];
-    const int64_t row = (loc_ % rows + rows) % rows;
-    const int64_t row_bytes =
-        update.num_elements() * static_cast<int64_t>(TF_DataTypeSize(ctx.input_dtype(0)));
+  explicit ParallelConcatUpdateOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("loc", &loc_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& value = ctx->input(0);
+    const Tensor& update = ctx->input(1);
+    const TensorShape &vs = value.shape(), &us = update.shape();
+    OP_REQUIRES(ctx, vs.dims() >= 1,
+                errors::InvalidArgument("value should be at least rank 1."));
+    OP_REQUIRES(ctx, vs.dim_size(0) > loc_,
+                errors::InvalidArgument("0th dimension of value = ", vs.dim_size(0),
+                                        " must be greater than loc_ = ", loc_));
+    OP_REQUIRES(ctx, vs.dims() == us.dims(),
+                errors::InvalidArgument("value and update shape doesn't match: ", vs, " vs. ",
+                                        us));
+    for (int d = 1; d < vs.dims(); ++d)
+      OP_REQUIRES(ctx, vs.dim_size(d) == us.dim_size(d),
+                  errors::InvalidArgument("value and update shape doesn't match ", vs, " vs. ",
+                                          us));
+    OP_REQUIRES(ctx, us.dim_size(0) == 1,
+                errors::InvalidArgument("update shape doesn't match: ", us));
+    const int64 rows = vs.dim_size(0);
+    const int64 row = (loc_ % rows + rows) % rows;
+    const int64 row_bytes =
+        update.NumElements() * static_cast<int64>(DataTypeSize(ctx->input_dtype(0)));
     if (row_bytes > 0)
-      CopyBytes(ctx, static_cast<char*>(value.raw_data()) + row * row_bytes, update.raw_data(),
-                row_bytes);
-    return AliasOutput(ctx, value);
+      CopyBytes(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                static_cast<char*>(value.data()) + row * row_bytes, update.data(), row_bytes);
+    // Output 0 is value itself (its buffer; an empty one gets a fresh empty
+    // output, as TF_GetInput hands out no buffer for it).
+    ctx->set_output(0, value);
   }
 
  private:
-  int64_t loc_ = 0;
+  int64 loc_ = 0;
 };
 
 enum class InplaceKind { kUpdate, kAdd, kSub };
 
 // x[i[j]] (=|+=|-=) v[j] for each j in order; y is x.
 template <class T, InplaceKind kKind>
-class InplaceOp {
+class InplaceOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor i, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor v, ctx.input(2));
-    const pdk::Shape xs = x.shape(), is = i.shape(), vs = v.shape();
-    if (is.rank() != 1) return pdk::InvalidArgument("i must be a vector. ", is);
-    if (xs.rank() != vs.rank())
-      return pdk::InvalidArgument("x and v shape doesn't match (ranks differ): ", xs, " vs. ",
-                                  vs);
-    if (xs.rank() < 1)
-      return pdk::InvalidArgument(ctx.op(), ": x and v must be at least rank 1, got shapes ",
-                                  xs, " and ", vs);
-    for (int d = 1; d < xs.rank(); ++d)
-      if (xs[d] != vs[d])
-        return pdk::InvalidArgument("x and v shape doesn't match at index ", d, " : ", xs,
-                                    " vs. ", vs);
-    if (is[0] != vs[0])
-      return pdk::InvalidArgument("i and x shape doesn't match at index 0: ", is, " vs. ", vs);
-    if (x.num_elements() > 0 && v.num_elements() > 0) {
-      const int64_t rows = xs[0], n = v.num_elements() / vs[0];
-      const int32_t* idx = i.data<int32_t>();
-      T* y = x.data<T>();
-      const T* src = v.data<T>();
-      const auto& dev = pdk_compute::Device(ctx);
-      for (int64_t j = 0; j < is[0]; ++j) {
-        const int64_t r = (idx[j] % rows + rows) % rows;
+  explicit InplaceOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& i = ctx->input(1);
+    const Tensor& v = ctx->input(2);
+    const TensorShape &xs = x.shape(), &is = i.shape(), &vs = v.shape();
+    OP_REQUIRES(ctx, is.dims() == 1, errors::InvalidArgument("i must be a vector. ", is));
+    OP_REQUIRES(ctx, xs.dims() == vs.dims(),
+                errors::InvalidArgument("x and v shape doesn't match (ranks differ): ", xs,
+                                        " vs. ", vs));
+    OP_REQUIRES(ctx, xs.dims() >= 1,
+                errors::InvalidArgument(type_string(),
+                                        ": x and v must be at least rank 1, got shapes ", xs,
+                                        " and ", vs));
+    for (int d = 1; d < xs.dims(); ++d)
+      OP_REQUIRES(ctx, xs.dim_size(d) == vs.dim_size(d),
+                  errors::InvalidArgument("x and v shape doesn't match at index ", d, " : ", xs,
+                                          " vs. ", vs));
+    OP_REQUIRES(ctx, is.dim_size(0) == vs.dim_size(0),
+                errors::InvalidArgument("i and x shape doesn't match at index 0: ", is, " vs. ",
+                                        vs));
+    if (x.NumElements() > 0 && v.NumElements() > 0) {
+      const int64 rows = xs.dim_size(0), n = v.NumElements() / vs.dim_size(0);
+      const int32* idx = i.flat<int32>().data();
+      T* y = static_cast<T*>(x.data());  // x is updated in place
+      const T* src = v.flat<T>().data();
+      const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+      for (int64 j = 0; j < is.dim_size(0); ++j) {
+        const int64 r = (idx[j] % rows + rows) % rows;
         pdk_compute::Flat<T> dst(y + r * n, n);
         pdk_compute::ConstFlat<T> row(src + j * n, n);
         if constexpr (kKind == InplaceKind::kUpdate) dst.device(dev) = row;
@@ -173,66 +183,144 @@ class InplaceOp {
         else dst.device(dev) = dst - row;
       }
     }
-    return AliasOutput(ctx, x);
+    ctx->set_output(0, x);  // y is x (an empty x: a fresh empty output)
   }
 };
 
-class DeepCopyOp {
+class DeepCopyOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.allocate_output(0, x.shape()));
-    if (x.num_elements() > 0) CopyBytes(ctx, y.raw_data(), x.raw_data(), x.bytes());
-    return pdk::Status::OK();
+  explicit DeepCopyOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
+    if (x.NumElements() > 0)
+      CopyBytes(ctx->eigen_device<Eigen::ThreadPoolDevice>(), y->data(), x.data(),
+                static_cast<int64>(x.TotalBytes()));
   }
 };
 
-class EmptyOp {
+class EmptyOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return a.GetOptional("init", &init_); }
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor shape_t, ctx.input(0));
-    if (shape_t.rank() != 1)
-      return pdk::InvalidArgument("shape must be a vector of int32, got shape ", shape_t.shape());
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                         pdk::ReadIntVector(ctx.op(), "shape", shape_t));
-    PDK_ASSIGN_OR_RETURN(pdk::Shape shape, CheckedShape(ctx.op(), "shape", dims));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, shape));
-    if (init_ && out.num_elements() > 0) std::memset(out.raw_data(), 0, out.bytes());
-    return pdk::Status::OK();
+  explicit EmptyOp(OpKernelConstruction* c) : OpKernel(c) {
+    if (c->HasAttr("init")) OP_REQUIRES_OK(c, c->GetAttr("init", &init_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const std::string& op = type_string();
+    const Tensor& shape_t = ctx->input(0);
+    OP_REQUIRES(ctx, shape_t.dims() == 1,
+                errors::InvalidArgument("shape must be a vector of int32, got shape ",
+                                        shape_t.shape()));
+    std::vector<int64> dims;
+    if (shape_t.dtype() == DT_INT32) {  // pdk::ReadIntVector's reading and error
+      const auto f = shape_t.flat<int32>();
+      dims.assign(f.data(), f.data() + f.size());
+    } else if (shape_t.dtype() == DT_INT64) {
+      const auto f = shape_t.flat<int64>();
+      dims.assign(f.data(), f.data() + f.size());
+    } else {
+      ctx->CtxFailure(errors::InvalidArgument(
+          op, ": shape must be int32 or int64, got ",
+          ::pdk::DataTypeName(static_cast<TF_DataType>(shape_t.dtype()))));
+      return;
+    }
+    TensorShape shape;
+    OP_REQUIRES_OK(ctx, CheckedShape(op, "shape", dims, &shape));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
+    if (init_ && out->NumElements() > 0) std::memset(out->data(), 0, out->TotalBytes());
   }
 
  private:
   bool init_ = false;
 };
 
+static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
+                             ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
+                                             int64, bool, uint8, int8, int16>>,
+              "the registrations below list pdk_compute::DataMovementTypes: update them");
+
+// Every data-movement type (pdk_compute::DataMovementTypes); InplaceAdd and
+// InplaceSub all but bool. int32: every tensor in host memory (a separate
+// registration below, as TensorFlow writes it; kernels/int32_on_host.h), so
+// the Identity that reads the start's buffer after the updates (by control
+// edges) reads it without a copy, which TensorFlow would start as soon as the
+// buffer exists.
+#define PDK_REGISTER_INPLACE_ARITH_(T)                                              \
+  REGISTER_KERNEL_BUILDER(                                                          \
+      Name("InplaceAdd").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("i"), \
+      InplaceOp<T, InplaceKind::kAdd>);                                             \
+  REGISTER_KERNEL_BUILDER(                                                          \
+      Name("InplaceSub").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("i"), \
+      InplaceOp<T, InplaceKind::kSub>)
+#define PDK_REGISTER_INPLACE_NO_ARITH_(T)
+#define PDK_REGISTER_INPLACE_(T, ARITH)                                                \
+  REGISTER_KERNEL_BUILDER(                                                             \
+      Name("_ParallelConcatStart").Device(DEVICE_PDK).TypeConstraint<T>("dtype"),      \
+      ParallelConcatStartOp);                                                          \
+  REGISTER_KERNEL_BUILDER(                                                             \
+      Name("_ParallelConcatUpdate").Device(DEVICE_PDK).TypeConstraint<T>("T"),         \
+      ParallelConcatUpdateOp);                                                         \
+  REGISTER_KERNEL_BUILDER(                                                             \
+      Name("InplaceUpdate").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("i"), \
+      InplaceOp<T, InplaceKind::kUpdate>);                                             \
+  ARITH(T)                                                                             \
+  REGISTER_KERNEL_BUILDER(Name("DeepCopy").Device(DEVICE_PDK).TypeConstraint<T>("T"),  \
+                          DeepCopyOp);                                                 \
+  REGISTER_KERNEL_BUILDER(                                                             \
+      Name("Empty").Device(DEVICE_PDK).TypeConstraint<T>("dtype").HostMemory("shape"), \
+      EmptyOp)
+#define PDK_REGISTER_INPLACE_INT32_ARITH_(kind, op)       \
+  REGISTER_KERNEL_BUILDER(Name(op)                        \
+                              .Device(DEVICE_PDK)         \
+                              .TypeConstraint<int32>("T") \
+                              .HostMemory("i")            \
+                              .HostMemory("x")            \
+                              .HostMemory("v")            \
+                              .HostMemory("y"),           \
+                          InplaceOp<int32, InplaceKind::kind>)
+#define PDK_REGISTER_INPLACE_INT32_()                                                      \
+  REGISTER_KERNEL_BUILDER(Name("_ParallelConcatStart")                                     \
+                              .Device(DEVICE_PDK)                                          \
+                              .TypeConstraint<int32>("dtype")                              \
+                              .HostMemory("output"),                                       \
+                          ParallelConcatStartOp);                                          \
+  REGISTER_KERNEL_BUILDER(Name("_ParallelConcatUpdate")                                    \
+                              .Device(DEVICE_PDK)                                          \
+                              .TypeConstraint<int32>("T")                                  \
+                              .HostMemory("value")                                         \
+                              .HostMemory("update")                                        \
+                              .HostMemory("output"),                                       \
+                          ParallelConcatUpdateOp);                                         \
+  PDK_REGISTER_INPLACE_INT32_ARITH_(kUpdate, "InplaceUpdate");                             \
+  PDK_REGISTER_INPLACE_INT32_ARITH_(kAdd, "InplaceAdd");                                   \
+  PDK_REGISTER_INPLACE_INT32_ARITH_(kSub, "InplaceSub");                                   \
+  REGISTER_KERNEL_BUILDER(Name("DeepCopy")                                                 \
+                              .Device(DEVICE_PDK)                                          \
+                              .TypeConstraint<int32>("T")                                  \
+                              .HostMemory("x")                                             \
+                              .HostMemory("y"),                                            \
+                          DeepCopyOp);                                                     \
+  REGISTER_KERNEL_BUILDER(                                                                 \
+      Name("Empty").Device(DEVICE_PDK).TypeConstraint<int32>("dtype").HostMemory("shape"), \
+      EmptyOp)
+PDK_REGISTER_INPLACE_(float, PDK_REGISTER_INPLACE_ARITH_);
+PDK_REGISTER_INPLACE_(double, PDK_REGISTER_INPLACE_ARITH_);
+PDK_REGISTER_INPLACE_(Eigen::half, PDK_REGISTER_INPLACE_ARITH_);
+PDK_REGISTER_INPLACE_(Eigen::bfloat16, PDK_REGISTER_INPLACE_ARITH_);
+PDK_REGISTER_INPLACE_INT32_();
+PDK_REGISTER_INPLACE_(int64, PDK_REGISTER_INPLACE_ARITH_);
+PDK_REGISTER_INPLACE_(bool, PDK_REGISTER_INPLACE_NO_ARITH_);
+PDK_REGISTER_INPLACE_(uint8, PDK_REGISTER_INPLACE_ARITH_);
+PDK_REGISTER_INPLACE_(int8, PDK_REGISTER_INPLACE_ARITH_);
+PDK_REGISTER_INPLACE_(int16, PDK_REGISTER_INPLACE_ARITH_);
+#undef PDK_REGISTER_INPLACE_INT32_
+#undef PDK_REGISTER_INPLACE_INT32_ARITH_
+#undef PDK_REGISTER_INPLACE_
+#undef PDK_REGISTER_INPLACE_NO_ARITH_
+#undef PDK_REGISTER_INPLACE_ARITH_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(InplaceOps, r) {
-  pdk::ForEachType(pdk_compute::DataMovementTypes{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    // int32: all in host memory, so the Identity that reads the start's
-    // buffer after the updates (by control edges) reads it without a copy,
-    // which TensorFlow would start as soon as the buffer exists.
-    r.Add(Int32OnHost<T>(
-        pdk::KernelDef<ParallelConcatStartOp>("_ParallelConcatStart").Type("dtype", t), {"output"}));
-    r.Add(Int32OnHost<T>(
-        pdk::KernelDef<ParallelConcatUpdateOp>("_ParallelConcatUpdate").Type("T", t),
-        {"value", "update", "output"}));
-    r.Add(Int32OnHost<T>(
-        pdk::KernelDef<InplaceOp<T, InplaceKind::kUpdate>>("InplaceUpdate").Type("T", t).HostMemory("i"),
-        {"x", "v", "y"}));
-    if constexpr (!std::is_same_v<T, bool>) {
-      r.Add(Int32OnHost<T>(
-          pdk::KernelDef<InplaceOp<T, InplaceKind::kAdd>>("InplaceAdd").Type("T", t).HostMemory("i"),
-          {"x", "v", "y"}));
-      r.Add(Int32OnHost<T>(
-          pdk::KernelDef<InplaceOp<T, InplaceKind::kSub>>("InplaceSub").Type("T", t).HostMemory("i"),
-          {"x", "v", "y"}));
-    }
-    r.Add(Int32OnHost<T>(pdk::KernelDef<DeepCopyOp>("DeepCopy").Type("T", t), {"x", "y"}));
-    r.Add(pdk::KernelDef<EmptyOp>("Empty").Type("dtype", t).HostMemory("shape"));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -21,257 +21,328 @@
 // dimension; a MirrorPadGrad grad smaller than the paddings. Messages start
 // with TensorFlow's wording for the same error (tensorflow/core/kernels/
 // pad_op.cc, mirror_pad_op.cc), PDK's detail follows in parentheses.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/eigen.h"
 #include "kernels/array/box_copy.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 // Reads paddings ([rank, 2], non-negative) into before/after, for an input
 // of shape `in`. `mirror`: MirrorPad's spelling of TensorFlow's messages
 // (mirror_pad_op.cc) rather than Pad's (pad_op.cc).
-pdk::Status ReadPaddings(const char* op, const pdk::Tensor& p, const pdk::Shape& in, bool mirror,
-                         std::vector<int64_t>* before, std::vector<int64_t>* after) {
-  const int rank = in.rank();
-  if (p.rank() != 2 || p.dim(1) != 2)
-    return pdk::InvalidArgument("paddings must be a matrix with 2 columns: ", p.shape(), " (", op,
-                                ": paddings must have shape [", rank,
-                                ", 2], the rank of input, then before/after)");
-  if (p.dim(0) != rank)
-    return pdk::InvalidArgument("The first dimension of paddings must be the rank of inputs",
-                                p.shape(), mirror ? ", " : " ", in, " (", op,
-                                ": paddings must have shape [", rank, ", 2])");
-  PDK_ASSIGN_OR_RETURN(std::vector<int64_t> v, pdk::ReadIntVector(op, "paddings", p));
+Status ReadPaddings(const std::string& op, const Tensor& p, const TensorShape& in, bool mirror,
+                    std::vector<int64>* before, std::vector<int64>* after) {
+  const int rank = in.dims();
+  if (p.dims() != 2 || p.dim_size(1) != 2)
+    return errors::InvalidArgument("paddings must be a matrix with 2 columns: ", p.shape(), " (",
+                                   op, ": paddings must have shape [", rank,
+                                   ", 2], the rank of input, then before/after)");
+  if (p.dim_size(0) != rank)
+    return errors::InvalidArgument("The first dimension of paddings must be the rank of inputs",
+                                   p.shape(), mirror ? ", " : " ", in, " (", op,
+                                   ": paddings must have shape [", rank, ", 2])");
+  std::vector<int64> v;  // pdk::ReadIntVector's reading and its error for another dtype
+  if (p.dtype() == DT_INT32) {
+    const auto f = p.flat<int32>();
+    v.assign(f.data(), f.data() + f.size());
+  } else if (p.dtype() == DT_INT64) {
+    const auto f = p.flat<int64>();
+    v.assign(f.data(), f.data() + f.size());
+  } else {
+    return errors::InvalidArgument(op, ": paddings must be int32 or int64, got ",
+                                   ::pdk::DataTypeName(static_cast<TF_DataType>(p.dtype())));
+  }
   before->resize(rank);
   after->resize(rank);
   for (int i = 0; i < rank; ++i) {
     (*before)[i] = v[2 * i];
     (*after)[i] = v[2 * i + 1];
     if (v[2 * i] < 0 || v[2 * i + 1] < 0)
-      return pdk::InvalidArgument(mirror ? "p" : "P", "addings must be non-negative: ", v[2 * i],
-                                  " ", v[2 * i + 1], " (", op, ": paddings[", i, "])");
+      return errors::InvalidArgument(mirror ? "p" : "P", "addings must be non-negative: ",
+                                     v[2 * i], " ", v[2 * i + 1], " (", op, ": paddings[", i,
+                                     "])");
   }
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
 // ------------------------------------------------------------------ Pad, PadV2
 
 template <class T>
-class PadOp {
+class PadOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor pad_t, ctx.input(1));
-    const pdk::Shape in = input.shape();
-    const int rank = in.rank();
-    std::vector<int64_t> before, after;
-    PDK_RETURN_IF_ERROR(ReadPaddings(ctx.op(), pad_t, in, false, &before, &after));
+  explicit PadOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const std::string& op = type_string();
+    const Tensor& input = ctx->input(0);
+    const Tensor& pad_t = ctx->input(1);
+    const TensorShape& in = input.shape();
+    const int rank = in.dims();
+    std::vector<int64> before, after;
+    OP_REQUIRES_OK(ctx, ReadPaddings(op, pad_t, in, false, &before, &after));
     T value = T(0);
-    if (ctx.num_inputs() > 2) {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor c, ctx.input(2));
-      if (c.rank() != 0)
-        return pdk::InvalidArgument("constant_values must be a scalar. Found: ", c.shape(),
-                                    " (", ctx.op(), ")");
-      value = c.data<T>()[0];
+    if (ctx->num_inputs() > 2) {
+      const Tensor& c = ctx->input(2);
+      OP_REQUIRES(ctx, c.dims() == 0,
+                  errors::InvalidArgument("constant_values must be a scalar. Found: ", c.shape(),
+                                          " (", op, ")"));
+      value = c.flat<T>()(0);
     }
-    std::vector<int64_t> out_dims(rank);
+    const std::vector<int64> in_dims = in.dim_sizes();
+    std::vector<int64> out_dims(rank);
     bool none = true;
     for (int i = 0; i < rank; ++i) {
-      out_dims[i] = before[i] + in[i] + after[i];
+      out_dims[i] = before[i] + in_dims[i] + after[i];
       none = none && before[i] == 0 && after[i] == 0;
     }
-    const pdk::Shape out_shape(out_dims);
-    if (none) return ctx.set_output_reshaped(0, input, out_shape);  // no copy
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
-    if (out_shape.num_elements() == 0) return pdk::Status::OK();
-    const auto& dev = pdk_compute::Device(ctx);
-    pdk_compute::flat<T>(out).device(dev) = pdk_compute::flat<T>(out).constant(value);
-    if (in.num_elements() == 0) return pdk::Status::OK();
-    CopyBox(dev, sizeof(T), static_cast<const char*>(input.raw_data()), in.dims(),
-            std::vector<int64_t>(rank, 0), static_cast<char*>(out.raw_data()), out_dims, before,
-            in.dims());
-    return pdk::Status::OK();
+    const TensorShape out_shape(out_dims);
+    if (none) {  // no copy
+      Tensor y;
+      y.CopyFrom(input, out_shape);
+      ctx->set_output(0, y);
+      return;
+    }
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    if (out_shape.num_elements() == 0) return;
+    const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    out->flat<T>().device(dev) = out->flat<T>().constant(value);
+    if (in.num_elements() == 0) return;
+    ::pdk_kernels::CopyBox(dev, sizeof(T), static_cast<const char*>(input.data()), in_dims,
+                           std::vector<int64>(rank, 0), static_cast<char*>(out->data()),
+                           out_dims, before, in_dims);
   }
 };
 
 // ------------------------------------------------------------ MirrorPad (+grad)
 
 // The input index that padded index x (already shifted by -before) mirrors.
-inline int64_t Mirror(int64_t x, int64_t d, int64_t offset) {
+inline int64 Mirror(int64 x, int64 d, int64 offset) {
   if (x < 0) return -x - 1 + offset;
   if (x >= d) return 2 * d - 1 - x - offset;
   return x;
 }
 
-pdk::Status ReadMode(const pdk::Attrs& a, int64_t* offset) {
+Status ReadMode(OpKernelConstruction* c, int64* offset) {
   std::string mode;
-  PDK_RETURN_IF_ERROR(a.Get("mode", &mode));
+  TF_RETURN_IF_ERROR(c->GetAttr("mode", &mode));
   if (mode == "REFLECT") *offset = 1;
   else if (mode == "SYMMETRIC") *offset = 0;
-  else return pdk::InvalidArgument("mode must be REFLECT or SYMMETRIC, got '", mode, "'");
-  return pdk::Status::OK();
+  else return errors::InvalidArgument("mode must be REFLECT or SYMMETRIC, got '", mode, "'");
+  return OkStatus();
 }
 
-pdk::Status CheckMirror(const char* op, int64_t offset, const pdk::Shape& in,
-                        const std::vector<int64_t>& before, const std::vector<int64_t>& after) {
-  for (int i = 0; i < in.rank(); ++i) {
-    const int64_t lim = in[i] - offset;
+Status CheckMirror(const std::string& op, int64 offset, const TensorShape& in,
+                   const std::vector<int64>& before, const std::vector<int64>& after) {
+  for (int i = 0; i < in.dims(); ++i) {
+    const int64 lim = in.dim_size(i) - offset;
     if (before[i] <= lim && after[i] <= lim) continue;
     const char* mode = offset ? "REFLECT" : "SYMMETRIC";
     if (offset)
-      return pdk::InvalidArgument("paddings must be less than the dimension size: ", before[i],
-                                  ", ", after[i], " not less than ", in[i], " (", op, ": ",
-                                  mode, " mode, dimension ", i, " of input shape ", in, ")");
-    return pdk::InvalidArgument("paddings must be no greater than the dimension size: ",
-                                before[i], ", ", after[i], " greater than ", in[i], " (", op,
-                                ": ", mode, " mode, dimension ", i, " of input shape ", in, ")");
+      return errors::InvalidArgument("paddings must be less than the dimension size: ",
+                                     before[i], ", ", after[i], " not less than ",
+                                     in.dim_size(i), " (", op, ": ", mode, " mode, dimension ",
+                                     i, " of input shape ", in, ")");
+    return errors::InvalidArgument("paddings must be no greater than the dimension size: ",
+                                   before[i], ", ", after[i], " greater than ", in.dim_size(i),
+                                   " (", op, ": ", mode, " mode, dimension ", i,
+                                   " of input shape ", in, ")");
   }
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
-class MirrorPadOp {
+class MirrorPadOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return ReadMode(a, &offset_); }
+  explicit MirrorPadOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, ReadMode(c, &offset_));
+  }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor pad_t, ctx.input(1));
-    const pdk::Shape in = input.shape();
-    const int rank = in.rank();
-    std::vector<int64_t> before, after;
-    PDK_RETURN_IF_ERROR(ReadPaddings(ctx.op(), pad_t, in, true, &before, &after));
-    PDK_RETURN_IF_ERROR(CheckMirror(ctx.op(), offset_, in, before, after));
-    std::vector<int64_t> od(rank);
+  void Compute(OpKernelContext* ctx) override {
+    const std::string& op = type_string();
+    const Tensor& input = ctx->input(0);
+    const Tensor& pad_t = ctx->input(1);
+    const TensorShape& in_shape = input.shape();
+    const int rank = in_shape.dims();
+    std::vector<int64> before, after;
+    OP_REQUIRES_OK(ctx, ReadPaddings(op, pad_t, in_shape, true, &before, &after));
+    OP_REQUIRES_OK(ctx, CheckMirror(op, offset_, in_shape, before, after));
+    const std::vector<int64> in = in_shape.dim_sizes();
+    std::vector<int64> od(rank);
     bool none = true;
     for (int i = 0; i < rank; ++i) {
       od[i] = before[i] + in[i] + after[i];
       none = none && before[i] == 0 && after[i] == 0;
     }
-    const pdk::Shape out_shape(od);
-    if (none) return ctx.set_output_reshaped(0, input, out_shape);  // no copy (also rank 0)
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
-    if (out_shape.num_elements() == 0) return pdk::Status::OK();
-    const int64_t elem = static_cast<int64_t>(TF_DataTypeSize(input.dtype()));
-    std::vector<int64_t> is(rank, 1);  // input strides in elements
+    const TensorShape out_shape(od);
+    if (none) {  // no copy (also rank 0)
+      Tensor y;
+      y.CopyFrom(input, out_shape);
+      ctx->set_output(0, y);
+      return;
+    }
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    if (out_shape.num_elements() == 0) return;
+    const int64 elem = static_cast<int64>(DataTypeSize(input.dtype()));
+    std::vector<int64> is(rank, 1);  // input strides in elements
     for (int k = rank - 2; k >= 0; --k) is[k] = is[k + 1] * in[k + 1];
     const int last = rank - 1;
-    const int64_t orow = od[last], rows = out_shape.num_elements() / orow;
-    const char* src = static_cast<const char*>(input.raw_data());
-    char* dst = static_cast<char*>(out.raw_data());
-    const int64_t off = offset_;
+    const int64 orow = od[last], rows = out_shape.num_elements() / orow;
+    const char* src = static_cast<const char*>(input.data());
+    char* dst = static_cast<char*>(out->data());
+    const int64 off = offset_;
     auto do_rows = [&](Eigen::Index first, Eigen::Index lastr) {
       for (Eigen::Index r = first; r < lastr; ++r) {
-        int64_t rem = r, so = 0;
+        int64 rem = r, so = 0;
         for (int k = last - 1; k >= 0; --k) {
-          const int64_t x = rem % od[k] - before[k];
+          const int64 x = rem % od[k] - before[k];
           rem /= od[k];
           so += Mirror(x, in[k], off) * is[k];
         }
         const char* s = src + so * elem;
         char* d = dst + r * orow * elem;
-        for (int64_t j = 0; j < before[last]; ++j)
+        for (int64 j = 0; j < before[last]; ++j)
           std::memcpy(d + j * elem, s + Mirror(j - before[last], in[last], off) * elem, elem);
         std::memcpy(d + before[last] * elem, s, in[last] * elem);
-        for (int64_t j = before[last] + in[last]; j < orow; ++j)
+        for (int64 j = before[last] + in[last]; j < orow; ++j)
           std::memcpy(d + j * elem, s + Mirror(j - before[last], in[last], off) * elem, elem);
       }
     };
-    if (out.bytes() <= (64 << 10)) {
+    if (out->TotalBytes() <= (64 << 10)) {
       do_rows(0, rows);
     } else {
-      pdk_compute::Device(ctx).parallelFor(rows, Eigen::TensorOpCost(orow * elem, orow * elem, 4 * rank),
-                                           do_rows);
+      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
+          rows, Eigen::TensorOpCost(orow * elem, orow * elem, 4 * rank), do_rows);
     }
-    return pdk::Status::OK();
   }
 
  private:
-  int64_t offset_ = 1;
+  int64 offset_ = 1;
 };
 
 template <class T>
-class MirrorPadGradOp {
+class MirrorPadGradOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return ReadMode(a, &offset_); }
+  explicit MirrorPadGradOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, ReadMode(c, &offset_));
+  }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor grad, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor pad_t, ctx.input(1));
-    const pdk::Shape gs = grad.shape();
-    const int rank = gs.rank();
-    std::vector<int64_t> before, after;
-    PDK_RETURN_IF_ERROR(ReadPaddings(ctx.op(), pad_t, gs, true, &before, &after));
-    std::vector<int64_t> od(rank);
+  void Compute(OpKernelContext* ctx) override {
+    const std::string& op = type_string();
+    const Tensor& grad = ctx->input(0);
+    const Tensor& pad_t = ctx->input(1);
+    const TensorShape& gs = grad.shape();
+    const int rank = gs.dims();
+    std::vector<int64> before, after;
+    OP_REQUIRES_OK(ctx, ReadPaddings(op, pad_t, gs, true, &before, &after));
+    std::vector<int64> od(rank);
     for (int i = 0; i < rank; ++i) {
-      od[i] = gs[i] - before[i] - after[i];
-      if (od[i] < 0)
-        return pdk::InvalidArgument(ctx.op(), ": paddings[", i, "] = [", before[i], ", ",
-                                    after[i], "] exceed dimension ", i, " of grad shape ", gs);
+      od[i] = gs.dim_size(i) - before[i] - after[i];
+      OP_REQUIRES(ctx, od[i] >= 0,
+                  errors::InvalidArgument(op, ": paddings[", i, "] = [", before[i], ", ",
+                                          after[i], "] exceed dimension ", i, " of grad shape ",
+                                          gs));
     }
-    const pdk::Shape out_shape(od);
-    PDK_RETURN_IF_ERROR(CheckMirror(ctx.op(), offset_, out_shape, before, after));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
-    if (out_shape.num_elements() == 0) return pdk::Status::OK();
+    const TensorShape out_shape(od);
+    OP_REQUIRES_OK(ctx, CheckMirror(op, offset_, out_shape, before, after));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    if (out_shape.num_elements() == 0) return;
     // Reduce one dimension at a time: cur (dims cd) -> next (dim k unpadded).
-    std::vector<int64_t> cd = gs.dims();
-    std::vector<T> cur(grad.data<T>(), grad.data<T>() + grad.num_elements()), next;
+    std::vector<int64> cd = gs.dim_sizes();
+    const T* g = grad.flat<T>().data();
+    std::vector<T> cur(g, g + grad.NumElements()), next;
     for (int k = 0; k < rank; ++k) {
       if (before[k] == 0 && after[k] == 0) continue;
-      int64_t outer = 1, inner = 1;
+      int64 outer = 1, inner = 1;
       for (int i = 0; i < k; ++i) outer *= cd[i];
       for (int i = k + 1; i < rank; ++i) inner *= cd[i];
-      const int64_t P = cd[k], D = od[k];
+      const int64 P = cd[k], D = od[k];
       next.assign(static_cast<size_t>(outer * D * inner), T(0));
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t j = 0; j < P; ++j) {
-          const int64_t x = Mirror(j - before[k], D, offset_);
+      for (int64 o = 0; o < outer; ++o)
+        for (int64 j = 0; j < P; ++j) {
+          const int64 x = Mirror(j - before[k], D, offset_);
           const T* s = cur.data() + (o * P + j) * inner;
           T* d = next.data() + (o * D + x) * inner;
-          for (int64_t i = 0; i < inner; ++i) d[i] += s[i];
+          for (int64 i = 0; i < inner; ++i) d[i] += s[i];
         }
       cd[k] = D;
       cur.swap(next);
     }
-    std::memcpy(out.raw_data(), cur.data(), out.bytes());
-    return pdk::Status::OK();
+    std::memcpy(out->data(), cur.data(), out->TotalBytes());
   }
 
  private:
-  int64_t offset_ = 1;
+  int64 offset_ = 1;
 };
 
+static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
+                             ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
+                                             int64, bool, uint8, int8, int16>>,
+              "the registrations below list pdk_compute::DataMovementTypes: update them");
+
+// Pad, PadV2, MirrorPad: the data-movement types (pdk_compute::DataMovementTypes);
+// paddings (Tpaddings int32/int64) in host memory.
+#define PDK_REGISTER_PAD_INDEX_(T, P)                         \
+  REGISTER_KERNEL_BUILDER(Name("Pad")                         \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<T>("T")         \
+                              .TypeConstraint<P>("Tpaddings") \
+                              .HostMemory("paddings"),        \
+                          PadOp<T>);                          \
+  REGISTER_KERNEL_BUILDER(Name("PadV2")                       \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<T>("T")         \
+                              .TypeConstraint<P>("Tpaddings") \
+                              .HostMemory("paddings"),        \
+                          PadOp<T>);                          \
+  REGISTER_KERNEL_BUILDER(Name("MirrorPad")                   \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<T>("T")         \
+                              .TypeConstraint<P>("Tpaddings") \
+                              .HostMemory("paddings"),        \
+                          MirrorPadOp)
+#define PDK_REGISTER_PAD_(T)         \
+  PDK_REGISTER_PAD_INDEX_(T, int32); \
+  PDK_REGISTER_PAD_INDEX_(T, int64)
+PDK_REGISTER_PAD_(float);
+PDK_REGISTER_PAD_(double);
+PDK_REGISTER_PAD_(Eigen::half);
+PDK_REGISTER_PAD_(Eigen::bfloat16);
+PDK_REGISTER_PAD_(int32);
+PDK_REGISTER_PAD_(int64);
+PDK_REGISTER_PAD_(bool);
+PDK_REGISTER_PAD_(uint8);
+PDK_REGISTER_PAD_(int8);
+PDK_REGISTER_PAD_(int16);
+#undef PDK_REGISTER_PAD_
+#undef PDK_REGISTER_PAD_INDEX_
+
+// MirrorPadGrad: float32/64, int32, int64.
+#define PDK_REGISTER_MIRROR_PAD_GRAD_INDEX_(T, P)             \
+  REGISTER_KERNEL_BUILDER(Name("MirrorPadGrad")               \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<T>("T")         \
+                              .TypeConstraint<P>("Tpaddings") \
+                              .HostMemory("paddings"),        \
+                          MirrorPadGradOp<T>)
+#define PDK_REGISTER_MIRROR_PAD_GRAD_(T)         \
+  PDK_REGISTER_MIRROR_PAD_GRAD_INDEX_(T, int32); \
+  PDK_REGISTER_MIRROR_PAD_GRAD_INDEX_(T, int64)
+PDK_REGISTER_MIRROR_PAD_GRAD_(float);
+PDK_REGISTER_MIRROR_PAD_GRAD_(double);
+PDK_REGISTER_MIRROR_PAD_GRAD_(int32);
+PDK_REGISTER_MIRROR_PAD_GRAD_(int64);
+#undef PDK_REGISTER_MIRROR_PAD_GRAD_
+#undef PDK_REGISTER_MIRROR_PAD_GRAD_INDEX_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(Pad, r) {
-  pdk::ForEachType(pdk_compute::DataMovementTypes{},
-                   [&](auto t) {
-                     using T = typename decltype(t)::type;
-                     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto p) {
-                       for (const char* op : {"Pad", "PadV2"})
-                         r.Add(pdk::KernelDef<PadOp<T>>(op)
-                                   .Type("T", t)
-                                   .Type("Tpaddings", p)
-                                   .HostMemory("paddings"));
-                       r.Add(pdk::KernelDef<MirrorPadOp>("MirrorPad")
-                                 .Type("T", t)
-                                 .Type("Tpaddings", p)
-                                 .HostMemory("paddings"));
-                     });
-                   });
-  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto p) {
-      r.Add(pdk::KernelDef<MirrorPadGradOp<T>>("MirrorPadGrad")
-                .Type("T", t)
-                .Type("Tpaddings", p)
-                .HostMemory("paddings"));
-    });
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -18,153 +18,206 @@
 // message starts with TensorFlow's wording for the same error
 // (tensorflow/core/kernels/split_op.cc, split_v_op.cc), which users and
 // TensorFlow's tests match on; PDK's detail follows in parentheses.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/copy.h"
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
-// Splits `value` along `axis` (already validated) into pieces of `sizes`.
-pdk::Status SplitInto(pdk::Context& ctx, pdk::Tensor& value, int axis,
-                      const std::vector<int64_t>& sizes) {
-  const pdk::Shape in = value.shape();
-  const int n = static_cast<int>(sizes.size());
-  if (n == 1) return ctx.set_output_reshaped(0, value, in);  // no copy
-  const int64_t elem = static_cast<int64_t>(TF_DataTypeSize(value.dtype()));
-  int64_t outer = 1, inner = elem;
-  for (int k = 0; k < axis; ++k) outer *= in[k];
-  for (int k = axis + 1; k < in.rank(); ++k) inner *= in[k];
-  const int64_t in_row = in[axis] * inner;
-  std::vector<pdk::Tensor> outs;  // keeps the handles alive during the copy
-  std::vector<pdk_compute::Stream> streams;
-  const char* src = static_cast<const char*>(value.raw_data());
-  int64_t offset = 0;
-  for (int i = 0; i < n; ++i) {
-    std::vector<int64_t> d = in.dims();
-    d[axis] = sizes[i];
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor o, ctx.allocate_output(i, pdk::Shape(d)));
-    const int64_t row = sizes[i] * inner;
-    if (row > 0 && outer > 0)
-      streams.push_back({static_cast<char*>(o.raw_data()), row, src + offset, in_row, row});
-    offset += row;
-    outs.push_back(std::move(o));
+// The int32 or int64 values of host tensor `t` (pdk::ReadIntVector's reading
+// and its error for another dtype).
+Status ReadIntVector(const std::string& op, const char* name, const Tensor& t,
+                     std::vector<int64>* v) {
+  if (t.dtype() == DT_INT32) {
+    const auto f = t.flat<int32>();
+    v->assign(f.data(), f.data() + f.size());
+  } else if (t.dtype() == DT_INT64) {
+    const auto f = t.flat<int64>();
+    v->assign(f.data(), f.data() + f.size());
+  } else {
+    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
+                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
   }
-  pdk_compute::CopyStreams(pdk_compute::Device(ctx), outer, streams);
-  return pdk::Status::OK();
+  return OkStatus();
+}
+
+// Splits `value` along `axis` (already validated) into pieces of `sizes`.
+Status SplitInto(OpKernelContext* ctx, const Tensor& value, int axis,
+                 const std::vector<int64>& sizes) {
+  const TensorShape& in = value.shape();
+  const int n = static_cast<int>(sizes.size());
+  if (n == 1) {  // no copy
+    ctx->set_output(0, value);
+    return OkStatus();
+  }
+  const int64 elem = static_cast<int64>(DataTypeSize(value.dtype()));
+  int64 outer = 1, inner = elem;
+  for (int k = 0; k < axis; ++k) outer *= in.dim_size(k);
+  for (int k = axis + 1; k < in.dims(); ++k) inner *= in.dim_size(k);
+  const int64 in_row = in.dim_size(axis) * inner;
+  std::vector<pdk_compute::Stream> streams;
+  const char* src = static_cast<const char*>(value.data());
+  int64 offset = 0;
+  for (int i = 0; i < n; ++i) {
+    TensorShape d = in;
+    d.set_dim(axis, sizes[i]);
+    Tensor* o = nullptr;
+    TF_RETURN_IF_ERROR(ctx->allocate_output(i, d, &o));
+    const int64 row = sizes[i] * inner;
+    if (row > 0 && outer > 0)
+      streams.push_back({static_cast<char*>(o->data()), row, src + offset, in_row, row});
+    offset += row;
+  }
+  pdk_compute::CopyStreams(ctx->eigen_device<Eigen::ThreadPoolDevice>(), outer, streams);
+  return OkStatus();
 }
 
 // Split's split_dim must be a scalar; SplitV's may be any one-element tensor
 // (`any_shape`), as in TensorFlow's split_op.cc and split_v_op.cc.
-pdk::StatusOr<int> ReadSplitDim(const char* op, const pdk::Tensor& t, const pdk::Shape& in,
-                                bool any_shape) {
-  if (any_shape && t.num_elements() != 1)
-    return pdk::InvalidArgument("split_dim_tensor must have exactly one element. (", op,
-                                ": split_dim of shape ", t.shape(), ")");
-  if (!any_shape && t.rank() != 0)
-    return pdk::InvalidArgument("split_dim must be a scalar but has rank ", t.rank(), " (", op,
-                                ": split_dim of shape ", t.shape(), ")");
-  PDK_ASSIGN_OR_RETURN(std::vector<int64_t> v, pdk::ReadIntVector(op, "split_dim", t));
-  int64_t a = v[0];
-  if (a < -in.rank() || a >= in.rank())
-    return pdk::InvalidArgument("-input rank(-", in.rank(), ") <= split_dim < input rank (",
-                                in.rank(), "), but got ", a, " (", op, ": value of shape ", in,
-                                ")");
-  return static_cast<int>(a < 0 ? a + in.rank() : a);
+Status ReadSplitDim(const std::string& op, const Tensor& t, const TensorShape& in,
+                    bool any_shape, int* axis) {
+  if (any_shape && t.NumElements() != 1)
+    return errors::InvalidArgument("split_dim_tensor must have exactly one element. (", op,
+                                   ": split_dim of shape ", t.shape(), ")");
+  if (!any_shape && t.dims() != 0)
+    return errors::InvalidArgument("split_dim must be a scalar but has rank ", t.dims(), " (",
+                                   op, ": split_dim of shape ", t.shape(), ")");
+  std::vector<int64> v;
+  TF_RETURN_IF_ERROR(ReadIntVector(op, "split_dim", t, &v));
+  int64 a = v[0];
+  if (a < -in.dims() || a >= in.dims())
+    return errors::InvalidArgument("-input rank(-", in.dims(), ") <= split_dim < input rank (",
+                                   in.dims(), "), but got ", a, " (", op, ": value of shape ",
+                                   in, ")");
+  *axis = static_cast<int>(a < 0 ? a + in.dims() : a);
+  return OkStatus();
 }
 
-class SplitOp {
+class SplitOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return a.Get("num_split", &num_split_); }
+  explicit SplitOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("num_split", &num_split_));
+  }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dim_t, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor value, ctx.input(1));
-    const pdk::Shape in = value.shape();
-    PDK_ASSIGN_OR_RETURN(int axis, ReadSplitDim(ctx.op(), dim_t, in, false));
-    if (num_split_ <= 0 || in[axis] % num_split_ != 0)
-      return pdk::InvalidArgument(
-          "Number of ways to split should evenly divide the split dimension, but got "
-          "split_dim ", axis, " (size = ", in[axis], ") and num_split ", num_split_, " (",
-          ctx.op(), ": value of shape ", in, ")");
-    return SplitInto(ctx, value, axis, std::vector<int64_t>(num_split_, in[axis] / num_split_));
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& dim_t = ctx->input(0);
+    const Tensor& value = ctx->input(1);
+    const TensorShape& in = value.shape();
+    int axis = 0;
+    OP_REQUIRES_OK(ctx, ReadSplitDim(type_string(), dim_t, in, false, &axis));
+    OP_REQUIRES(ctx, num_split_ > 0 && in.dim_size(axis) % num_split_ == 0,
+                errors::InvalidArgument(
+                    "Number of ways to split should evenly divide the split dimension, but got "
+                    "split_dim ", axis, " (size = ", in.dim_size(axis), ") and num_split ",
+                    num_split_, " (", type_string(), ": value of shape ", in, ")"));
+    OP_REQUIRES_OK(ctx, SplitInto(ctx, value, axis,
+                                  std::vector<int64>(num_split_, in.dim_size(axis) / num_split_)));
   }
 
  private:
-  int64_t num_split_ = 1;
+  int64 num_split_ = 1;
 };
 
-class SplitVOp {
+class SplitVOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return a.Get("num_split", &num_split_); }
+  explicit SplitVOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("num_split", &num_split_));
+  }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor value, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor sizes_t, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dim_t, ctx.input(2));
-    const pdk::Shape in = value.shape();
-    PDK_ASSIGN_OR_RETURN(int axis, ReadSplitDim(ctx.op(), dim_t, in, true));
-    if (sizes_t.rank() != 1 || sizes_t.num_elements() != num_split_)
-      return pdk::InvalidArgument(
-          "size of the split_tensor must be 1-D and have the same elements as outputs got ",
-          sizes_t.rank(), " -D and ", sizes_t.num_elements(), " elements (", ctx.op(),
-          ": size_splits must be a vector of length num_split = ", num_split_, ", got shape ",
-          sizes_t.shape(), ")");
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
-                         pdk::ReadIntVector(ctx.op(), "size_splits", sizes_t));
-    if (num_split_ == 1 && sizes[0] != in[axis])  // TF: no -1 for a single output
-      return pdk::InvalidArgument(
-          "If there is only one output, it must have the same size as the input. Input size: ",
-          in[axis], " output size: ", sizes[0], " (", ctx.op(), ": dimension ", axis,
-          " of value of shape ", in, ")");
+  void Compute(OpKernelContext* ctx) override {
+    const std::string& op = type_string();
+    const Tensor& value = ctx->input(0);
+    const Tensor& sizes_t = ctx->input(1);
+    const Tensor& dim_t = ctx->input(2);
+    const TensorShape& in = value.shape();
+    int axis = 0;
+    OP_REQUIRES_OK(ctx, ReadSplitDim(op, dim_t, in, true, &axis));
+    OP_REQUIRES(ctx, sizes_t.dims() == 1 && sizes_t.NumElements() == num_split_,
+                errors::InvalidArgument(
+                    "size of the split_tensor must be 1-D and have the same elements as outputs "
+                    "got ", sizes_t.dims(), " -D and ", sizes_t.NumElements(), " elements (", op,
+                    ": size_splits must be a vector of length num_split = ", num_split_,
+                    ", got shape ", sizes_t.shape(), ")"));
+    std::vector<int64> sizes;
+    OP_REQUIRES_OK(ctx, ReadIntVector(op, "size_splits", sizes_t, &sizes));
+    OP_REQUIRES(ctx, num_split_ != 1 || sizes[0] == in.dim_size(axis),  // TF: no -1 for one output
+                errors::InvalidArgument(
+                    "If there is only one output, it must have the same size as the input. "
+                    "Input size: ", in.dim_size(axis), " output size: ", sizes[0], " (", op,
+                    ": dimension ", axis, " of value of shape ", in, ")"));
     int neg = -1;
-    int64_t sum = 0;
+    int64 sum = 0;
     for (int i = 0; i < static_cast<int>(sizes.size()); ++i) {
       if (sizes[i] == -1) {
-        if (neg >= 0)
-          return pdk::InvalidArgument("There can only be one -1 in the input. (", ctx.op(),
-                                      ": size_splits ", pdk::Shape(sizes), " has -1 at ", neg,
-                                      " and ", i, ")");
+        OP_REQUIRES(ctx, neg < 0,
+                    errors::InvalidArgument("There can only be one -1 in the input. (", op,
+                                            ": size_splits ", ::pdk::Shape(sizes), " has -1 at ",
+                                            neg, " and ", i, ")"));
         neg = i;
-      } else if (sizes[i] < 0) {
-        return pdk::InvalidArgument("Split size at index ", i, " must be >= 0. Got: ", sizes[i],
-                                    " (", ctx.op(), ": size_splits ", pdk::Shape(sizes),
-                                    "; -1, once, means the rest)");
       } else {
+        OP_REQUIRES(ctx, sizes[i] >= 0,
+                    errors::InvalidArgument("Split size at index ", i, " must be >= 0. Got: ",
+                                            sizes[i], " (", op, ": size_splits ",
+                                            ::pdk::Shape(sizes), "; -1, once, means the rest)"));
         sum += sizes[i];
       }
     }
-    if ((neg < 0 && sum != in[axis]) || (neg >= 0 && sum > in[axis]))
-      return pdk::InvalidArgument(
-          "Determined shape must either match input shape along split_dim exactly if fully "
-          "specified, or be less than the size of the input along split_dim if not fully "
-          "specified.  Got: ", sum, " (", ctx.op(), ": size_splits ", pdk::Shape(sizes),
-          " sum to ", sum, ", which must ", neg < 0 ? "equal" : "not exceed", " dimension ",
-          axis, " (size ", in[axis], ") of value of shape ", in, ")");
-    if (neg >= 0) sizes[neg] = in[axis] - sum;
-    return SplitInto(ctx, value, axis, sizes);
+    OP_REQUIRES(
+        ctx, !((neg < 0 && sum != in.dim_size(axis)) || (neg >= 0 && sum > in.dim_size(axis))),
+        errors::InvalidArgument(
+            "Determined shape must either match input shape along split_dim exactly if fully "
+            "specified, or be less than the size of the input along split_dim if not fully "
+            "specified.  Got: ", sum, " (", op, ": size_splits ", ::pdk::Shape(sizes),
+            " sum to ", sum, ", which must ", neg < 0 ? "equal" : "not exceed", " dimension ",
+            axis, " (size ", in.dim_size(axis), ") of value of shape ", in, ")"));
+    if (neg >= 0) sizes[neg] = in.dim_size(axis) - sum;
+    OP_REQUIRES_OK(ctx, SplitInto(ctx, value, axis, sizes));
   }
 
  private:
-  int64_t num_split_ = 1;
+  int64 num_split_ = 1;
 };
 
+static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
+                             ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
+                                             int64, bool, uint8, int8, int16>>,
+              "the registrations below list pdk_compute::DataMovementTypes: update them");
+
+// T: the data-movement types (pdk_compute::DataMovementTypes); split_dim and
+// size_splits (Tlen int32/int64) in host memory.
+#define PDK_REGISTER_SPLITV_(T, Tlen)                       \
+  REGISTER_KERNEL_BUILDER(Name("SplitV")                    \
+                              .Device(DEVICE_PDK)           \
+                              .TypeConstraint<T>("T")       \
+                              .TypeConstraint<Tlen>("Tlen") \
+                              .HostMemory("size_splits")    \
+                              .HostMemory("split_dim"),     \
+                          SplitVOp)
+#define PDK_REGISTER_SPLIT_(T)                                                         \
+  REGISTER_KERNEL_BUILDER(                                                             \
+      Name("Split").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("split_dim"), \
+      SplitOp);                                                                        \
+  PDK_REGISTER_SPLITV_(T, int32);                                                      \
+  PDK_REGISTER_SPLITV_(T, int64)
+PDK_REGISTER_SPLIT_(float);
+PDK_REGISTER_SPLIT_(double);
+PDK_REGISTER_SPLIT_(Eigen::half);
+PDK_REGISTER_SPLIT_(Eigen::bfloat16);
+PDK_REGISTER_SPLIT_(int32);
+PDK_REGISTER_SPLIT_(int64);
+PDK_REGISTER_SPLIT_(bool);
+PDK_REGISTER_SPLIT_(uint8);
+PDK_REGISTER_SPLIT_(int8);
+PDK_REGISTER_SPLIT_(int16);
+#undef PDK_REGISTER_SPLIT_
+#undef PDK_REGISTER_SPLITV_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(Split, r) {
-  pdk::ForEachType(pdk_compute::DataMovementTypes{},
-                   [&](auto t) {
-                     r.Add(pdk::KernelDef<SplitOp>("Split").Type("T", t).HostMemory("split_dim"));
-                     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto l) {
-                       r.Add(pdk::KernelDef<SplitVOp>("SplitV")
-                                 .Type("T", t)
-                                 .Type("Tlen", l)
-                                 .HostMemory("size_splits")
-                                 .HostMemory("split_dim"));
-                     });
-                   });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

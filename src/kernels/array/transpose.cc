@@ -10,25 +10,28 @@
 // x, or not a permutation; messages start with TensorFlow's wording
 // (tensorflow/core/kernels/transpose_op.cc), PDK's detail follows in
 // parentheses.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/eigen.h"
 #include "compute/transpose.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 // Reduces (dims, perm) to an equivalent problem of minimal rank.
-void Simplify(std::vector<int64_t>* dims, std::vector<int>* perm) {
+void Simplify(std::vector<int64>* dims, std::vector<int>* perm) {
   const int rank = static_cast<int>(dims->size());
   // Drop size-1 dims.
   std::vector<int> new_index(rank, -1);
-  std::vector<int64_t> d1;
+  std::vector<int64> d1;
   for (int i = 0; i < rank; ++i)
     if ((*dims)[i] != 1) {
       new_index[i] = static_cast<int>(d1.size());
@@ -54,7 +57,7 @@ void Simplify(std::vector<int64_t>* dims, std::vector<int>* perm) {
   for (size_t j = 0; j < by_input.size(); ++j) {
     const auto& g = groups[by_input[j]];
     rank_of[by_input[j]] = static_cast<int>(j);
-    int64_t n = 1;
+    int64 n = 1;
     for (int i = g.first; i <= g.second; ++i) n *= d1[i];
     dims->push_back(n);
   }
@@ -63,8 +66,8 @@ void Simplify(std::vector<int64_t>* dims, std::vector<int>* perm) {
 }
 
 template <class U, int N>
-void EigenShuffle(const pdk::Context& ctx, const pdk::Tensor& in, const pdk::Tensor& out,
-                  const std::vector<int64_t>& dims, const std::vector<int>& perm) {
+void EigenShuffle(const Eigen::ThreadPoolDevice& dev, const U* src, U* dst,
+                  const std::vector<int64>& dims, const std::vector<int>& perm) {
   Eigen::DSizes<Eigen::DenseIndex, N> in_d, out_d;
   Eigen::array<int, N> p;
   for (int i = 0; i < N; ++i) {
@@ -72,116 +75,164 @@ void EigenShuffle(const pdk::Context& ctx, const pdk::Tensor& in, const pdk::Ten
     p[i] = perm[i];
   }
   for (int i = 0; i < N; ++i) out_d[i] = dims[perm[i]];
-  pdk_compute::Mapped<U, N>(out.bits<U>(), out_d).device(pdk_compute::Device(ctx)) =
-      pdk_compute::ConstMapped<U, N>(in.bits<U>(), in_d).shuffle(p);
+  pdk_compute::Mapped<U, N>(dst, out_d).device(dev) =
+      pdk_compute::ConstMapped<U, N>(src, in_d).shuffle(p);
 }
 
 // Any rank: each output element reads its input element through strides.
 template <class U>
-void StridedTranspose(const pdk::Context& ctx, const pdk::Tensor& in, const pdk::Tensor& out,
-                      const std::vector<int64_t>& dims, const std::vector<int>& perm) {
+void StridedTranspose(const Eigen::ThreadPoolDevice& dev, const U* src, U* dst,
+                      const std::vector<int64>& dims, const std::vector<int>& perm) {
   const int rank = static_cast<int>(dims.size());
-  std::vector<int64_t> in_stride(rank, 1), out_dims(rank), src_stride(rank);
+  std::vector<int64> in_stride(rank, 1), out_dims(rank), src_stride(rank);
   for (int i = rank - 2; i >= 0; --i) in_stride[i] = in_stride[i + 1] * dims[i + 1];
   for (int i = 0; i < rank; ++i) {
     out_dims[i] = dims[perm[i]];
     src_stride[i] = in_stride[perm[i]];
   }
-  const U* src = in.bits<U>();
-  U* dst = out.bits<U>();
-  const int64_t inner = out_dims[rank - 1], inner_stride = src_stride[rank - 1];
-  const int64_t rows = out.num_elements() / inner;
-  pdk_compute::Device(ctx).parallelFor(
+  int64 total = 1;  // the output's elements
+  for (int64 d : dims) total *= d;
+  const int64 inner = out_dims[rank - 1], inner_stride = src_stride[rank - 1];
+  const int64 rows = total / inner;
+  dev.parallelFor(
       rows, Eigen::TensorOpCost(inner * sizeof(U), inner * sizeof(U), rank),
       [&](Eigen::Index first, Eigen::Index last) {
         for (Eigen::Index r = first; r < last; ++r) {
-          int64_t rem = r, off = 0;
+          int64 rem = r, off = 0;
           for (int i = rank - 2; i >= 0; --i) {
             off += (rem % out_dims[i]) * src_stride[i];
             rem /= out_dims[i];
           }
           U* o = dst + r * inner;
-          for (int64_t j = 0; j < inner; ++j) o[j] = src[off + j * inner_stride];
+          for (int64 j = 0; j < inner; ++j) o[j] = src[off + j * inner_stride];
         }
       });
 }
 
+// The int32 or int64 values of host tensor `t` (pdk::ReadIntVector's reading
+// and its error for another dtype).
+Status ReadIntVector(const std::string& op, const char* name, const Tensor& t,
+                     std::vector<int64>* v) {
+  if (t.dtype() == DT_INT32) {
+    const auto f = t.flat<int32>();
+    v->assign(f.data(), f.data() + f.size());
+  } else if (t.dtype() == DT_INT64) {
+    const auto f = t.flat<int64>();
+    v->assign(f.data(), f.data() + f.size());
+  } else {
+    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
+                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
+  }
+  return OkStatus();
+}
+
+// Moves elements of `Bytes` bytes as pdk::UIntOfSizeT<Bytes> (one kernel per
+// element size).
 template <size_t Bytes>
-class TransposeOp {
+class TransposeOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    using U = pdk::UIntOfSizeT<Bytes>;
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor perm_t, ctx.input(1));
-    const pdk::Shape in = x.shape();
-    const int rank = in.rank();
-    if (perm_t.rank() != 1)
-      return pdk::InvalidArgument("perm must be rank 1, got shape ", perm_t.shape(), " (",
-                                  ctx.op(), ": x of shape ", in, ")");
-    if (perm_t.num_elements() != rank)
-      return pdk::InvalidArgument("transpose expects a vector of size ", rank,
-                                  ". But input(1) is a vector of size ", perm_t.num_elements(),
-                                  " (", ctx.op(), ": perm must have one entry per dimension of x, "
-                                  "shape ", in, ")");
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> pv, pdk::ReadIntVector(ctx.op(), "perm", perm_t));
+  explicit TransposeOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    using U = ::pdk::UIntOfSizeT<Bytes>;
+    const std::string& op = type_string();
+    const Tensor& x = ctx->input(0);
+    const Tensor& perm_t = ctx->input(1);
+    const TensorShape& in = x.shape();
+    const int rank = in.dims();
+    OP_REQUIRES(ctx, perm_t.dims() == 1,
+                errors::InvalidArgument("perm must be rank 1, got shape ", perm_t.shape(), " (",
+                                        op, ": x of shape ", in, ")"));
+    OP_REQUIRES(ctx, perm_t.NumElements() == rank,
+                errors::InvalidArgument("transpose expects a vector of size ", rank,
+                                        ". But input(1) is a vector of size ",
+                                        perm_t.NumElements(), " (", op,
+                                        ": perm must have one entry per dimension of x, shape ",
+                                        in, ")"));
+    std::vector<int64> pv;
+    OP_REQUIRES_OK(ctx, ReadIntVector(op, "perm", perm_t, &pv));
     std::vector<int> perm(rank);
     std::vector<bool> seen(rank, false);
-    std::vector<int64_t> out_dims(rank);
+    TensorShape out_shape;
     for (int i = 0; i < rank; ++i) {
       // As TensorFlow's CPU kernel (transpose_op.cc): a negative entry counts
       // from the end (perm [-1,-3,-2] of a rank-3 input is [2,0,1]).
-      const int64_t p = pv[i] < 0 && pv[i] >= -rank ? pv[i] + rank : pv[i];
-      if (p < 0 || p >= rank)
-        return pdk::InvalidArgument(p, " is out of range [0 .. ", rank, ") (", ctx.op(), ": perm[",
-                                    i, "], perm ", pdk::Shape(pv), ")");
+      const int64 p = pv[i] < 0 && pv[i] >= -rank ? pv[i] + rank : pv[i];
+      OP_REQUIRES(ctx, p >= 0 && p < rank,
+                  errors::InvalidArgument(p, " is out of range [0 .. ", rank, ") (", op,
+                                          ": perm[", i, "], perm ", ::pdk::Shape(pv), ")"));
       seen[p] = true;
       perm[i] = static_cast<int>(p);
-      out_dims[i] = in[p];
+      out_shape.AddDim(in.dim_size(static_cast<int>(p)));
     }
     for (int d = 0; d < rank; ++d)
       if (!seen[d]) {
         std::string listed;
         for (int i = 0; i < rank; ++i) listed += (i ? "," : "") + std::to_string(pv[i]);
-        return pdk::InvalidArgument(d, " is missing from {", listed, "}. (", ctx.op(), ": perm ",
-                                    pdk::Shape(pv), " is not a permutation)");
+        ctx->CtxFailure(errors::InvalidArgument(d, " is missing from {", listed, "}. (", op,
+                                                ": perm ", ::pdk::Shape(pv),
+                                                " is not a permutation)"));
+        return;
       }
-    const pdk::Shape out_shape(out_dims);
-    std::vector<int64_t> dims = in.dims();
+    std::vector<int64> dims = in.dim_sizes();
     Simplify(&dims, &perm);
-    if (dims.size() <= 1 || out_shape.num_elements() == 0)
-      return ctx.set_output_reshaped(0, x, out_shape);  // same bytes in the same order
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
+    if (dims.size() <= 1 || out_shape.num_elements() == 0) {
+      Tensor y;  // same bytes in the same order: x's buffer, no copy
+      y.CopyFrom(x, out_shape);
+      ctx->set_output(0, y);
+      return;
+    }
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    const U* src = static_cast<const U*>(x.data());
+    U* dst = static_cast<U*>(out->data());
     if (dims.size() == 2) {  // perm [1, 0]
-      pdk_compute::BatchedTranspose2D<U>(ctx, x, out, 1, dims[0], dims[1]);
-      return pdk::Status::OK();
+      pdk_compute::BatchedTranspose2D<U>(dev, src, dst, 1, dims[0], dims[1]);
+      return;
     }
     if (dims.size() == 3 && perm[0] == 0 && perm[1] == 2) {  // perm [0, 2, 1]
-      pdk_compute::BatchedTranspose2D<U>(ctx, x, out, dims[0], dims[1], dims[2]);
-      return pdk::Status::OK();
+      pdk_compute::BatchedTranspose2D<U>(dev, src, dst, dims[0], dims[1], dims[2]);
+      return;
     }
     switch (dims.size()) {
-      case 3: EigenShuffle<U, 3>(ctx, x, out, dims, perm); break;
-      case 4: EigenShuffle<U, 4>(ctx, x, out, dims, perm); break;
-      case 5: EigenShuffle<U, 5>(ctx, x, out, dims, perm); break;
-      default: StridedTranspose<U>(ctx, x, out, dims, perm); break;
+      case 3: EigenShuffle<U, 3>(dev, src, dst, dims, perm); break;
+      case 4: EigenShuffle<U, 4>(dev, src, dst, dims, perm); break;
+      case 5: EigenShuffle<U, 5>(dev, src, dst, dims, perm); break;
+      default: StridedTranspose<U>(dev, src, dst, dims, perm); break;
     }
-    return pdk::Status::OK();
   }
 };
 
+static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
+                             ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32,
+                                             int64, bool, uint8, int8, int16>>,
+              "the registrations below list pdk_compute::DataMovementTypes: update them");
+
+// T: the data-movement types (pdk_compute::DataMovementTypes), one kernel per
+// element size; perm (Tperm int32/int64) in host memory.
+#define PDK_REGISTER_TRANSPOSE_INDEX_(T, Index)               \
+  REGISTER_KERNEL_BUILDER(Name("Transpose")                   \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<T>("T")         \
+                              .TypeConstraint<Index>("Tperm") \
+                              .HostMemory("perm"),            \
+                          TransposeOp<sizeof(T)>)
+#define PDK_REGISTER_TRANSPOSE_(T)         \
+  PDK_REGISTER_TRANSPOSE_INDEX_(T, int32); \
+  PDK_REGISTER_TRANSPOSE_INDEX_(T, int64)
+PDK_REGISTER_TRANSPOSE_(float);
+PDK_REGISTER_TRANSPOSE_(double);
+PDK_REGISTER_TRANSPOSE_(Eigen::half);
+PDK_REGISTER_TRANSPOSE_(Eigen::bfloat16);
+PDK_REGISTER_TRANSPOSE_(int32);
+PDK_REGISTER_TRANSPOSE_(int64);
+PDK_REGISTER_TRANSPOSE_(bool);
+PDK_REGISTER_TRANSPOSE_(uint8);
+PDK_REGISTER_TRANSPOSE_(int8);
+PDK_REGISTER_TRANSPOSE_(int16);
+#undef PDK_REGISTER_TRANSPOSE_
+#undef PDK_REGISTER_TRANSPOSE_INDEX_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(Transpose, r) {
-  pdk::ForEachType(pdk_compute::DataMovementTypes{},
-                   [&](auto t) {
-                     using T = typename decltype(t)::type;
-                     pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-                       r.Add(pdk::KernelDef<TransposeOp<sizeof(T)>>("Transpose")
-                                 .Type("T", t)
-                                 .Type("Tperm", i)
-                                 .HostMemory("perm"));
-                     });
-                   });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

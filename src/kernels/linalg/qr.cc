@@ -21,15 +21,17 @@
 // Semantics: tensorflow/core/ops/linalg_ops.cc (Qr).
 // Dtypes: T float32, float64.
 // Errors (InvalidArgument): input of rank < 2.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 // Factors the column-major m x n matrix `a` in place: on return its upper
@@ -91,29 +93,34 @@ void AccumulateQ(const T* a, int64_t m, int64_t p, const T* tau, T* q, int64_t q
 }
 
 template <class T>
-class QrOp {
+class QrOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return a.GetOptional("full_matrices", &full_); }
+  explicit QrOp(OpKernelConstruction* c) : OpKernel(c) {
+    if (c->HasAttr("full_matrices")) OP_REQUIRES_OK(c, c->GetAttr("full_matrices", &full_));
+  }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    const pdk::Shape in = x.shape();
-    if (in.rank() < 2)  // TensorFlow's wording (LinearAlgebraOp) first
-      return pdk::InvalidArgument("Input tensor 0 must have rank >= 2, got ", in.rank(), " (",
-                                  ctx.op(), ": input shape ", in, ")");
-    const int64_t m = in.dim(-2), n = in.dim(-1), p = std::min(m, n);
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const TensorShape& in = x.shape();
+    OP_REQUIRES(ctx, in.dims() >= 2,  // TensorFlow's wording (LinearAlgebraOp) first
+                errors::InvalidArgument("Input tensor 0 must have rank >= 2, got ", in.dims(),
+                                        " (", type_string(), ": input shape ", in, ")"));
+    const int rank = in.dims();
+    const int64_t m = in.dim_size(rank - 2), n = in.dim_size(rank - 1), p = std::min(m, n);
     const int64_t qcols = full_ ? m : p, rrows = full_ ? m : p;
-    std::vector<int64_t> qd = in.dims(), rd = in.dims();
-    qd[qd.size() - 1] = qcols;
-    rd[rd.size() - 2] = rrows;
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor q, ctx.allocate_output(0, pdk::Shape(qd)));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor r, ctx.allocate_output(1, pdk::Shape(rd)));
+    TensorShape qd = in, rd = in;
+    qd.set_dim(rank - 1, qcols);
+    rd.set_dim(rank - 2, rrows);
+    Tensor* q = nullptr;
+    Tensor* r = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, qd, &q));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, rd, &r));
     int64_t batch = 1;
-    for (int i = 0; i + 2 < in.rank(); ++i) batch *= in[i];
-    if (q.num_elements() == 0 && r.num_elements() == 0) return pdk::Status::OK();
-    const T* src = x.data<T>();
-    T* qo = q.data<T>();
-    T* ro = r.data<T>();
+    for (int i = 0; i + 2 < rank; ++i) batch *= in.dim_size(i);
+    if (q->NumElements() == 0 && r->NumElements() == 0) return;
+    const T* src = x.flat<T>().data();
+    T* qo = q->flat<T>().data();
+    T* ro = r->flat<T>().data();
     auto do_matrices = [&](Eigen::Index first, Eigen::Index last) {
       std::vector<T> a(static_cast<size_t>(m * n)), tau(static_cast<size_t>(p)),
           qc(static_cast<size_t>(m * qcols));
@@ -132,23 +139,17 @@ class QrOp {
       }
     };
     const double flops = 2.0 * static_cast<double>(m) * n * p + 2.0 * m * qcols * p;
-    pdk_compute::Device(ctx).parallelFor(
+    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
         batch, Eigen::TensorOpCost(sizeof(T) * m * n, sizeof(T) * (m * qcols + rrows * n), flops),
         do_matrices);
-    return pdk::Status::OK();
   }
 
  private:
   bool full_ = false;
 };
 
+REGISTER_KERNEL_BUILDER(Name("Qr").Device(DEVICE_PDK).TypeConstraint<float>("T"), QrOp<float>);
+REGISTER_KERNEL_BUILDER(Name("Qr").Device(DEVICE_PDK).TypeConstraint<double>("T"), QrOp<double>);
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(Qr, r) {
-  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<QrOp<T>>("Qr").Type("T", t));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

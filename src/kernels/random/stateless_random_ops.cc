@@ -35,15 +35,18 @@
 // groups are split over the device's thread pool; each shard skips the
 // counter ahead to its first group, as TF's FillPhiloxRandom does, so the
 // result does not depend on the split.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "compute/eigen.h"
 #include "kernels/random/philox.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 using pdk_random::Philox;
@@ -51,215 +54,261 @@ using pdk_random::Philox;
 constexpr int32_t kAlgPhilox = 1;
 constexpr int32_t kAlgAutoSelect = 3;
 
+// The int32 or int64 values of host tensor `t` (pdk::ReadIntVector's reading
+// and its error for another dtype).
+Status ReadIntVector(const std::string& op, const char* name, const Tensor& t,
+                     std::vector<int64>* v) {
+  if (t.dtype() == DT_INT32) {
+    const auto f = t.flat<int32>();
+    v->assign(f.data(), f.data() + f.size());
+  } else if (t.dtype() == DT_INT64) {
+    const auto f = t.flat<int64>();
+    v->assign(f.data(), f.data() + f.size());
+  } else {
+    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
+                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
+  }
+  return OkStatus();
+}
+
 // Output shape from the host `shape` input.
-pdk::StatusOr<pdk::Shape> ReadShape(const pdk::Context& ctx, const pdk::Tensor& t) {
-  if (t.rank() != 1)
-    return pdk::InvalidArgument(ctx.op(), ": shape must be a vector, got a tensor of shape ",
-                                t.shape());
-  PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dims, pdk::ReadIntVector(ctx.op(), "shape", t));
+Status ReadShape(const std::string& op, const Tensor& t, TensorShape* shape) {
+  if (t.dims() != 1)
+    return errors::InvalidArgument(op, ": shape must be a vector, got a tensor of shape ",
+                                   t.shape());
+  std::vector<int64> dims;
+  TF_RETURN_IF_ERROR(ReadIntVector(op, "shape", t, &dims));
   for (size_t i = 0; i < dims.size(); ++i)
     if (dims[i] < 0)
-      return pdk::InvalidArgument(ctx.op(), ": shape[", i, "] must be >= 0, got ", dims[i]);
-  return pdk::Shape(std::move(dims));
+      return errors::InvalidArgument(op, ": shape[", i, "] must be >= 0, got ", dims[i]);
+  *shape = TensorShape(dims);
+  return OkStatus();
 }
 
 // Generator from a host `seed` input: int32 or int64, shape [2].
-pdk::StatusOr<Philox> GeneratorFromSeed(const pdk::Context& ctx, const pdk::Tensor& seed) {
-  if (seed.rank() != 1 || seed.dim(0) != 2)
-    return pdk::InvalidArgument(ctx.op(), ": seed must have shape [2], got shape ",
-                                seed.shape());
-  PDK_ASSIGN_OR_RETURN(std::vector<int64_t> s, pdk::ReadIntVector(ctx.op(), "seed", seed));
-  return pdk_random::FromSeed(static_cast<uint64_t>(s[0]), static_cast<uint64_t>(s[1]));
+Status GeneratorFromSeed(const std::string& op, const Tensor& seed, Philox* gen) {
+  if (seed.dims() != 1 || seed.dim_size(0) != 2)
+    return errors::InvalidArgument(op, ": seed must have shape [2], got shape ", seed.shape());
+  std::vector<int64> s;
+  TF_RETURN_IF_ERROR(ReadIntVector(op, "seed", seed, &s));
+  *gen = pdk_random::FromSeed(static_cast<uint64_t>(s[0]), static_cast<uint64_t>(s[1]));
+  return OkStatus();
 }
 
 // Generator from host `key`, `counter` and `alg` inputs (V2 ops).
-pdk::StatusOr<Philox> GeneratorFromKeyCounter(const pdk::Context& ctx, const pdk::Tensor& key,
-                                              const pdk::Tensor& counter,
-                                              const pdk::Tensor& alg) {
-  if (alg.rank() != 0 || alg.dtype() != TF_INT32)
-    return pdk::InvalidArgument(ctx.op(), ": alg must be an int32 scalar, got ",
-                                pdk::DataTypeName(alg.dtype()), " of shape ", alg.shape());
-  int32_t id = alg.data<int32_t>()[0];
+Status GeneratorFromKeyCounter(const std::string& op, const Tensor& key, const Tensor& counter,
+                               const Tensor& alg, Philox* gen) {
+  if (alg.dims() != 0 || alg.dtype() != DT_INT32)
+    return errors::InvalidArgument(op, ": alg must be an int32 scalar, got ",
+                                   ::pdk::DataTypeName(static_cast<TF_DataType>(alg.dtype())),
+                                   " of shape ", alg.shape());
+  int32_t id = alg.flat<int32>()(0);
   if (id == kAlgAutoSelect) id = kAlgPhilox;
   if (id != kAlgPhilox)
-    return pdk::InvalidArgument(ctx.op(), ": Unsupported algorithm id: ", id,
-                                " (PDK implements Philox = 1 and auto-select = 3)");
-  if (key.rank() != 1 || key.dim(0) != 1)
-    return pdk::InvalidArgument(ctx.op(), ": key must have shape [1], got shape ", key.shape());
-  if (counter.rank() != 1 || counter.dim(0) < 2)
-    return pdk::InvalidArgument(ctx.op(),
-                                ": counter must be a vector of length at least 2 for Philox, "
-                                "got shape ",
-                                counter.shape());
-  return Philox::FromMem(key.data<uint64_t>(), counter.data<uint64_t>());
+    return errors::InvalidArgument(op, ": Unsupported algorithm id: ", id,
+                                   " (PDK implements Philox = 1 and auto-select = 3)");
+  if (key.dims() != 1 || key.dim_size(0) != 1)
+    return errors::InvalidArgument(op, ": key must have shape [1], got shape ", key.shape());
+  if (counter.dims() != 1 || counter.dim_size(0) < 2)
+    return errors::InvalidArgument(op,
+                                   ": counter must be a vector of length at least 2 for "
+                                   "Philox, got shape ",
+                                   counter.shape());
+  *gen = Philox::FromMem(key.flat<uint64>().data(), counter.flat<uint64>().data());
+  return OkStatus();
 }
 
 // Fills `out` with `dist` from `gen`, split by groups over the device pool.
 template <class T, class Dist>
-void Fill(const pdk::Context& ctx, const Dist& dist, const Philox& gen, const pdk::Tensor& out) {
-  const int64_t size = out.num_elements();
+void Fill(const Eigen::ThreadPoolDevice& dev, const Dist& dist, const Philox& gen, Tensor* out) {
+  const int64_t size = out->NumElements();
   if (size == 0) return;
-  T* data = out.data<T>();
+  T* data = out->flat<T>().data();
   const int64_t groups = (size + Dist::kGroup - 1) / Dist::kGroup;
   // Per group: one Philox block (~10 cycles per uint32) plus the distribution.
   const double cycles = 4.0 * (10 + Dist::kCost) * (Dist::kVariable ? 2 : 1);
   const Eigen::TensorOpCost cost(0, Dist::kGroup * sizeof(T), cycles);
-  pdk_compute::Device(ctx).parallelFor(
-      static_cast<Eigen::Index>(groups), cost, [&](Eigen::Index first, Eigen::Index last) {
-        pdk_random::FillGroups(dist, gen, data, size, first, last);
-      });
+  dev.parallelFor(static_cast<Eigen::Index>(groups), cost,
+                  [&](Eigen::Index first, Eigen::Index last) {
+                    pdk_random::FillGroups(dist, gen, data, size, first, last);
+                  });
 }
 
 // How a kernel gets its generator: from key/counter/alg (inputs 1-3, V2) or
 // from a seed (input 1, V1).
 enum class Source { kKeyCounter, kSeed };
 
-pdk::StatusOr<Philox> Generator(const pdk::Context& ctx, Source src) {
-  if (src == Source::kSeed) {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor seed, ctx.input(1));
-    return GeneratorFromSeed(ctx, seed);
-  }
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor key, ctx.input(1));
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor counter, ctx.input(2));
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor alg, ctx.input(3));
-  return GeneratorFromKeyCounter(ctx, key, counter, alg);
+Status Generator(OpKernelContext* ctx, Source src, Philox* gen) {
+  const std::string& op = ctx->op_kernel().type_string();
+  if (src == Source::kSeed) return GeneratorFromSeed(op, ctx->input(1), gen);
+  return GeneratorFromKeyCounter(op, ctx->input(1), ctx->input(2), ctx->input(3), gen);
 }
 
 // Uniform / Normal / TruncatedNormal / UniformFullInt: output = Dist over shape.
 template <class T, class Dist, Source kSrc>
-class StatelessRandomOp {
+class StatelessRandomOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor shape_t, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Shape shape, ReadShape(ctx, shape_t));
-    PDK_ASSIGN_OR_RETURN(Philox gen, Generator(ctx, kSrc));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, shape));
-    Fill<T>(ctx, Dist(), gen, out);
-    return pdk::Status::OK();
+  explicit StatelessRandomOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    TensorShape shape;
+    OP_REQUIRES_OK(ctx, ReadShape(type_string(), ctx->input(0), &shape));
+    Philox gen;
+    OP_REQUIRES_OK(ctx, Generator(ctx, kSrc, &gen));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
+    Fill<T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(), Dist(), gen, out);
   }
 };
 
 // UniformInt: integers in [minval, maxval); minval/maxval follow the generator
 // inputs (inputs 4, 5 for V2; 2, 3 for V1).
 template <class Int, Source kSrc>
-class StatelessRandomUniformIntOp {
+class StatelessRandomUniformIntOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor shape_t, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Shape shape, ReadShape(ctx, shape_t));
-    PDK_ASSIGN_OR_RETURN(Philox gen, Generator(ctx, kSrc));
+  explicit StatelessRandomUniformIntOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const std::string& op = type_string();
+    TensorShape shape;
+    OP_REQUIRES_OK(ctx, ReadShape(op, ctx->input(0), &shape));
+    Philox gen;
+    OP_REQUIRES_OK(ctx, Generator(ctx, kSrc, &gen));
     const int first = kSrc == Source::kSeed ? 2 : 4;
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor minval, ctx.input(first));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor maxval, ctx.input(first + 1));
-    if (minval.rank() != 0)
-      return pdk::InvalidArgument(ctx.op(), ": minval must be 0-D, got shape ", minval.shape());
-    if (maxval.rank() != 0)
-      return pdk::InvalidArgument(ctx.op(), ": maxval must be 0-D, got shape ", maxval.shape());
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, shape));
-    if (shape.num_elements() == 0) return pdk::Status::OK();  // any bounds are fine
-    const Int lo = minval.data<Int>()[0], hi = maxval.data<Int>()[0];
-    if (!(lo < hi))
-      return pdk::InvalidArgument(ctx.op(), ": Need minval < maxval, got ", lo, " >= ", hi);
-    Fill<Int>(ctx, pdk_random::UniformInt<Int>(lo, hi), gen, out);
-    return pdk::Status::OK();
+    const Tensor& minval = ctx->input(first);
+    const Tensor& maxval = ctx->input(first + 1);
+    OP_REQUIRES(ctx, minval.dims() == 0,
+                errors::InvalidArgument(op, ": minval must be 0-D, got shape ", minval.shape()));
+    OP_REQUIRES(ctx, maxval.dims() == 0,
+                errors::InvalidArgument(op, ": maxval must be 0-D, got shape ", maxval.shape()));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
+    if (shape.num_elements() == 0) return;  // any bounds are fine
+    const Int lo = minval.flat<Int>()(0), hi = maxval.flat<Int>()(0);
+    OP_REQUIRES(ctx, lo < hi,
+                errors::InvalidArgument(op, ": Need minval < maxval, got ", lo, " >= ", hi));
+    Fill<Int>(ctx->eigen_device<Eigen::ThreadPoolDevice>(), pdk_random::UniformInt<Int>(lo, hi),
+              gen, out);
   }
 };
 
 // StatelessRandomGetKeyCounter[Alg]: key/counter (and alg) from a seed.
 template <bool kWithAlg>
-class GetKeyCounterOp {
+class GetKeyCounterOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor seed, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(Philox gen, GeneratorFromSeed(ctx, seed));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor key, ctx.allocate_output(0, pdk::Shape{1}));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor counter, ctx.allocate_output(1, pdk::Shape{2}));
-    gen.KeyToMem(key.data<uint64_t>());
-    gen.CounterToMem(counter.data<uint64_t>());
+  explicit GetKeyCounterOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    Philox gen;
+    OP_REQUIRES_OK(ctx, GeneratorFromSeed(type_string(), ctx->input(0), &gen));
+    Tensor* key = nullptr;
+    Tensor* counter = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({1}), &key));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({2}), &counter));
+    gen.KeyToMem(key->flat<uint64>().data());
+    gen.CounterToMem(counter->flat<uint64>().data());
     if constexpr (kWithAlg) {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor alg, ctx.allocate_output(2, pdk::Shape{}));
-      alg.data<int32_t>()[0] = kAlgPhilox;
+      Tensor* alg = nullptr;
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape(), &alg));
+      alg->flat<int32>()(0) = kAlgPhilox;
     }
-    return pdk::Status::OK();
   }
 };
 
-class GetAlgOp {
+class GetAlgOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor alg, ctx.allocate_output(0, pdk::Shape{}));
-    alg.data<int32_t>()[0] = kAlgPhilox;
-    return pdk::Status::OK();
+  explicit GetAlgOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* alg = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(), &alg));
+    alg->flat<int32>()(0) = kAlgPhilox;
   }
 };
 
-template <class K>
-pdk::KernelDef<K> V2(const char* op) {
-  return std::move(pdk::KernelDef<K>(op)
-                       .HostMemory("shape")
-                       .HostMemory("key")
-                       .HostMemory("counter")
-                       .HostMemory("alg"));
-}
-template <class K>
-pdk::KernelDef<K> V1(const char* op) {
-  return std::move(pdk::KernelDef<K>(op).HostMemory("shape").HostMemory("seed"));
-}
+using pdk_random::Normal;
+using pdk_random::TruncatedNormal;
+using pdk_random::Uniform;
+using pdk_random::UniformFullInt;
+
+REGISTER_KERNEL_BUILDER(Name("StatelessRandomGetKeyCounter")
+                            .Device(DEVICE_PDK)
+                            .HostMemory("seed")
+                            .HostMemory("key")
+                            .HostMemory("counter"),
+                        GetKeyCounterOp<false>);
+REGISTER_KERNEL_BUILDER(Name("StatelessRandomGetKeyCounterAlg")
+                            .Device(DEVICE_PDK)
+                            .HostMemory("seed")
+                            .HostMemory("key")
+                            .HostMemory("counter")
+                            .HostMemory("alg"),
+                        GetKeyCounterOp<true>);
+REGISTER_KERNEL_BUILDER(Name("StatelessRandomGetAlg").Device(DEVICE_PDK).HostMemory("alg"),
+                        GetAlgOp);
+
+// V2 ops: shape, key, counter, alg in host memory; V1 ops: shape, seed.
+#define PDK_V2_(op)          \
+  Name(op)                   \
+      .Device(DEVICE_PDK)    \
+      .HostMemory("shape")   \
+      .HostMemory("key")     \
+      .HostMemory("counter") \
+      .HostMemory("alg")
+#define PDK_V1_(op) Name(op).Device(DEVICE_PDK).HostMemory("shape").HostMemory("seed")
+
+// Floating-point distributions: dtype float16, bfloat16, float32, float64.
+#define PDK_REGISTER_STATELESS_FLOAT_(T)                                                  \
+  REGISTER_KERNEL_BUILDER(PDK_V2_("StatelessRandomUniformV2").TypeConstraint<T>("dtype"), \
+                          StatelessRandomOp<T, Uniform<T>, Source::kKeyCounter>);         \
+  REGISTER_KERNEL_BUILDER(PDK_V2_("StatelessRandomNormalV2").TypeConstraint<T>("dtype"),  \
+                          StatelessRandomOp<T, Normal<T>, Source::kKeyCounter>);          \
+  REGISTER_KERNEL_BUILDER(                                                                \
+      PDK_V2_("StatelessTruncatedNormalV2").TypeConstraint<T>("dtype"),                   \
+      StatelessRandomOp<T, TruncatedNormal<T>, Source::kKeyCounter>);                     \
+  REGISTER_KERNEL_BUILDER(PDK_V1_("StatelessRandomUniform").TypeConstraint<T>("dtype"),   \
+                          StatelessRandomOp<T, Uniform<T>, Source::kSeed>);               \
+  REGISTER_KERNEL_BUILDER(PDK_V1_("StatelessRandomNormal").TypeConstraint<T>("dtype"),    \
+                          StatelessRandomOp<T, Normal<T>, Source::kSeed>);                \
+  REGISTER_KERNEL_BUILDER(PDK_V1_("StatelessTruncatedNormal").TypeConstraint<T>("dtype"), \
+                          StatelessRandomOp<T, TruncatedNormal<T>, Source::kSeed>)
+PDK_REGISTER_STATELESS_FLOAT_(Eigen::half);
+PDK_REGISTER_STATELESS_FLOAT_(Eigen::bfloat16);
+PDK_REGISTER_STATELESS_FLOAT_(float);
+PDK_REGISTER_STATELESS_FLOAT_(double);
+#undef PDK_REGISTER_STATELESS_FLOAT_
+
+// UniformInt: dtype int32, int64; minval and maxval in host memory too.
+#define PDK_REGISTER_STATELESS_INT_(T)                                          \
+  REGISTER_KERNEL_BUILDER(PDK_V2_("StatelessRandomUniformIntV2")                \
+                              .HostMemory("minval")                             \
+                              .HostMemory("maxval")                             \
+                              .TypeConstraint<T>("dtype"),                      \
+                          StatelessRandomUniformIntOp<T, Source::kKeyCounter>); \
+  REGISTER_KERNEL_BUILDER(PDK_V1_("StatelessRandomUniformInt")                  \
+                              .HostMemory("minval")                             \
+                              .HostMemory("maxval")                             \
+                              .TypeConstraint<T>("dtype"),                      \
+                          StatelessRandomUniformIntOp<T, Source::kSeed>)
+PDK_REGISTER_STATELESS_INT_(int32);
+PDK_REGISTER_STATELESS_INT_(int64);
+#undef PDK_REGISTER_STATELESS_INT_
+
+// UniformFullInt: dtype int32, int64, uint32, uint64.
+#define PDK_REGISTER_STATELESS_FULL_INT_(T)                                  \
+  REGISTER_KERNEL_BUILDER(                                                   \
+      PDK_V2_("StatelessRandomUniformFullIntV2").TypeConstraint<T>("dtype"), \
+      StatelessRandomOp<T, UniformFullInt<T>, Source::kKeyCounter>);         \
+  REGISTER_KERNEL_BUILDER(                                                   \
+      PDK_V1_("StatelessRandomUniformFullInt").TypeConstraint<T>("dtype"),   \
+      StatelessRandomOp<T, UniformFullInt<T>, Source::kSeed>)
+PDK_REGISTER_STATELESS_FULL_INT_(int32);
+PDK_REGISTER_STATELESS_FULL_INT_(int64);
+PDK_REGISTER_STATELESS_FULL_INT_(uint32);
+PDK_REGISTER_STATELESS_FULL_INT_(uint64);
+#undef PDK_REGISTER_STATELESS_FULL_INT_
+#undef PDK_V1_
+#undef PDK_V2_
 
 }  // namespace
-
-PDK_REGISTER_KERNELS(StatelessRandom, r) {
-  using pdk_random::Normal;
-  using pdk_random::TruncatedNormal;
-  using pdk_random::Uniform;
-  using pdk_random::UniformFullInt;
-  constexpr Source kKC = Source::kKeyCounter, kSeed = Source::kSeed;
-
-  r.Add(pdk::KernelDef<GetKeyCounterOp<false>>("StatelessRandomGetKeyCounter")
-            .HostMemory("seed")
-            .HostMemory("key")
-            .HostMemory("counter"));
-  r.Add(pdk::KernelDef<GetKeyCounterOp<true>>("StatelessRandomGetKeyCounterAlg")
-            .HostMemory("seed")
-            .HostMemory("key")
-            .HostMemory("counter")
-            .HostMemory("alg"));
-  r.Add(pdk::KernelDef<GetAlgOp>("StatelessRandomGetAlg").HostMemory("alg"));
-
-  pdk::ForEachType(
-      pdk::TypeList<Eigen::half, Eigen::bfloat16, float, double>{}, [&](auto t) {
-        using T = typename decltype(t)::type;
-        r.Add(V2<StatelessRandomOp<T, Uniform<T>, kKC>>("StatelessRandomUniformV2")
-                  .Type("dtype", t));
-        r.Add(V2<StatelessRandomOp<T, Normal<T>, kKC>>("StatelessRandomNormalV2")
-                  .Type("dtype", t));
-        r.Add(V2<StatelessRandomOp<T, TruncatedNormal<T>, kKC>>("StatelessTruncatedNormalV2")
-                  .Type("dtype", t));
-        r.Add(V1<StatelessRandomOp<T, Uniform<T>, kSeed>>("StatelessRandomUniform")
-                  .Type("dtype", t));
-        r.Add(V1<StatelessRandomOp<T, Normal<T>, kSeed>>("StatelessRandomNormal")
-                  .Type("dtype", t));
-        r.Add(V1<StatelessRandomOp<T, TruncatedNormal<T>, kSeed>>("StatelessTruncatedNormal")
-                  .Type("dtype", t));
-      });
-  pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(V2<StatelessRandomUniformIntOp<T, kKC>>("StatelessRandomUniformIntV2")
-              .HostMemory("minval")
-              .HostMemory("maxval")
-              .Type("dtype", t));
-    r.Add(V1<StatelessRandomUniformIntOp<T, kSeed>>("StatelessRandomUniformInt")
-              .HostMemory("minval")
-              .HostMemory("maxval")
-              .Type("dtype", t));
-  });
-  pdk::ForEachType(pdk::TypeList<int32_t, int64_t, uint32_t, uint64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(V2<StatelessRandomOp<T, UniformFullInt<T>, kKC>>("StatelessRandomUniformFullIntV2")
-              .Type("dtype", t));
-    r.Add(V1<StatelessRandomOp<T, UniformFullInt<T>, kSeed>>("StatelessRandomUniformFullInt")
-              .Type("dtype", t));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

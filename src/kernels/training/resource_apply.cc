@@ -30,16 +30,21 @@
 // not a scalar ("alpha is not a scalar: [2]"), a gradient or slot whose shape
 // differs from var's ("var and delta do not have the same shape[4] [3]"); an
 // uninitialized variable: TensorFlow's FailedPrecondition.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h); the variables
+// are reached through the kit's pdk::LockedVariables (pdk/variables.h), which
+// has no TensorFlow C++ counterpart, on the kit context behind the
+// OpKernelContext (pdk_context()).
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 #include "pdk/variables.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 template <class T>
@@ -47,35 +52,36 @@ using Compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // Reads scalar input `i` named `name` as the compute type.
 template <class T>
-pdk::StatusOr<Compute_t<T>> Scalar(pdk::Context& ctx, int i, const char* name) {
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(i));
-  if (t.shape().rank() != 0)
-    return pdk::InvalidArgument(name, " is not a scalar: ", t.shape(), " (", ctx.op(), ")");
-  return static_cast<Compute_t<T>>(*t.data<T>());
+Status Scalar(OpKernelContext* ctx, int i, const char* name, Compute_t<T>* value) {
+  const Tensor& t = ctx->input(i);
+  if (t.dims() != 0)
+    return errors::InvalidArgument(name, " is not a scalar: ", t.shape(), " (",
+                                   ctx->op_kernel().type_string(), ")");
+  *value = static_cast<Compute_t<T>>(t.flat<T>()(0));
+  return OkStatus();
 }
 
-pdk::Status SameShape(pdk::Context& ctx, const char* a, const pdk::Tensor& x, const char* b,
-                      const pdk::Tensor& y) {
-  if (x.shape() == y.shape()) return pdk::Status::OK();
-  return pdk::InvalidArgument(a, " and ", b, " do not have the same shape", x.shape(), " ",
-                              y.shape(), " (", ctx.op(), ")");
+Status SameShape(const std::string& op, const char* a, const ::pdk::Shape& x, const char* b,
+                 const ::pdk::Shape& y) {
+  if (x == y) return OkStatus();
+  return errors::InvalidArgument(a, " and ", b, " do not have the same shape", x, " ", y, " (",
+                                 op, ")");
 }
 
 // fn(k) per element, split over the device pool.
 template <class Fn>
-void ForEach(const pdk::Context& ctx, int64_t n, double cost, Fn fn) {
-  pdk_compute::Device(ctx).parallelFor(n, Eigen::TensorOpCost(cost * 8, cost * 8, cost),
-                                       [&](Eigen::Index a, Eigen::Index b) {
-                                         for (Eigen::Index k = a; k < b; ++k) fn(k);
-                                       });
+void ForEach(const Eigen::ThreadPoolDevice& dev, int64_t n, double cost, Fn fn) {
+  dev.parallelFor(n, Eigen::TensorOpCost(cost * 8, cost * 8, cost),
+                  [&](Eigen::Index a, Eigen::Index b) {
+                    for (Eigen::Index k = a; k < b; ++k) fn(k);
+                  });
 }
 
-class LockingAttrs {
+class LockingAttrsOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
-    PDK_RETURN_IF_ERROR(a.Get("use_locking", &use_locking_));
-    if (a.Has("use_nesterov")) PDK_RETURN_IF_ERROR(a.Get("use_nesterov", &use_nesterov_));
-    return pdk::Status::OK();
+  explicit LockingAttrsOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("use_locking", &use_locking_));
+    if (c->HasAttr("use_nesterov")) OP_REQUIRES_OK(c, c->GetAttr("use_nesterov", &use_nesterov_));
   }
 
  protected:
@@ -83,100 +89,133 @@ class LockingAttrs {
 };
 
 template <class T>
-class ResourceApplyGradientDescentOp : public LockingAttrs {
+class ResourceApplyGradientDescentOp : public LockingAttrsOp {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
+  using LockingAttrsOp::LockingAttrsOp;
+
+  void Compute(OpKernelContext* ctx) override {
     using C = Compute_t<T>;
-    pdk::LockedVariables vars;
-    PDK_RETURN_IF_ERROR(vars.Lock(ctx, {0}, use_locking_));
-    pdk::Tensor& var = vars.tensor(0);
-    PDK_ASSIGN_OR_RETURN(C alpha, Scalar<T>(ctx, 1, "alpha"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor delta, ctx.input(2));
-    PDK_RETURN_IF_ERROR(SameShape(ctx, "var", var, "delta", delta));
+    ::pdk::LockedVariables vars;
+    OP_REQUIRES_OK(ctx, vars.Lock(ctx->pdk_context(), {0}, use_locking_));
+    ::pdk::Tensor& var = vars.tensor(0);
+    C alpha;
+    OP_REQUIRES_OK(ctx, Scalar<T>(ctx, 1, "alpha", &alpha));
+    const Tensor& delta = ctx->input(2);
+    OP_REQUIRES_OK(ctx, SameShape(type_string(), "var", var.shape(), "delta",
+                                  delta.shape().pdk_shape()));
     T* w = var.data<T>();
-    const T* d = delta.data<T>();
-    ForEach(ctx, var.num_elements(), 2, [&](int64_t k) {
+    const T* d = delta.flat<T>().data();
+    ForEach(ctx->eigen_device<Eigen::ThreadPoolDevice>(), var.num_elements(), 2, [&](int64_t k) {
       w[k] = static_cast<T>(static_cast<C>(w[k]) - alpha * static_cast<C>(d[k]));
     });
-    return pdk::Status::OK();
   }
 };
 
 template <class T>
-class ResourceApplyMomentumOp : public LockingAttrs {
+class ResourceApplyMomentumOp : public LockingAttrsOp {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
+  using LockingAttrsOp::LockingAttrsOp;
+
+  void Compute(OpKernelContext* ctx) override {
     using C = Compute_t<T>;
-    pdk::LockedVariables vars;
-    PDK_RETURN_IF_ERROR(vars.Lock(ctx, {0, 1}, use_locking_));
-    pdk::Tensor &var = vars.tensor(0), &accum = vars.tensor(1);
-    PDK_ASSIGN_OR_RETURN(C lr, Scalar<T>(ctx, 2, "lr"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor grad, ctx.input(3));
-    PDK_ASSIGN_OR_RETURN(C momentum, Scalar<T>(ctx, 4, "momentum"));
-    PDK_RETURN_IF_ERROR(SameShape(ctx, "var", var, "accum", accum));
-    PDK_RETURN_IF_ERROR(SameShape(ctx, "var", var, "grad", grad));
+    const std::string& op = type_string();
+    ::pdk::LockedVariables vars;
+    OP_REQUIRES_OK(ctx, vars.Lock(ctx->pdk_context(), {0, 1}, use_locking_));
+    ::pdk::Tensor &var = vars.tensor(0), &accum = vars.tensor(1);
+    C lr, momentum;
+    OP_REQUIRES_OK(ctx, Scalar<T>(ctx, 2, "lr", &lr));
+    const Tensor& grad = ctx->input(3);
+    OP_REQUIRES_OK(ctx, Scalar<T>(ctx, 4, "momentum", &momentum));
+    OP_REQUIRES_OK(ctx, SameShape(op, "var", var.shape(), "accum", accum.shape()));
+    OP_REQUIRES_OK(ctx, SameShape(op, "var", var.shape(), "grad", grad.shape().pdk_shape()));
     T *w = var.data<T>(), *a = accum.data<T>();
-    const T* g = grad.data<T>();
+    const T* g = grad.flat<T>().data();
     const bool nesterov = use_nesterov_;
-    ForEach(ctx, var.num_elements(), 5, [&](int64_t k) {
+    ForEach(ctx->eigen_device<Eigen::ThreadPoolDevice>(), var.num_elements(), 5, [&](int64_t k) {
       const C gk = static_cast<C>(g[k]);
       const C ak = static_cast<C>(a[k]) * momentum + gk;
       a[k] = static_cast<T>(ak);
       const C step = nesterov ? gk * lr + ak * momentum * lr : lr * ak;
       w[k] = static_cast<T>(static_cast<C>(w[k]) - step);
     });
-    return pdk::Status::OK();
   }
 };
 
 template <class T>
-class ResourceApplyAdamOp : public LockingAttrs {
+class ResourceApplyAdamOp : public LockingAttrsOp {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
+  using LockingAttrsOp::LockingAttrsOp;
+
+  void Compute(OpKernelContext* ctx) override {
     using C = Compute_t<T>;
-    pdk::LockedVariables vars;
-    PDK_RETURN_IF_ERROR(vars.Lock(ctx, {0, 1, 2}, use_locking_));
-    pdk::Tensor &var = vars.tensor(0), &m = vars.tensor(1), &v = vars.tensor(2);
+    const std::string& op = type_string();
+    ::pdk::LockedVariables vars;
+    OP_REQUIRES_OK(ctx, vars.Lock(ctx->pdk_context(), {0, 1, 2}, use_locking_));
+    ::pdk::Tensor &var = vars.tensor(0), &m = vars.tensor(1), &v = vars.tensor(2);
     const char* names[] = {"beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon"};
     C s[6];
-    for (int i = 0; i < 6; ++i) {
-      PDK_ASSIGN_OR_RETURN(C value, Scalar<T>(ctx, 3 + i, names[i]));
-      s[i] = value;
-    }
+    for (int i = 0; i < 6; ++i) OP_REQUIRES_OK(ctx, Scalar<T>(ctx, 3 + i, names[i], &s[i]));
     const C beta1_power = s[0], beta2_power = s[1], lr = s[2], beta1 = s[3], beta2 = s[4],
             eps = s[5];
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor grad, ctx.input(9));
-    PDK_RETURN_IF_ERROR(SameShape(ctx, "var", var, "m", m));
-    PDK_RETURN_IF_ERROR(SameShape(ctx, "var", var, "v", v));
-    PDK_RETURN_IF_ERROR(SameShape(ctx, "var", var, "grad", grad));
+    const Tensor& grad = ctx->input(9);
+    OP_REQUIRES_OK(ctx, SameShape(op, "var", var.shape(), "m", m.shape()));
+    OP_REQUIRES_OK(ctx, SameShape(op, "var", var.shape(), "v", v.shape()));
+    OP_REQUIRES_OK(ctx, SameShape(op, "var", var.shape(), "grad", grad.shape().pdk_shape()));
     const C lr_t = lr * std::sqrt(C(1) - beta2_power) / (C(1) - beta1_power);
     T *w = var.data<T>(), *pm = m.data<T>(), *pv = v.data<T>();
-    const T* g = grad.data<T>();
+    const T* g = grad.flat<T>().data();
     const bool nesterov = use_nesterov_;
-    ForEach(ctx, var.num_elements(), 12, [&](int64_t k) {
-      const C gk = static_cast<C>(g[k]);
-      const C mk = static_cast<C>(pm[k]) + (gk - static_cast<C>(pm[k])) * (C(1) - beta1);
-      const C vk = static_cast<C>(pv[k]) + (gk * gk - static_cast<C>(pv[k])) * (C(1) - beta2);
-      pm[k] = static_cast<T>(mk);
-      pv[k] = static_cast<T>(vk);
-      const C num = nesterov ? (mk * beta1 + (C(1) - beta1) * gk) * lr_t : mk * lr_t;
-      w[k] = static_cast<T>(static_cast<C>(w[k]) - num / (std::sqrt(vk) + eps));
-    });
-    return pdk::Status::OK();
+    ForEach(ctx->eigen_device<Eigen::ThreadPoolDevice>(), var.num_elements(), 12,
+            [&](int64_t k) {
+              const C gk = static_cast<C>(g[k]);
+              const C mk = static_cast<C>(pm[k]) + (gk - static_cast<C>(pm[k])) * (C(1) - beta1);
+              const C vk =
+                  static_cast<C>(pv[k]) + (gk * gk - static_cast<C>(pv[k])) * (C(1) - beta2);
+              pm[k] = static_cast<T>(mk);
+              pv[k] = static_cast<T>(vk);
+              const C num = nesterov ? (mk * beta1 + (C(1) - beta1) * gk) * lr_t : mk * lr_t;
+              w[k] = static_cast<T>(static_cast<C>(w[k]) - num / (std::sqrt(vk) + eps));
+            });
   }
 };
 
+// These kernels register only where the running TensorFlow exports the
+// variable functions (pdk::VariableApi::Get(), asked when TF_InitKernel
+// replays the registrations; 2.19-2.21 do not: see the header).
+// REGISTER_KERNEL_BUILDER has no condition, so this is its deferred entry
+// (pdk::KernelRegistry) with the check in front; the Name is TensorFlow's.
+template <class K>
+struct RegisterIfVariableApi {
+  static bool Add(const register_kernel::Name& name) {
+    Slot() = new register_kernel::Name(name);  // lives as long as the plugin
+    return ::pdk::KernelRegistry::Global().Add(Slot()->op().c_str(), &Replay);
+  }
+  static void Replay(::pdk::Registrar& r) {
+    if (::pdk::VariableApi::Get() != nullptr) Slot()->template Register<K>(r);
+  }
+  static register_kernel::Name*& Slot() {  // one per kernel class: each registers once
+    static register_kernel::Name* n = nullptr;
+    return n;
+  }
+};
+
+// T float32, float64, float16, bfloat16.
+#define PDK_REGISTER_IF_VARIABLE_API_(op, Kernel, T) \
+  RegisterIfVariableApi<Kernel<T>>::Add(             \
+      register_kernel::Name(op).Device(DEVICE_PDK).TypeConstraint<T>("T"))
+#define PDK_REGISTER_RESOURCE_APPLY_(T)                                                         \
+  PDK_REGISTER_IF_VARIABLE_API_("ResourceApplyGradientDescent", ResourceApplyGradientDescentOp, \
+                                T),                                                             \
+      PDK_REGISTER_IF_VARIABLE_API_("ResourceApplyMomentum", ResourceApplyMomentumOp, T),       \
+      PDK_REGISTER_IF_VARIABLE_API_("ResourceApplyAdam", ResourceApplyAdamOp, T)
+[[maybe_unused]] const bool kResourceApplyRegistered[] = {
+    PDK_REGISTER_RESOURCE_APPLY_(float),
+    PDK_REGISTER_RESOURCE_APPLY_(double),
+    PDK_REGISTER_RESOURCE_APPLY_(Eigen::half),
+    PDK_REGISTER_RESOURCE_APPLY_(Eigen::bfloat16),
+};
+#undef PDK_REGISTER_RESOURCE_APPLY_
+#undef PDK_REGISTER_IF_VARIABLE_API_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(TrainingResourceApply, r) {
-  if (pdk::VariableApi::Get() == nullptr) return;  // 2.19-2.21: see the header
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<ResourceApplyGradientDescentOp<T>>("ResourceApplyGradientDescent")
-              .Type("T", t));
-    r.Add(pdk::KernelDef<ResourceApplyMomentumOp<T>>("ResourceApplyMomentum").Type("T", t));
-    r.Add(pdk::KernelDef<ResourceApplyAdamOp<T>>("ResourceApplyAdam").Type("T", t));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow
