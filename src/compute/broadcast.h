@@ -26,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
@@ -80,9 +81,8 @@ struct BroadcastPlan {
   }
 };
 
-namespace internal {
-// PlanBroadcast over the operands' shapes by pointer: TF-style kernels plan
-// the shapes their input views already hold, without copying them.
+// PlanBroadcast (below) over the operands' shapes by pointer: TF-style kernels
+// plan the shapes their input views already hold, without copying them.
 template <int N>
 pdk::StatusOr<BroadcastPlan<N>> PlanBroadcastOf(const char* op,
                                                 const std::array<const char*, N>& names,
@@ -161,7 +161,6 @@ pdk::StatusOr<BroadcastPlan<N>> PlanBroadcastOf(const char* op,
   plan.rank = count;
   return plan;
 }
-}  // namespace internal
 
 // Broadcasts `shapes` (named `names` in messages) together and collapses the
 // result. Errors: InvalidArgument "<op>: a.shape [..] and b.shape [..] are not
@@ -173,7 +172,7 @@ pdk::StatusOr<BroadcastPlan<N>> PlanBroadcast(const char* op,
                                               const std::array<pdk::Shape, N>& shapes) {
   std::array<const pdk::Shape*, N> ptrs;
   for (int i = 0; i < N; ++i) ptrs[i] = &shapes[i];
-  return internal::PlanBroadcastOf<N>(op, names, ptrs);
+  return PlanBroadcastOf<N>(op, names, ptrs);
 }
 
 namespace internal {
@@ -405,8 +404,19 @@ inline pdk::StatusOr<BroadcastPlan<2>> PlanBinaryBroadcast(const char* op, const
                                                            const tensorflow::Tensor& a,
                                                            const char* b_name,
                                                            const tensorflow::Tensor& b) {
-  return internal::PlanBroadcastOf<2>(op, {a_name, b_name},
-                                      {&a.shape().pdk_shape(), &b.shape().pdk_shape()});
+  return PlanBroadcastOf<2>(op, {a_name, b_name}, {&a.shape().pdk_shape(), &b.shape().pdk_shape()});
+}
+
+// plan.out as a TensorShape: the shape of the first of `candidates` (input
+// views) that has it, without a copy, else one built in *storage.
+template <int N>
+const tensorflow::TensorShape& PlanOutputShape(
+    const BroadcastPlan<N>& plan, std::initializer_list<const tensorflow::Tensor*> candidates,
+    tensorflow::TensorShape* storage) {
+  for (const tensorflow::Tensor* t : candidates)
+    if (t->shape().pdk_shape() == plan.out) return t->shape();
+  *storage = tensorflow::TensorShape(plan.out);
+  return *storage;
 }
 
 // Output 0 of a binary kernel, of plan.out's shape (plan from
@@ -420,19 +430,11 @@ tensorflow::Status AllocateBinaryOutput(tensorflow::OpKernelContext* ctx,
                                         const tensorflow::Tensor& a, const tensorflow::Tensor& b,
                                         const BroadcastPlan<2>& plan, tensorflow::Tensor** out) {
   tensorflow::TensorShape built;
-  const tensorflow::TensorShape* shape = &a.shape();
-  if (plan.out != a.shape().pdk_shape()) {
-    if (plan.out == b.shape().pdk_shape()) {
-      shape = &b.shape();
-    } else {
-      built = tensorflow::TensorShape(plan.out);
-      shape = &built;
-    }
-  }
+  const tensorflow::TensorShape& shape = PlanOutputShape(plan, {&a, &b}, &built);
   if constexpr (kForward) {
-    return ctx->forward_input_or_allocate_output({0, 1}, 0, *shape, out);
+    return ctx->forward_input_or_allocate_output({0, 1}, 0, shape, out);
   } else {
-    return ctx->allocate_output(0, *shape, out);
+    return ctx->allocate_output(0, shape, out);
   }
 }
 

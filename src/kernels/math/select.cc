@@ -58,16 +58,17 @@ class SelectOp : public OpKernel {
     pdk::Shape cs = ct.shape().pdk_shape();
     if constexpr (kV1)
       OP_REQUIRES_OK(ctx, CheckSelectV1(op, &cs, tt.shape().pdk_shape(), et.shape().pdk_shape()));
-    pdk::StatusOr<pdk_compute::BroadcastPlan<3>> plan_or = pdk_compute::PlanBroadcast<3>(
-        op, {"condition", "t", "e"}, {cs, tt.shape().pdk_shape(), et.shape().pdk_shape()});
+    const pdk::StatusOr<pdk_compute::BroadcastPlan<3>> plan_or = pdk_compute::PlanBroadcastOf<3>(
+        op, {"condition", "t", "e"}, {&cs, &tt.shape().pdk_shape(), &et.shape().pdk_shape()});
     OP_REQUIRES_OK(ctx, plan_or.status());
     const pdk_compute::BroadcastPlan<3>& plan = plan_or.value();
     const bool* c = ct.flat<bool>().data();
     const T* t = tt.flat<T>().data();
     const T* e = et.flat<T>().data();
+    TensorShape built;
+    const TensorShape& out_shape = pdk_compute::PlanOutputShape(plan, {&tt, &et}, &built);
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx,
-                   ctx->forward_input_or_allocate_output({1, 2}, 0, TensorShape(plan.out), &out));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({1, 2}, 0, out_shape, &out));
     const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     if constexpr (pdk_compute::kIsHalfLike<T>) {
       // Selection only moves bits: both 16-bit floats share one uint16_t instance.
