@@ -19,19 +19,21 @@
 // over the pool.
 //
 // Dtypes: any element type Eigen can evaluate; the functor decides what it
-// accepts. Errors are returned as pdk::Status, never thrown.
+// accepts. Errors are returned as pdk::Status, never thrown (ComputeBinary, for
+// TF-style kernels, sets them on the kernel's context).
 #ifndef PDK_SRC_COMPUTE_BROADCAST_H_
 #define PDK_SRC_COMPUTE_BROADCAST_H_
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
 #include "pdk/status.h"
 #include "pdk/tensor.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace pdk_compute {
 
@@ -79,20 +81,18 @@ struct BroadcastPlan {
   }
 };
 
-// Broadcasts `shapes` (named `names` in messages) together and collapses the
-// result. Errors: InvalidArgument "<op>: a.shape [..] and b.shape [..] are not
-// broadcast-compatible ..." when shapes don't broadcast, or when more than
-// kMaxBroadcastRank dimensions remain after collapsing.
+// PlanBroadcast (below) over the operands' shapes by pointer: TF-style kernels
+// plan the shapes their input views already hold, without copying them.
 template <int N>
-pdk::StatusOr<BroadcastPlan<N>> PlanBroadcast(const char* op,
-                                              const std::array<const char*, N>& names,
-                                              const std::array<pdk::Shape, N>& shapes) {
+pdk::StatusOr<BroadcastPlan<N>> PlanBroadcastOf(const char* op,
+                                                const std::array<const char*, N>& names,
+                                                const std::array<const pdk::Shape*, N>& shapes) {
   static_assert(N >= 1 && N <= 8, "PlanBroadcast: 1..8 operands");
   BroadcastPlan<N> plan;
   bool same = true;
-  for (int i = 1; i < N; ++i) same = same && shapes[i] == shapes[0];
+  for (int i = 1; i < N; ++i) same = same && *shapes[i] == *shapes[0];
   if (same) {  // the common case: no broadcasting, one flat pass
-    plan.out = shapes[0];
+    plan.out = *shapes[0];
     const int64_t n = plan.out.num_elements();
     plan.out_dims[0] = n;
     for (int i = 0; i < N; ++i) {
@@ -102,19 +102,19 @@ pdk::StatusOr<BroadcastPlan<N>> PlanBroadcast(const char* op,
     }
     return plan;
   }
-  plan.out = shapes[0];
+  plan.out = *shapes[0];
   for (int i = 1; i < N; ++i) {
     // Operands are folded left to right; from the third on, the left side is
     // the broadcast of those before it.
     std::string left = names[0];
     for (int j = 1; i > 1 && j < i; ++j) left = "broadcast(" + left + ", " + names[j] + ")";
     PDK_ASSIGN_OR_RETURN(plan.out,
-                         pdk::BroadcastShapes(op, left.c_str(), plan.out, names[i], shapes[i]));
+                         pdk::BroadcastShapes(op, left.c_str(), plan.out, names[i], *shapes[i]));
   }
   const int r = plan.out.rank();
   const int64_t n_out = plan.out.num_elements();
   for (int i = 0; i < N; ++i) {
-    plan.elems[i] = shapes[i].num_elements();
+    plan.elems[i] = shapes[i]->num_elements();
     plan.full[i] = plan.elems[i] == n_out;
   }
 
@@ -127,8 +127,8 @@ pdk::StatusOr<BroadcastPlan<N>> PlanBroadcast(const char* op,
     if (size == 1) continue;
     unsigned mask = 0;  // bit i: operand i is broadcast along d
     for (int i = 0; i < N; ++i) {
-      const int k = d - (r - shapes[i].rank());
-      if (k < 0 || shapes[i][k] != size) mask |= 1u << i;
+      const int k = d - (r - shapes[i]->rank());
+      if (k < 0 || (*shapes[i])[k] != size) mask |= 1u << i;
     }
     if (count > 0 && mask == prev_mask) {
       if (count <= kMaxBroadcastRank) {
@@ -153,13 +153,26 @@ pdk::StatusOr<BroadcastPlan<N>> PlanBroadcast(const char* op,
   if (count > kMaxBroadcastRank) {
     std::string shapes_str;
     for (int i = 0; i < N; ++i)
-      shapes_str += std::string(i ? ", " : "") + names[i] + ".shape " + shapes[i].ToString();
+      shapes_str += std::string(i ? ", " : "") + names[i] + ".shape " + shapes[i]->ToString();
     return pdk::InvalidArgument(op, ": broadcasting ", shapes_str, " needs ", count,
                                 " dimensions after collapsing; at most ", kMaxBroadcastRank,
                                 " are supported");
   }
   plan.rank = count;
   return plan;
+}
+
+// Broadcasts `shapes` (named `names` in messages) together and collapses the
+// result. Errors: InvalidArgument "<op>: a.shape [..] and b.shape [..] are not
+// broadcast-compatible ..." when shapes don't broadcast, or when more than
+// kMaxBroadcastRank dimensions remain after collapsing.
+template <int N>
+pdk::StatusOr<BroadcastPlan<N>> PlanBroadcast(const char* op,
+                                              const std::array<const char*, N>& names,
+                                              const std::array<pdk::Shape, N>& shapes) {
+  std::array<const pdk::Shape*, N> ptrs;
+  for (int i = 0; i < N; ++i) ptrs[i] = &shapes[i];
+  return PlanBroadcastOf<N>(op, names, ptrs);
 }
 
 namespace internal {
@@ -383,49 +396,82 @@ void EvalSelect(const Eigen::ThreadPoolDevice& dev, const BroadcastPlan<3>& p, c
   }
 }
 
-// The whole binary kernel for inputs 0 (`a_name`) and 1 (`b_name`) of dtype
-// Tin: broadcasts their shapes, allocates output 0 (dtype Tout, the broadcast
-// shape) and evaluates f. When Tin == Tout the output reuses an input buffer
-// that has the output's shape and no other holder
-// (ctx.forward_or_allocate_output). `check`, called as check(a, b) with the
-// two input tensors before any allocation, may reject values (e.g. integer
-// division by zero) by returning a non-OK Status.
-// Errors: InvalidArgument for shapes that don't broadcast (message names the
-// op, both operands and both shapes), or from `check`; allocation failures.
-template <class Tin, class Tout, class F, class Check>
-pdk::Status ComputeBinary(pdk::Context& ctx, const F& f, const Check& check,
-                          const char* a_name = "x", const char* b_name = "y") {
-  const Tin* a_data;
-  const Tin* b_data;
-  BroadcastPlan<2> plan;
-  {
-    // Scoped: a held input handle keeps the buffer's reference count above one,
-    // which would stop TensorFlow from forwarding it to the output. The raw
-    // pointers stay valid: the kernel context holds the inputs until Compute
-    // returns.
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor a, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor b, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(plan, PlanBroadcast<2>(ctx.op(), {a_name, b_name}, {a.shape(), b.shape()}));
-    if (plan.out.num_elements() > 0) PDK_RETURN_IF_ERROR(check(a, b));
-    a_data = a.data<Tin>();
-    b_data = b.data<Tin>();
-  }
-  pdk::Tensor out;
-  if constexpr (std::is_same_v<Tin, Tout>) {
-    PDK_ASSIGN_OR_RETURN(out, ctx.forward_or_allocate_output({0, 1}, 0, plan.out));
+// ---- TF-style binary kernels (pdk/tf/op_kernel.h) ----
+
+// PlanBroadcast<2> of inputs `a` and `b` (named `a_name`, `b_name` in
+// messages) of the kernel `op`, reading the shapes the input views hold.
+inline pdk::StatusOr<BroadcastPlan<2>> PlanBinaryBroadcast(const char* op, const char* a_name,
+                                                           const tensorflow::Tensor& a,
+                                                           const char* b_name,
+                                                           const tensorflow::Tensor& b) {
+  return PlanBroadcastOf<2>(op, {a_name, b_name}, {&a.shape().pdk_shape(), &b.shape().pdk_shape()});
+}
+
+// plan.out as a TensorShape: the shape of the first of `candidates` (input
+// views) that has it, without a copy, else one built in *storage.
+template <int N>
+const tensorflow::TensorShape& PlanOutputShape(
+    const BroadcastPlan<N>& plan, std::initializer_list<const tensorflow::Tensor*> candidates,
+    tensorflow::TensorShape* storage) {
+  for (const tensorflow::Tensor* t : candidates)
+    if (t->shape().pdk_shape() == plan.out) return t->shape();
+  *storage = tensorflow::TensorShape(plan.out);
+  return *storage;
+}
+
+// Output 0 of a binary kernel, of plan.out's shape (plan from
+// PlanBinaryBroadcast on inputs 0 and 1, `a` and `b`). With kForward (input
+// and output dtypes equal) it reuses the buffer of an input that has the
+// output's size and no other holder (forward_input_or_allocate_output), else
+// it is allocated. The shape is an input's own TensorShape when it is the
+// output's (the common same-shape case: no shape is built).
+template <bool kForward>
+tensorflow::Status AllocateBinaryOutput(tensorflow::OpKernelContext* ctx,
+                                        const tensorflow::Tensor& a, const tensorflow::Tensor& b,
+                                        const BroadcastPlan<2>& plan, tensorflow::Tensor** out) {
+  tensorflow::TensorShape built;
+  const tensorflow::TensorShape& shape = PlanOutputShape(plan, {&a, &b}, &built);
+  if constexpr (kForward) {
+    return ctx->forward_input_or_allocate_output({0, 1}, 0, shape, out);
   } else {
-    PDK_ASSIGN_OR_RETURN(out, ctx.allocate_output(0, plan.out));
+    return ctx->allocate_output(0, shape, out);
   }
-  EvalBinary<Tin, Tout>(Device(ctx), plan, a_data, b_data, out.data<Tout>(), f);
-  return pdk::Status::OK();
+}
+
+// The whole binary kernel for inputs 0 (`a_name`) and 1 (`b_name`) of dtype
+// Tin, in a TF-style kernel's Compute: broadcasts their shapes, allocates
+// output 0 (dtype Tout, the broadcast shape) and evaluates f. When Tin == Tout
+// the output reuses an input buffer that has the output's shape and no other
+// holder (the inputs are borrowed views, which never block that).
+// `check`, called as check(a, b) with the two input tensors before any
+// allocation (and only when the output has elements), may reject values (e.g.
+// integer division by zero) by returning a non-OK Status.
+// Errors (set on ctx): InvalidArgument for shapes that don't broadcast
+// (message names the op, both operands and both shapes), or from `check`;
+// allocation failures.
+template <class Tin, class Tout, class F, class Check>
+void ComputeBinary(tensorflow::OpKernelContext* ctx, const F& f, const Check& check,
+                   const char* a_name = "x", const char* b_name = "y") {
+  const tensorflow::Tensor& a = ctx->input(0);
+  const tensorflow::Tensor& b = ctx->input(1);
+  const pdk::StatusOr<BroadcastPlan<2>> plan = PlanBinaryBroadcast(
+      ctx->op_kernel().type_string().c_str(), a_name, a, b_name, b);
+  OP_REQUIRES_OK(ctx, plan.status());
+  if (plan.value().out.num_elements() > 0) OP_REQUIRES_OK(ctx, check(a, b));
+  tensorflow::Tensor* out = nullptr;
+  OP_REQUIRES_OK(ctx, AllocateBinaryOutput<std::is_same_v<Tin, Tout>>(ctx, a, b, plan.value(),
+                                                                      &out));
+  EvalBinary<Tin, Tout>(ctx->eigen_device<Eigen::ThreadPoolDevice>(), plan.value(),
+                        a.flat<Tin>().data(), b.flat<Tin>().data(), out->flat<Tout>().data(), f);
 }
 
 template <class Tin, class Tout, class F>
-pdk::Status ComputeBinary(pdk::Context& ctx, const F& f, const char* a_name = "x",
-                          const char* b_name = "y") {
-  return ComputeBinary<Tin, Tout>(
-      ctx, f, [](const pdk::Tensor&, const pdk::Tensor&) { return pdk::Status::OK(); }, a_name,
-      b_name);
+void ComputeBinary(tensorflow::OpKernelContext* ctx, const F& f, const char* a_name = "x",
+                   const char* b_name = "y") {
+  ComputeBinary<Tin, Tout>(
+      ctx, f,
+      [](const tensorflow::Tensor&, const tensorflow::Tensor&) { return pdk::Status::OK(); },
+      a_name, b_name);
 }
 
 }  // namespace pdk_compute

@@ -40,6 +40,8 @@
 // uninitialized mode).
 //
 // Parallelism: output rows (b, y) over the device pool.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -48,9 +50,9 @@
 #include <type_traits>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 using Index = Eigen::Index;
@@ -183,19 +185,20 @@ void TransformRow(const Geometry& g, const T* image, const float* t, Interpolati
 }
 
 template <class T, bool kV3>
-class ImageProjectiveTransformOp {
+class ImageProjectiveTransformOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
+  explicit ImageProjectiveTransformOp(OpKernelConstruction* c) : OpKernel(c) {
     std::string interp, mode = "CONSTANT";
-    PDK_RETURN_IF_ERROR(a.Get("interpolation", &interp));
-    PDK_RETURN_IF_ERROR(a.GetOptional("fill_mode", &mode));
+    OP_REQUIRES_OK(c, c->GetAttr("interpolation", &interp));
+    if (c->HasAttr("fill_mode")) OP_REQUIRES_OK(c, c->GetAttr("fill_mode", &mode));
     if (interp == "NEAREST") {
       interp_ = Interpolation::kNearest;
     } else if (interp == "BILINEAR") {
       interp_ = Interpolation::kBilinear;
     } else {
-      return pdk::InvalidArgument("Invalid interpolation ", interp,
-                                  ". Supported types: NEAREST, BILINEAR");
+      OP_REQUIRES(c, false,
+                  errors::InvalidArgument("Invalid interpolation ", interp,
+                                          ". Supported types: NEAREST, BILINEAR"));
     }
     if (mode == "REFLECT") {
       mode_ = FillMode::kReflect;
@@ -206,66 +209,76 @@ class ImageProjectiveTransformOp {
     } else if (mode == "NEAREST") {
       mode_ = FillMode::kNearest;
     } else {
-      return pdk::InvalidArgument("Invalid mode ", mode,
-                                  ". Supported types: REFLECT, WRAP, CONSTANT, NEAREST");
+      OP_REQUIRES(c, false,
+                  errors::InvalidArgument("Invalid mode ", mode,
+                                          ". Supported types: REFLECT, WRAP, CONSTANT, NEAREST"));
     }
-    return pdk::Status::OK();
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor images, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor transforms, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out_shape, ctx.input(2));
-    const pdk::Shape is = images.shape(), ts = transforms.shape();
-    if (is.rank() != 4)
-      return pdk::InvalidArgument("Input images must have rank 4 (", ctx.op(),
-                                  ": images of shape ", is, ")");
-    if (ts.rank() != 2 || (ts[0] != is[0] && ts[0] != 1) || ts[1] != 8)
-      return pdk::InvalidArgument("Input transform should be num_images x 8 or 1 x 8 (",
-                                  ctx.op(), ": transforms of shape ", ts, ", images of shape ",
-                                  is, ")");
-    if (out_shape.rank() != 1)
-      return pdk::InvalidArgument("output shape must be 1-dimensional",
-                                  out_shape.shape().ToString(), " (", ctx.op(), ")");
-    if (out_shape.num_elements() != 2)
-      return pdk::InvalidArgument("output shape must have two elements",
-                                  out_shape.shape().ToString(), " (", ctx.op(), ")");
-    const int32_t* os = out_shape.data<int32_t>();
-    if (os[0] <= 0 || os[1] <= 0)
-      return pdk::InvalidArgument("output dimensions must be positive (", ctx.op(),
-                                  ": output_shape [", os[0], ",", os[1], "])");
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& images = ctx->input(0);
+    const Tensor& transforms = ctx->input(1);
+    const Tensor& out_shape = ctx->input(2);
+    const TensorShape& is = images.shape();
+    const TensorShape& ts = transforms.shape();
+    const std::string& op = type_string();
+    OP_REQUIRES(ctx, is.dims() == 4,
+                errors::InvalidArgument("Input images must have rank 4 (", op,
+                                        ": images of shape ", is, ")"));
+    OP_REQUIRES(ctx,
+                ts.dims() == 2 && (ts.dim_size(0) == is.dim_size(0) || ts.dim_size(0) == 1) &&
+                    ts.dim_size(1) == 8,
+                errors::InvalidArgument("Input transform should be num_images x 8 or 1 x 8 (", op,
+                                        ": transforms of shape ", ts, ", images of shape ", is,
+                                        ")"));
+    OP_REQUIRES(ctx, out_shape.dims() == 1,
+                errors::InvalidArgument("output shape must be 1-dimensional",
+                                        out_shape.shape().DebugString(), " (", op, ")"));
+    OP_REQUIRES(ctx, out_shape.NumElements() == 2,
+                errors::InvalidArgument("output shape must have two elements",
+                                        out_shape.shape().DebugString(), " (", op, ")"));
+    const int32_t* os = out_shape.flat<int32>().data();
+    OP_REQUIRES(ctx, os[0] > 0 && os[1] > 0,
+                errors::InvalidArgument("output dimensions must be positive (", op,
+                                        ": output_shape [", os[0], ",", os[1], "])"));
     T fill = T(0);
     if constexpr (kV3) {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor fill_t, ctx.input(3));
-      if (fill_t.rank() != 0)
-        return pdk::InvalidArgument("fill_value must be a scalar", fill_t.shape().ToString(),
-                                    " (", ctx.op(), ")");
-      fill = FromFloat<T>(*fill_t.data<float>());
+      const Tensor& fill_t = ctx->input(3);
+      OP_REQUIRES(ctx, fill_t.dims() == 0,
+                  errors::InvalidArgument("fill_value must be a scalar",
+                                          fill_t.shape().DebugString(), " (", op, ")"));
+      fill = FromFloat<T>(fill_t.scalar<float>()());
     }
-    const Geometry g{is[1], is[2], is[3], os[0], os[1]};
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.allocate_output(0, pdk::Shape{is[0], g.oh, g.ow, g.c}));
-    if (y.num_elements() == 0) return pdk::Status::OK();
+    const Geometry g{is.dim_size(1), is.dim_size(2), is.dim_size(3), os[0], os[1]};
+    const int64_t batch = is.dim_size(0);
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({batch, g.oh, g.ow, g.c}), &y));
+    if (y->NumElements() == 0) return;
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    const T* in = images.flat<T>().data();
+    const float* tr = transforms.flat<float>().data();
+    const bool one_transform = ts.dim_size(0) == 1;
+    T* out = y->flat<T>().data();
     switch (mode_) {
-      case FillMode::kReflect: return Run<FillMode::kReflect>(ctx, g, images, transforms, fill, y);
-      case FillMode::kWrap: return Run<FillMode::kWrap>(ctx, g, images, transforms, fill, y);
+      case FillMode::kReflect:
+        return Run<FillMode::kReflect>(dev, g, batch, in, tr, one_transform, fill, out);
+      case FillMode::kWrap:
+        return Run<FillMode::kWrap>(dev, g, batch, in, tr, one_transform, fill, out);
       case FillMode::kConstant:
-        return Run<FillMode::kConstant>(ctx, g, images, transforms, fill, y);
-      case FillMode::kNearest: return Run<FillMode::kNearest>(ctx, g, images, transforms, fill, y);
+        return Run<FillMode::kConstant>(dev, g, batch, in, tr, one_transform, fill, out);
+      case FillMode::kNearest:
+        return Run<FillMode::kNearest>(dev, g, batch, in, tr, one_transform, fill, out);
     }
-    return pdk::Status::OK();
   }
 
  private:
+  // Output rows (b, y) of `batch` images over the pool; `tr` holds one
+  // transform per image, or one for all (one_transform).
   template <FillMode M>
-  pdk::Status Run(pdk::Context& ctx, const Geometry& g, const pdk::Tensor& images,
-                  const pdk::Tensor& transforms, T fill, pdk::Tensor& y) const {
-    const T* in = images.data<T>();
-    const float* tr = transforms.data<float>();
-    const bool one_transform = transforms.shape()[0] == 1;
-    T* out = y.data<T>();
-    const int64_t batch = y.shape()[0];
+  void Run(const Eigen::ThreadPoolDevice& dev, const Geometry& g, int64_t batch, const T* in,
+           const float* tr, bool one_transform, T fill, T* out) const {
     const double cost = double(g.ow * (g.c * 8 + 24));
-    pdk_compute::Device(ctx).parallelFor(
+    dev.parallelFor(
         batch * g.oh, Eigen::TensorOpCost(cost, g.ow * g.c * sizeof(T), cost),
         [&](Index first, Index last) {
           for (Index row = first; row < last; ++row) {
@@ -274,29 +287,33 @@ class ImageProjectiveTransformOp {
                                interp_, fill, yy, out + row * g.ow * g.c);
           }
         });
-    return pdk::Status::OK();
   }
 
   Interpolation interp_ = Interpolation::kNearest;
   FillMode mode_ = FillMode::kConstant;
 };
 
-PDK_REGISTER_KERNELS(ImageProjectiveTransform, r) {
-  pdk::ForEachType(pdk::TypeList<uint8_t, int32_t, int64_t, Eigen::half, Eigen::bfloat16, float,
-                                 double>{},
-                   [&](auto t) {
-                     using T = typename decltype(t)::type;
-                     r.Add(pdk::KernelDef<ImageProjectiveTransformOp<T, true>>(
-                               "ImageProjectiveTransformV3")
-                               .Type("dtype", t)
-                               .HostMemory("output_shape")
-                               .HostMemory("fill_value"));
-                     r.Add(pdk::KernelDef<ImageProjectiveTransformOp<T, false>>(
-                               "ImageProjectiveTransformV2")
-                               .Type("dtype", t)
-                               .HostMemory("output_shape"));
-                   });
-}
+// dtype: uint8, int32, int64, float16, bfloat16, float32, float64.
+#define PDK_REGISTER_TRANSFORM_(T)                                         \
+  REGISTER_KERNEL_BUILDER(Name("ImageProjectiveTransformV3")               \
+                              .Device(DEVICE_PDK)                          \
+                              .TypeConstraint<T>("dtype")                  \
+                              .HostMemory("output_shape")                  \
+                              .HostMemory("fill_value"),                   \
+                          ImageProjectiveTransformOp<T, true>);            \
+  REGISTER_KERNEL_BUILDER(Name("ImageProjectiveTransformV2")               \
+                              .Device(DEVICE_PDK)                          \
+                              .TypeConstraint<T>("dtype")                  \
+                              .HostMemory("output_shape"),                 \
+                          ImageProjectiveTransformOp<T, false>);
+PDK_REGISTER_TRANSFORM_(uint8)
+PDK_REGISTER_TRANSFORM_(int32)
+PDK_REGISTER_TRANSFORM_(int64)
+PDK_REGISTER_TRANSFORM_(Eigen::half)
+PDK_REGISTER_TRANSFORM_(Eigen::bfloat16)
+PDK_REGISTER_TRANSFORM_(float)
+PDK_REGISTER_TRANSFORM_(double)
+#undef PDK_REGISTER_TRANSFORM_
 
 }  // namespace
-}  // namespace pdk_kernels
+}  // namespace tensorflow

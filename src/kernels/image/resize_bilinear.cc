@@ -34,6 +34,8 @@
 // Parallelism: ResizeBilinear splits output rows (b, y) over the device pool;
 // the gradient, whose source pixels are shared by neighbouring output pixels,
 // splits (image, channel block) units and keeps TensorFlow's order in each.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -44,9 +46,9 @@
 
 #include "compute/channel_blocks.h"
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 using Index = Eigen::Index;
@@ -77,14 +79,16 @@ std::vector<Interp> Weights(int64_t in, int64_t out, float scale, bool half_pixe
   return w;
 }
 
-class ResizeBase {
+class ResizeBase : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
-    PDK_RETURN_IF_ERROR(a.GetOptional("align_corners", &align_corners_));
-    PDK_RETURN_IF_ERROR(a.GetOptional("half_pixel_centers", &half_pixel_));
-    if (align_corners_ && half_pixel_)
-      return pdk::InvalidArgument("If half_pixel_centers is True, align_corners must be False.");
-    return pdk::Status::OK();
+  explicit ResizeBase(OpKernelConstruction* c) : OpKernel(c) {
+    if (c->HasAttr("align_corners"))
+      OP_REQUIRES_OK(c, c->GetAttr("align_corners", &align_corners_));
+    if (c->HasAttr("half_pixel_centers"))
+      OP_REQUIRES_OK(c, c->GetAttr("half_pixel_centers", &half_pixel_));
+    OP_REQUIRES(c, !(align_corners_ && half_pixel_),
+                errors::InvalidArgument(
+                    "If half_pixel_centers is True, align_corners must be False."));
   }
 
  protected:
@@ -94,51 +98,60 @@ class ResizeBase {
 template <class T>
 class ResizeBilinearOp : public ResizeBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor size, ctx.input(1));
-    const pdk::Shape in = x.shape();
+  explicit ResizeBilinearOp(OpKernelConstruction* c) : ResizeBase(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& size = ctx->input(1);
+    const TensorShape& in = x.shape();
+    const std::string& op = type_string();
     // TensorFlow's checks, in its order (ImageResizerState::
     // ValidateAndCalculateOutputSize, tensorflow/core/util/image_resizer_state.h).
-    if (in.rank() != 4)
-      return pdk::InvalidArgument("input must be 4-dimensional", in.ToString(), " (", ctx.op(),
-                                  ": images must be [batch, height, width, channels])");
-    if (in[3] <= 0)
-      return pdk::InvalidArgument("image must have at least one channel (", ctx.op(),
-                                  ": images of shape ", in, ")");
-    if (in[1] <= 0 || in[2] <= 0)
-      return pdk::InvalidArgument("input image must be of non-zero size (", ctx.op(),
-                                  ": images of shape ", in, ")");
-    if (in[1] >= kInt32Max || in[2] >= kInt32Max)
-      return pdk::InvalidArgument("input sizes must be between 0 and max int32 (", ctx.op(),
-                                  ": images of shape ", in, ")");
-    if (size.rank() != 1)
-      return pdk::InvalidArgument("shape_t must be 1-dimensional", size.shape().ToString(),
-                                  " (", ctx.op(), ": size must be [new_height, new_width])");
-    if (size.num_elements() != 2)
-      return pdk::InvalidArgument("shape_t must have two elements", size.shape().ToString(),
-                                  " (", ctx.op(), ": size must be [new_height, new_width])");
-    const int32_t* sz = size.data<int32_t>();
-    if (sz[0] <= 0 || sz[1] <= 0)
-      return pdk::InvalidArgument("output dimensions must be positive (", ctx.op(), ": size [",
-                                  sz[0], ",", sz[1], "])");
-    const int64_t b = in[0], h = in[1], w = in[2], c = in[3], oh = sz[0], ow = sz[1];
+    OP_REQUIRES(ctx, in.dims() == 4,
+                errors::InvalidArgument("input must be 4-dimensional", in.DebugString(), " (", op,
+                                        ": images must be [batch, height, width, channels])"));
+    OP_REQUIRES(ctx, in.dim_size(3) > 0,
+                errors::InvalidArgument("image must have at least one channel (", op,
+                                        ": images of shape ", in, ")"));
+    OP_REQUIRES(ctx, in.dim_size(1) > 0 && in.dim_size(2) > 0,
+                errors::InvalidArgument("input image must be of non-zero size (", op,
+                                        ": images of shape ", in, ")"));
+    OP_REQUIRES(ctx, in.dim_size(1) < kInt32Max && in.dim_size(2) < kInt32Max,
+                errors::InvalidArgument("input sizes must be between 0 and max int32 (", op,
+                                        ": images of shape ", in, ")"));
+    OP_REQUIRES(ctx, size.dims() == 1,
+                errors::InvalidArgument("shape_t must be 1-dimensional",
+                                        size.shape().DebugString(), " (", op,
+                                        ": size must be [new_height, new_width])"));
+    OP_REQUIRES(ctx, size.NumElements() == 2,
+                errors::InvalidArgument("shape_t must have two elements",
+                                        size.shape().DebugString(), " (", op,
+                                        ": size must be [new_height, new_width])"));
+    const int32_t* sz = size.flat<int32>().data();
+    OP_REQUIRES(ctx, sz[0] > 0 && sz[1] > 0,
+                errors::InvalidArgument("output dimensions must be positive (", op, ": size [",
+                                        sz[0], ",", sz[1], "])"));
+    const int64_t b = in.dim_size(0), h = in.dim_size(1), w = in.dim_size(2),
+                  c = in.dim_size(3), oh = sz[0], ow = sz[1];
     const float hs = ResizeScale(h, oh, align_corners_), ws = ResizeScale(w, ow, align_corners_);
-    if (std::ceil(static_cast<float>(oh - 1) * hs) >
-        static_cast<float>(std::numeric_limits<int64_t>::max()))
-      return pdk::InvalidArgument("input image height scale would cause an overflow (", ctx.op(),
-                                  ")");
-    if (std::ceil(static_cast<float>(ow - 1) * ws) > static_cast<float>(kInt32Max))
-      return pdk::InvalidArgument("input image width scale would cause an overflow (", ctx.op(),
-                                  ")");
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.allocate_output(0, pdk::Shape{b, oh, ow, c}));
-    if (y.num_elements() == 0) return pdk::Status::OK();
+    OP_REQUIRES(ctx,
+                !(std::ceil(static_cast<float>(oh - 1) * hs) >
+                  static_cast<float>(std::numeric_limits<int64_t>::max())),
+                errors::InvalidArgument("input image height scale would cause an overflow (", op,
+                                        ")"));
+    OP_REQUIRES(ctx,
+                !(std::ceil(static_cast<float>(ow - 1) * ws) > static_cast<float>(kInt32Max)),
+                errors::InvalidArgument("input image width scale would cause an overflow (", op,
+                                        ")"));
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({b, oh, ow, c}), &y));
+    if (y->NumElements() == 0) return;
     const std::vector<Interp> ys = Weights(h, oh, hs, half_pixel_);
     const std::vector<Interp> xs = Weights(w, ow, ws, half_pixel_);
-    const T* src = x.data<T>();
-    float* dst = y.data<float>();
+    const T* src = x.flat<T>().data();
+    float* dst = y->flat<float>().data();
     const double cost = double(ow * c * 8);
-    pdk_compute::Device(ctx).parallelFor(
+    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
         b * oh, Eigen::TensorOpCost(cost, ow * c * 4, cost), [&](Index first, Index last) {
           for (Index row = first; row < last; ++row) {
             const int64_t n = row / oh, yi = row % oh;
@@ -160,57 +173,63 @@ class ResizeBilinearOp : public ResizeBase {
             }
           }
         });
-    return pdk::Status::OK();
   }
 };
 
 template <class T>
 class ResizeBilinearGradOp : public ResizeBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor orig, ctx.input(1));
-    const pdk::Shape gs = dy.shape(), os = orig.shape();
+  explicit ResizeBilinearGradOp(OpKernelConstruction* c) : ResizeBase(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& dy = ctx->input(0);
+    const Tensor& orig = ctx->input(1);
+    const TensorShape& gs = dy.shape();
+    const TensorShape& os = orig.shape();
+    const std::string& op = type_string();
     // TensorFlow's checks, in its order (ImageResizerGradientState::
     // ValidateAndCreateOutput): the output takes its batch and channels from
     // grads and only its height and width from original_image.
-    if (gs.rank() != 4)
-      return pdk::InvalidArgument("input_grad must be 4-dimensional", gs.ToString(), " (",
-                                  ctx.op(), ")");
-    if (gs[1] <= 0 || gs[2] <= 0)
-      return pdk::InvalidArgument("resized dimensions must be positive (", ctx.op(),
-                                  ": grads of shape ", gs, ")");
-    if (os.rank() != 4)
-      return pdk::InvalidArgument("original_image must be 4-dimensional", os.ToString(), " (",
-                                  ctx.op(), ")");
-    if (os[1] <= 0 || os[2] <= 0)
-      return pdk::InvalidArgument("original dimensions must be positive (", ctx.op(),
-                                  ": original_image of shape ", os, ")");
-    if (os[1] >= kInt32Max || os[2] >= kInt32Max)
-      return pdk::InvalidArgument("original sizes must be between 0 and max int32 (", ctx.op(),
-                                  ": original_image of shape ", os, ")");
-    const int64_t b = gs[0], h = os[1], w = os[2], c = gs[3], oh = gs[1], ow = gs[2];
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dx, ctx.allocate_output(0, pdk::Shape{b, h, w, c}));
-    if (dx.num_elements() == 0) return pdk::Status::OK();
+    OP_REQUIRES(ctx, gs.dims() == 4,
+                errors::InvalidArgument("input_grad must be 4-dimensional", gs.DebugString(),
+                                        " (", op, ")"));
+    OP_REQUIRES(ctx, gs.dim_size(1) > 0 && gs.dim_size(2) > 0,
+                errors::InvalidArgument("resized dimensions must be positive (", op,
+                                        ": grads of shape ", gs, ")"));
+    OP_REQUIRES(ctx, os.dims() == 4,
+                errors::InvalidArgument("original_image must be 4-dimensional", os.DebugString(),
+                                        " (", op, ")"));
+    OP_REQUIRES(ctx, os.dim_size(1) > 0 && os.dim_size(2) > 0,
+                errors::InvalidArgument("original dimensions must be positive (", op,
+                                        ": original_image of shape ", os, ")"));
+    OP_REQUIRES(ctx, os.dim_size(1) < kInt32Max && os.dim_size(2) < kInt32Max,
+                errors::InvalidArgument("original sizes must be between 0 and max int32 (", op,
+                                        ": original_image of shape ", os, ")"));
+    const int64_t b = gs.dim_size(0), h = os.dim_size(1), w = os.dim_size(2),
+                  c = gs.dim_size(3), oh = gs.dim_size(1), ow = gs.dim_size(2);
+    Tensor* dx = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({b, h, w, c}), &dx));
+    if (dx->NumElements() == 0) return;
     const std::vector<Interp> ys = Weights(h, oh, ResizeScale(h, oh, align_corners_), half_pixel_);
     const std::vector<Interp> xs = Weights(w, ow, ResizeScale(w, ow, align_corners_), half_pixel_);
     // float32 and float64 accumulate in T; float16 and bfloat16 in a float32
     // temporary, cast once at the end (TensorFlow's ResizeBilinearOpGrad).
     using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    pdk::Tensor acc_t;
+    Tensor acc_t;
     if constexpr (!std::is_same_v<Acc, T>) {
-      PDK_ASSIGN_OR_RETURN(acc_t, ctx.allocate_temp(TF_FLOAT, dx.shape()));
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, dx->shape(), &acc_t));
     }
-    const float* g = dy.data<float>();
-    T* out = dx.data<T>();
+    const float* g = dy.flat<float>().data();
+    T* out = dx->flat<T>().data();
     Acc* acc = nullptr;
     if constexpr (std::is_same_v<Acc, T>) {
       acc = out;
     } else {
-      acc = acc_t.data<float>();
+      acc = acc_t.flat<float>().data();
     }
     pdk_compute::ForEachImageChannelBlock(
-        ctx, b, c, double(oh * ow * 4), [&](int64_t n, int64_t c0, int64_t c1) {
+        ctx->eigen_device<Eigen::ThreadPoolDevice>(), b, c, double(oh * ow * 4),
+        [&](int64_t n, int64_t c0, int64_t c1) {
           Acc* img = acc + n * h * w * c;
           for (int64_t p = 0; p < h * w; ++p) std::fill(img + p * c + c0, img + p * c + c1, Acc(0));
           for (int64_t yi = 0; yi < oh; ++yi) {
@@ -239,21 +258,21 @@ class ResizeBilinearGradOp : public ResizeBase {
               for (int64_t ch = c0; ch < c1; ++ch) o[p * c + ch] = T(img[p * c + ch]);
           }
         });
-    return pdk::Status::OK();
   }
 };
 
-PDK_REGISTER_KERNELS(ImageResizeBilinear, r) {
-  pdk::ForEachType(
-      pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, uint8_t>{}, [&](auto t) {
-        using T = typename decltype(t)::type;
-        r.Add(pdk::KernelDef<ResizeBilinearOp<T>>("ResizeBilinear").Type("T", t).HostMemory("size"));
-      });
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<ResizeBilinearGradOp<T>>("ResizeBilinearGrad").Type("T", t));
-  });
-}
+#define PDK_REGISTER_RESIZE_(T)                                                                  \
+  REGISTER_KERNEL_BUILDER(                                                                       \
+      Name("ResizeBilinear").Device(DEVICE_PDK).TypeConstraint<T>("T").HostMemory("size"),       \
+      ResizeBilinearOp<T>);
+#define PDK_REGISTER_RESIZE_GRAD_(T)                                                         \
+  REGISTER_KERNEL_BUILDER(Name("ResizeBilinearGrad").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
+                          ResizeBilinearGradOp<T>);
+TF_CALL_FLOAT_TYPES(PDK_REGISTER_RESIZE_)  // float16, bfloat16, float32, float64
+TF_CALL_uint8(PDK_REGISTER_RESIZE_)
+TF_CALL_FLOAT_TYPES(PDK_REGISTER_RESIZE_GRAD_)
+#undef PDK_REGISTER_RESIZE_GRAD_
+#undef PDK_REGISTER_RESIZE_
 
 }  // namespace
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -26,13 +26,15 @@
 // channels but input only has N channels." (TensorFlow's classes and wording).
 //
 // Parallelism: pixels over the device pool.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstdint>
 #include <limits>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 using Index = Eigen::Index;
@@ -86,23 +88,28 @@ void HsvToRgb(const T* in, T* out) {
 }
 
 template <class T, bool kToHsv>
-class ColorspaceOp {
+class ColorspaceOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    const pdk::Shape s = x.shape();
-    if (s.rank() < 1)
-      return pdk::InvalidArgument("input must be at least 1D", s.ToString(), " (", ctx.op(),
-                                  ")");
-    if (s.dim(-1) != 3)
-      return pdk::FailedPrecondition("input must have 3 channels but input only has ", s.dim(-1),
-                                     " channels. (", ctx.op(), ": images of shape ", s, ")");
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.allocate_output(0, s));
+  explicit ColorspaceOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const TensorShape& s = x.shape();
+    OP_REQUIRES(ctx, s.dims() >= 1,
+                errors::InvalidArgument("input must be at least 1D", s.DebugString(), " (",
+                                        type_string(), ")"));
+    const int64_t channels = s.dim_size(s.dims() - 1);
+    OP_REQUIRES(ctx, channels == 3,
+                errors::FailedPrecondition("input must have 3 channels but input only has ",
+                                           channels, " channels. (", type_string(),
+                                           ": images of shape ", s, ")"));
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, s, &y));
     const int64_t pixels = s.num_elements() / 3;
-    if (pixels == 0) return pdk::Status::OK();
-    const T* in = x.data<T>();
-    T* out = y.data<T>();
-    pdk_compute::Device(ctx).parallelFor(
+    if (pixels == 0) return;
+    const T* in = x.flat<T>().data();
+    T* out = y->flat<T>().data();
+    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
         pixels, Eigen::TensorOpCost(3 * sizeof(T), 3 * sizeof(T), 30),
         [&](Index first, Index last) {
           for (Index p = first; p < last; ++p) {
@@ -113,17 +120,16 @@ class ColorspaceOp {
             }
           }
         });
-    return pdk::Status::OK();
   }
 };
 
-PDK_REGISTER_KERNELS(ImageColorspace, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<ColorspaceOp<T, true>>("RGBToHSV").Type("T", t));
-    r.Add(pdk::KernelDef<ColorspaceOp<T, false>>("HSVToRGB").Type("T", t));
-  });
-}
+#define PDK_REGISTER_COLORSPACE_(T)                                                   \
+  REGISTER_KERNEL_BUILDER(Name("RGBToHSV").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
+                          ColorspaceOp<T, true>);                                     \
+  REGISTER_KERNEL_BUILDER(Name("HSVToRGB").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
+                          ColorspaceOp<T, false>);
+TF_CALL_FLOAT_TYPES(PDK_REGISTER_COLORSPACE_)  // float16, bfloat16, float32, float64
+#undef PDK_REGISTER_COLORSPACE_
 
 }  // namespace
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -8,66 +8,72 @@
 // naming both shapes. Each pool task sums its block of elements over all
 // inputs left to right, in input order (TF's CPU kernel adds in groups of up
 // to 8 inputs; float results agree within rounding).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstdint>
 #include <vector>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
-#include "kernels/int32_on_host.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 template <class T>
 using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 
 template <class T>
-class AddNOp {
+class AddNOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const int n = ctx.num_inputs();
-    std::vector<pdk::Tensor> in;
-    in.reserve(n);
-    for (int i = 0; i < n; ++i) {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(i));
-      in.push_back(std::move(t));
-    }
-    if (n == 0) return pdk::InvalidArgument(ctx.op(), ": needs at least one input");
-    const pdk::Shape shape = in[0].shape();
+  explicit AddNOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const int n = ctx->num_inputs();
+    OP_REQUIRES(ctx, n != 0,
+                errors::InvalidArgument(type_string(), ": needs at least one input"));
+    const Tensor& in0 = ctx->input(0);
+    const TensorShape& shape = in0.shape();
     for (int i = 1; i < n; ++i) {
-      if (in[i].shape() != shape)
-        return pdk::InvalidArgument(ctx.op(), ": inputs[0].shape ", shape, " != inputs[", i,
-                                    "].shape ", in[i].shape(),
-                                    " (all inputs must have the same shape)");
+      const TensorShape& si = ctx->input(i).shape();
+      OP_REQUIRES(ctx, si == shape,
+                  errors::InvalidArgument(type_string(), ": inputs[0].shape ", shape,
+                                          " != inputs[", i, "].shape ", si,
+                                          " (all inputs must have the same shape)"));
     }
-    if (n == 1) return ctx.set_output(0, in[0]);
+    if (n == 1) {
+      ctx->set_output(0, in0);
+      return;
+    }
     std::vector<const T*> src(n);
-    for (int i = 0; i < n; ++i) src[i] = in[i].data<T>();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, shape));
+    for (int i = 0; i < n; ++i) src[i] = ctx->input(i).flat<T>().data();
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
     const int64_t size = shape.num_elements();
-    if (size == 0) return pdk::Status::OK();
-    T* dst = out.data<T>();
+    if (size == 0) return;
+    T* dst = out->flat<T>().data();
     const Eigen::TensorOpCost cost(n * sizeof(T), sizeof(T), n - 1);
-    pdk_compute::Device(ctx).parallelFor(size, cost, [&](Eigen::Index first, Eigen::Index last) {
-      const Eigen::Index len = last - first;
-      Eigen::Map<Vec<T>> o(dst + first, len);
-      o = Eigen::Map<const Vec<T>>(src[0] + first, len) +
-          Eigen::Map<const Vec<T>>(src[1] + first, len);
-      for (int i = 2; i < n; ++i) o += Eigen::Map<const Vec<T>>(src[i] + first, len);
-    });
-    return pdk::Status::OK();
+    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
+        size, cost, [&](Eigen::Index first, Eigen::Index last) {
+          const Eigen::Index len = last - first;
+          Eigen::Map<Vec<T>> o(dst + first, len);
+          o = Eigen::Map<const Vec<T>>(src[0] + first, len) +
+              Eigen::Map<const Vec<T>>(src[1] + first, len);
+          for (int i = 2; i < n; ++i) o += Eigen::Map<const Vec<T>>(src[i] + first, len);
+        });
   }
 };
 
+// int32 keeps inputs and sum in host memory (kernels/int32_on_host.h).
+#define PDK_REGISTER_ADDN_(T, ...)                                                       \
+  REGISTER_KERNEL_BUILDER(Name("AddN").Device(DEVICE_PDK).TypeConstraint<T>("T") __VA_ARGS__, \
+                          AddNOp<T>);
+PDK_REGISTER_ADDN_(float, )
+PDK_REGISTER_ADDN_(double, )
+PDK_REGISTER_ADDN_(Eigen::half, )
+PDK_REGISTER_ADDN_(Eigen::bfloat16, )
+PDK_REGISTER_ADDN_(int32, .HostMemory("inputs").HostMemory("sum"))
+PDK_REGISTER_ADDN_(int64, )
+#undef PDK_REGISTER_ADDN_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(MathAddN, r) {
-  pdk::ForEachType(
-      pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t>{},
-      [&](auto t) {
-        using T = typename decltype(t)::type;
-        r.Add(Int32OnHost<T>(pdk::KernelDef<AddNOp<T>>("AddN").Type("T", t), {"inputs", "sum"}));
-      });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -24,6 +24,8 @@
 // each scanning the n rows of its block in memory order. Items are spread over
 // the device's Eigen pool with ThreadPoolDevice::parallelFor (which runs small
 // inputs inline).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -31,54 +33,70 @@
 #include <vector>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 constexpr int64_t kBlock = 256;
 constexpr int kLanes = 16;
 
+// The value of a scalar `dimension` (Tidx: int16, int32 or int64 in the op's
+// def; PDK reads int32 and int64), with pdk::ReadIntVector's wording.
+Status ReadDimension(const char* op, const Tensor& t, int64_t* v) {
+  if (t.dtype() == DT_INT32) {
+    *v = t.scalar<int32>()();
+  } else if (t.dtype() == DT_INT64) {
+    *v = t.scalar<int64>()();
+  } else {
+    return errors::InvalidArgument(op, ": dimension must be int32 or int64, got ",
+                                   pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
+  }
+  return OkStatus();
+}
+
 template <class T, class OutT, bool kMax>
-class ArgOp {
+class ArgOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const char* op = ctx.op();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dim_t, ctx.input(1));
-    const pdk::Shape shape = x.shape();
-    if (dim_t.rank() != 0) {
-      return pdk::InvalidArgument(op, ": dimension must be a scalar, got shape ", dim_t.shape());
-    }
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dv, pdk::ReadIntVector(op, "dimension", dim_t));
-    const int rank = shape.rank();
-    const int64_t d = dv[0];
-    if (d < -rank || d >= rank) {
-      return pdk::InvalidArgument(op, ": dimension ", d, " out of range: expected in [", -rank,
-                                  ", ", rank, ") for input of shape ", shape);
-    }
+  explicit ArgOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& x = ctx->input(0);
+    const Tensor& dim_t = ctx->input(1);
+    const TensorShape& shape = x.shape();
+    OP_REQUIRES(ctx, dim_t.dims() == 0,
+                errors::InvalidArgument(op, ": dimension must be a scalar, got shape ",
+                                        dim_t.shape()));
+    int64_t d = 0;
+    OP_REQUIRES_OK(ctx, ReadDimension(op, dim_t, &d));
+    const int rank = shape.dims();
+    OP_REQUIRES(ctx, d >= -rank && d < rank,
+                errors::InvalidArgument(op, ": dimension ", d, " out of range: expected in [",
+                                        -rank, ", ", rank, ") for input of shape ", shape));
     const int axis = static_cast<int>(d < 0 ? d + rank : d);
     int64_t outer = 1, inner = 1;
-    pdk::Shape out_shape;
+    TensorShape out_shape;
     for (int i = 0; i < rank; ++i) {
-      if (i < axis) outer *= shape[i];
-      if (i > axis) inner *= shape[i];
-      if (i != axis) out_shape.push_back(shape[i]);
+      if (i < axis) outer *= shape.dim_size(i);
+      if (i > axis) inner *= shape.dim_size(i);
+      if (i != axis) out_shape.AddDim(shape.dim_size(i));
     }
-    const int64_t n = shape[axis];
-    if (n == 0)  // even when the output is empty, as TF's argmax_op.cc
-      return pdk::InvalidArgument("Reduction axis ", axis, " is empty in shape ", shape, " (",
-                                  op, ")");
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    if (n - 1 > static_cast<int64_t>(std::numeric_limits<OutT>::max())) {
-      return pdk::InvalidArgument(op, ": dimension ", axis, " of input shape ", shape,
-                                  " has more elements than output_type ",
-                                  pdk::DataTypeName(pdk::kDataType<OutT>), " can index");
-    }
+    const int64_t n = shape.dim_size(axis);
+    // Even when the output is empty, as TF's argmax_op.cc.
+    OP_REQUIRES(ctx, n != 0,
+                errors::InvalidArgument("Reduction axis ", axis, " is empty in shape ", shape,
+                                        " (", op, ")"));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    if (out->NumElements() == 0) return;
+    OP_REQUIRES(ctx, n - 1 <= static_cast<int64_t>(std::numeric_limits<OutT>::max()),
+                errors::InvalidArgument(op, ": dimension ", axis, " of input shape ", shape,
+                                        " has more elements than output_type ",
+                                        pdk::DataTypeName(pdk::kDataType<OutT>), " can index"));
 
-    const T* in = x.data<T>();
-    OutT* res = out.data<OutT>();
+    const T* in = x.flat<T>().data();
+    OutT* res = out->flat<OutT>().data();
     const T init = kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
     const int64_t bw = std::min(inner, kBlock);          // columns per item
     const int64_t blocks = (inner + bw - 1) / bw;         // items per outer index
@@ -124,13 +142,13 @@ class ArgOp {
       }
       return static_cast<OutT>(bi);
     };
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     if (inner == 1) {
-      pdk_compute::Device(ctx).parallelFor(
-          outer, Eigen::TensorOpCost(double(n) * sizeof(T), sizeof(OutT), double(n)),
-          [&](Index first, Index last) {
-            for (Index o = first; o < last; ++o) res[o] = scan_row(in + o * n);
-          });
-      return pdk::Status::OK();
+      dev.parallelFor(outer, Eigen::TensorOpCost(double(n) * sizeof(T), sizeof(OutT), double(n)),
+                      [&](Index first, Index last) {
+                        for (Index o = first; o < last; ++o) res[o] = scan_row(in + o * n);
+                      });
+      return;
     }
     auto run = [&](Index first, Index last) {
       T best[kBlock];
@@ -155,32 +173,38 @@ class ArgOp {
     };
     const Index items = outer * blocks;
     const double per_item = static_cast<double>(n * bw);
-    pdk_compute::Device(ctx).parallelFor(
-        items, Eigen::TensorOpCost(per_item * sizeof(T), bw * sizeof(OutT), per_item), run);
-    return pdk::Status::OK();
+    dev.parallelFor(items, Eigen::TensorOpCost(per_item * sizeof(T), bw * sizeof(OutT), per_item),
+                    run);
   }
 
  private:
   using Index = Eigen::Index;
 };
 
+#define PDK_REGISTER_ARG_(T, OutT)                              \
+  REGISTER_KERNEL_BUILDER(Name("ArgMax")                        \
+                              .Device(DEVICE_PDK)               \
+                              .TypeConstraint<T>("T")           \
+                              .TypeConstraint<OutT>("output_type") \
+                              .HostMemory("dimension"),         \
+                          ArgOp<T, OutT, true>);                \
+  REGISTER_KERNEL_BUILDER(Name("ArgMin")                        \
+                              .Device(DEVICE_PDK)               \
+                              .TypeConstraint<T>("T")           \
+                              .TypeConstraint<OutT>("output_type") \
+                              .HostMemory("dimension"),         \
+                          ArgOp<T, OutT, false>);
+#define PDK_REGISTER_ARG_ALL_(T) \
+  PDK_REGISTER_ARG_(T, int32)    \
+  PDK_REGISTER_ARG_(T, int64)
+PDK_REGISTER_ARG_ALL_(float)
+PDK_REGISTER_ARG_ALL_(double)
+PDK_REGISTER_ARG_ALL_(Eigen::half)
+PDK_REGISTER_ARG_ALL_(Eigen::bfloat16)
+PDK_REGISTER_ARG_ALL_(int32)
+PDK_REGISTER_ARG_ALL_(int64)
+#undef PDK_REGISTER_ARG_ALL_
+#undef PDK_REGISTER_ARG_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(ArgMinMax, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto o) {
-      using OutT = typename decltype(o)::type;
-      r.Add(pdk::KernelDef<ArgOp<T, OutT, true>>("ArgMax")
-                .template Type<T>("T")
-                .template Type<OutT>("output_type")
-                .HostMemory("dimension"));
-      r.Add(pdk::KernelDef<ArgOp<T, OutT, false>>("ArgMin")
-                .template Type<T>("T")
-                .template Type<OutT>("output_type")
-                .HostMemory("dimension"));
-    });
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -10,15 +10,16 @@
 // converts, as TensorFlow's CPU kernel does (LSBZeroSetter in
 // tensorflow/core/kernels/cast_op.h): the result is rounded toward zero.
 // Same-type casts return x itself (no copy). Errors: allocation only.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
-#include "kernels/int32_on_host.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 // Mantissa bits of the IEEE-style float types.
@@ -43,7 +44,7 @@ struct LsbZero {
 };
 
 template <class Src, class Dst>
-class CastOp {
+class CastOp : public OpKernel {
   // Which pairs TF 2.21's CPU kernel truncates (measured: float64 -> bfloat16
   // still rounds to nearest there).
   static constexpr bool kCanTruncate =
@@ -51,30 +52,31 @@ class CastOp {
       (std::is_same_v<Src, double> && std::is_same_v<Dst, Eigen::half>);
 
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return a.GetOptional("Truncate", &truncate_); }
+  explicit CastOp(OpKernelConstruction* c) : OpKernel(c) {
+    if (c->HasAttr("Truncate")) OP_REQUIRES_OK(c, c->GetAttr("Truncate", &truncate_));
+  }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
     if constexpr (std::is_same_v<Src, Dst>) {
-      return ctx.set_output(0, x);
+      ctx->set_output(0, x);
     } else {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.allocate_output(0, x.shape()));
-      if (x.num_elements() == 0) return pdk::Status::OK();
+      Tensor* y = nullptr;
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
+      if (x.NumElements() == 0) return;
+      const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
       if constexpr (kCanTruncate) {
         if (truncate_) {
-          pdk_compute::flat<Dst>(y).device(pdk_compute::Device(ctx)) =
-              pdk_compute::cflat<Src>(x).unaryExpr(LsbZero<Src, Dst>()).template cast<Dst>();
-          return pdk::Status::OK();
+          y->flat<Dst>().device(dev) =
+              x.flat<Src>().unaryExpr(LsbZero<Src, Dst>()).template cast<Dst>();
+          return;
         }
       }
       if constexpr (pdk_compute::kIsHalfLike<Src> && pdk_compute::kIsHalfLike<Dst>) {
-        pdk_compute::flat<Dst>(y).device(pdk_compute::Device(ctx)) =
-            pdk_compute::cflat<Src>(x).template cast<float>().template cast<Dst>();
+        y->flat<Dst>().device(dev) = x.flat<Src>().template cast<float>().template cast<Dst>();
       } else {
-        pdk_compute::flat<Dst>(y).device(pdk_compute::Device(ctx)) =
-            pdk_compute::cflat<Src>(x).template cast<Dst>();
+        y->flat<Dst>().device(dev) = x.flat<Src>().template cast<Dst>();
       }
-      return pdk::Status::OK();
     }
   }
 
@@ -82,23 +84,33 @@ class CastOp {
   bool truncate_ = false;
 };
 
-using CastTypes =
-    pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t, bool>;
-
-PDK_REGISTER_KERNELS(Cast, r) {
-  pdk::ForEachType(CastTypes{}, [&](auto s) {
-    using Src = typename decltype(s)::type;
-    pdk::ForEachType(CastTypes{}, [&](auto d) {
-      using Dst = typename decltype(d)::type;
-      // An int32 side in host memory (src/kernels/int32_on_host.h): a loop's
-      // int32 time step cast to float needs no copy.
-      r.Add(Int32OnHost<Src>(
-          Int32OnHost<Dst>(pdk::KernelDef<CastOp<Src, Dst>>("Cast").Type("SrcT", s).Type("DstT", d),
-                           {"y"}),
-          {"x"}));
-    });
-  });
-}
+// All 49 (SrcT, DstT) pairs. An int32 side in host memory
+// (src/kernels/int32_on_host.h): a loop's int32 time step cast to float needs
+// no copy. `...`: the HostMemory of x when SrcT is int32.
+#define PDK_REGISTER_CAST_(Src, Dst, ...)                     \
+  REGISTER_KERNEL_BUILDER(Name("Cast")                        \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<Src>("SrcT")    \
+                              .TypeConstraint<Dst>("DstT")    \
+                                  __VA_ARGS__,                \
+                          CastOp<Src, Dst>);
+#define PDK_REGISTER_CAST_FROM_(Src, ...)                                 \
+  PDK_REGISTER_CAST_(Src, float, __VA_ARGS__)                             \
+  PDK_REGISTER_CAST_(Src, double, __VA_ARGS__)                            \
+  PDK_REGISTER_CAST_(Src, Eigen::half, __VA_ARGS__)                       \
+  PDK_REGISTER_CAST_(Src, Eigen::bfloat16, __VA_ARGS__)                   \
+  PDK_REGISTER_CAST_(Src, int32, .HostMemory("y") __VA_ARGS__)            \
+  PDK_REGISTER_CAST_(Src, int64, __VA_ARGS__)                             \
+  PDK_REGISTER_CAST_(Src, bool, __VA_ARGS__)
+PDK_REGISTER_CAST_FROM_(float, )
+PDK_REGISTER_CAST_FROM_(double, )
+PDK_REGISTER_CAST_FROM_(Eigen::half, )
+PDK_REGISTER_CAST_FROM_(Eigen::bfloat16, )
+PDK_REGISTER_CAST_FROM_(int32, .HostMemory("x"))
+PDK_REGISTER_CAST_FROM_(int64, )
+PDK_REGISTER_CAST_FROM_(bool, )
+#undef PDK_REGISTER_CAST_FROM_
+#undef PDK_REGISTER_CAST_
 
 }  // namespace
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -11,12 +11,14 @@
 // Dtypes: T float32, float64, int32, int64.
 // Errors (InvalidArgument): axis not a scalar, or out of [-rank, rank) (so a
 // scalar x is rejected, as TensorFlow does).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <vector>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 struct SumOp {
@@ -29,35 +31,39 @@ struct ProdOp {
 };
 
 template <class T, class R>
-class ScanOp {
+class ScanOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
-    PDK_RETURN_IF_ERROR(a.Get("exclusive", &exclusive_));
-    return a.Get("reverse", &reverse_);
+  explicit ScanOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("exclusive", &exclusive_));
+    OP_REQUIRES_OK(c, c->GetAttr("reverse", &reverse_));
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor axis_t, ctx.input(1));
-    const pdk::Shape in = x.shape();
-    const int rank = in.rank();
-    if (axis_t.rank() != 0)
-      return pdk::InvalidArgument(ctx.op(), ": axis must be a scalar, got a tensor of shape ",
-                                  axis_t.shape());
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> av, pdk::ReadIntVector(ctx.op(), "axis", axis_t));
-    int64_t axis = av[0];
-    if (axis < -rank || axis >= rank)
-      return pdk::InvalidArgument(ctx.op(), ": expected axis in the range [", -rank, ", ", rank,
-                                  ") for x of shape ", in, ", but got ", axis);
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& axis_t = ctx->input(1);
+    const TensorShape& in = x.shape();
+    const int rank = in.dims();
+    OP_REQUIRES(ctx, axis_t.dims() == 0,
+                errors::InvalidArgument(type_string(),
+                                        ": axis must be a scalar, got a tensor of shape ",
+                                        axis_t.shape()));
+    // Tidx is int32 or int64 (the registrations below).
+    int64_t axis = axis_t.dtype() == DT_INT32 ? int64_t{axis_t.scalar<int32>()()}
+                                              : int64_t{axis_t.scalar<int64>()()};
+    OP_REQUIRES(ctx, axis >= -rank && axis < rank,
+                errors::InvalidArgument(type_string(), ": expected axis in the range [", -rank,
+                                        ", ", rank, ") for x of shape ", in, ", but got ",
+                                        axis));
     if (axis < 0) axis += rank;
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, in));
-    if (in.num_elements() == 0) return pdk::Status::OK();
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, in, &out));
+    if (in.num_elements() == 0) return;
     int64_t outer = 1, inner = 1;
-    for (int k = 0; k < axis; ++k) outer *= in[k];
-    for (int k = static_cast<int>(axis) + 1; k < rank; ++k) inner *= in[k];
-    const int64_t len = in[static_cast<int>(axis)];
-    const T* src = x.data<T>();
-    T* dst = out.data<T>();
+    for (int k = 0; k < axis; ++k) outer *= in.dim_size(k);
+    for (int k = static_cast<int>(axis) + 1; k < rank; ++k) inner *= in.dim_size(k);
+    const int64_t len = in.dim_size(static_cast<int>(axis));
+    const T* src = x.flat<T>().data();
+    T* dst = out->flat<T>().data();
     const bool excl = exclusive_, rev = reverse_;
     // One slab: [len, inner], accumulated along len for all inner columns.
     auto scan = [&](Eigen::Index first, Eigen::Index last) {
@@ -85,31 +91,33 @@ class ScanOp {
     if (in.num_elements() <= (16 << 10)) {
       scan(0, outer);
     } else {
-      pdk_compute::Device(ctx).parallelFor(
+      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
           outer, Eigen::TensorOpCost(slab * sizeof(T), slab * sizeof(T), slab), scan);
     }
-    return pdk::Status::OK();
   }
 
  private:
   bool exclusive_ = false, reverse_ = false;
 };
 
-template <class R>
-void RegisterScan(pdk::Registrar& r, const char* op) {
-  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-      r.Add(pdk::KernelDef<ScanOp<T, R>>(op).Type("T", t).Type("Tidx", i).HostMemory("axis"));
-    });
-  });
-}
+#define PDK_REGISTER_SCAN_(T, Tidx)                                                         \
+  REGISTER_KERNEL_BUILDER(                                                                  \
+      Name("Cumsum").Device(DEVICE_PDK).TypeConstraint<T>("T").TypeConstraint<Tidx>("Tidx") \
+          .HostMemory("axis"),                                                              \
+      ScanOp<T, SumOp>);                                                                    \
+  REGISTER_KERNEL_BUILDER(                                                                  \
+      Name("Cumprod").Device(DEVICE_PDK).TypeConstraint<T>("T").TypeConstraint<Tidx>("Tidx") \
+          .HostMemory("axis"),                                                              \
+      ScanOp<T, ProdOp>);
+#define PDK_REGISTER_SCAN_ALL_(T) \
+  PDK_REGISTER_SCAN_(T, int32)    \
+  PDK_REGISTER_SCAN_(T, int64)
+PDK_REGISTER_SCAN_ALL_(float)
+PDK_REGISTER_SCAN_ALL_(double)
+PDK_REGISTER_SCAN_ALL_(int32)
+PDK_REGISTER_SCAN_ALL_(int64)
+#undef PDK_REGISTER_SCAN_ALL_
+#undef PDK_REGISTER_SCAN_
 
 }  // namespace
-
-PDK_REGISTER_KERNELS(Cumsum, r) {
-  RegisterScan<SumOp>(r, "Cumsum");
-  RegisterScan<ProdOp>(r, "Cumprod");
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

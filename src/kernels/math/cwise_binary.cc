@@ -27,6 +27,8 @@
 // ("Integer division by zero", TensorFlow's wording; integer TruncateDiv's is
 // Internal "Unexpected error in binary operator ...", as TensorFlow's CPU); integer
 // Pow with a negative exponent; gradient ops whose y and dy sizes differ.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cmath>
 #include <cstdint>
 #include <string_view>
@@ -35,26 +37,26 @@
 #include "compute/broadcast.h"
 #include "compute/eigen.h"
 #include "kernels/math/cwise_functors.h"
-#include "pdk/kernel.h"
-#include "kernels/int32_on_host.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 namespace ei = Eigen::internal;
+namespace functors = ::pdk_kernels::functors;
 
 // Value checks run before evaluation: (op, x, y) -> Status.
 struct NoCheck {
-  pdk::Status operator()(const char*, const pdk::Tensor&, const pdk::Tensor&) const {
+  pdk::Status operator()(const char*, const Tensor&, const Tensor&) const {
     return pdk::Status::OK();
   }
 };
 template <class T>
 struct NonzeroDivisor {
-  pdk::Status operator()(const char* op, const pdk::Tensor&, const pdk::Tensor& y) const {
+  pdk::Status operator()(const char* op, const Tensor&, const Tensor& y) const {
     if constexpr (std::is_integral_v<T>) {
-      const T* p = y.data<T>();
-      for (int64_t i = 0, n = y.num_elements(); i < n; ++i)
+      const T* p = y.flat<T>().data();
+      for (int64_t i = 0, n = y.NumElements(); i < n; ++i)
         if (p[i] == 0) {
           // TensorFlow's BinaryOpShared::SetComputeError names Div, Mod,
           // FloorMod and FloorDiv; its TruncateDiv falls through to Internal.
@@ -70,10 +72,10 @@ struct NonzeroDivisor {
 };
 template <class T>
 struct NonnegativeExponent {
-  pdk::Status operator()(const char* op, const pdk::Tensor&, const pdk::Tensor& y) const {
+  pdk::Status operator()(const char* op, const Tensor&, const Tensor& y) const {
     if constexpr (std::is_integral_v<T>) {
-      const T* p = y.data<T>();
-      for (int64_t i = 0, n = y.num_elements(); i < n; ++i)
+      const T* p = y.flat<T>().data();
+      for (int64_t i = 0, n = y.NumElements(); i < n; ++i)
         if (p[i] < 0)
           return pdk::InvalidArgument("Integers to negative integer powers are not allowed (", op,
                                       ": y[", i, "] == ", p[i], ")");
@@ -84,38 +86,38 @@ struct NonnegativeExponent {
 
 // z = F(x, y) with broadcasting; T is the input dtype, Tout the output dtype.
 template <class T, class Tout, class F, class Check = NoCheck>
-class BinaryOp {
+class BinaryOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const char* op = ctx.op();
-    return pdk_compute::ComputeBinary<T, Tout>(
-        ctx, F(), [op](const pdk::Tensor& x, const pdk::Tensor& y) { return Check()(op, x, y); });
+  explicit BinaryOp(OpKernelConstruction* c) : OpKernel(c) {}
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    pdk_compute::ComputeBinary<T, Tout>(
+        ctx, F(), [op](const Tensor& x, const Tensor& y) { return Check()(op, x, y); });
   }
 };
 
 // Equal / NotEqual: like BinaryOp, plus attr incompatible_shape_error.
 template <class T, class F, bool kNotEqual>
-class EqualityOp {
+class EqualityOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
-    return a.GetOptional("incompatible_shape_error", &incompatible_shape_error_);
+  explicit EqualityOp(OpKernelConstruction* c) : OpKernel(c) {
+    if (c->HasAttr("incompatible_shape_error"))
+      OP_REQUIRES_OK(c, c->GetAttr("incompatible_shape_error", &incompatible_shape_error_));
   }
-  pdk::Status Compute(pdk::Context& ctx) const {
+  void Compute(OpKernelContext* ctx) override {
     if (!incompatible_shape_error_) {
-      pdk::Shape xs, ys;
-      {
-        PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-        PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.input(1));
-        xs = x.shape();
-        ys = y.shape();
-      }
-      if (!pdk::BroadcastShapes(ctx.op(), "x", xs, "y", ys).ok()) {
-        PDK_ASSIGN_OR_RETURN(pdk::Tensor z, ctx.allocate_output(0, pdk::Shape{}));
-        *z.data<bool>() = kNotEqual;
-        return pdk::Status::OK();
+      const Tensor& x = ctx->input(0);
+      const Tensor& y = ctx->input(1);
+      if (!pdk::BroadcastShapes(type_string().c_str(), "x", x.shape().pdk_shape(), "y",
+                                y.shape().pdk_shape())
+               .ok()) {
+        Tensor* z = nullptr;
+        OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(), &z));
+        z->flat<bool>()(0) = kNotEqual;
+        return;
       }
     }
-    return pdk_compute::ComputeBinary<T, bool>(ctx, F());
+    pdk_compute::ComputeBinary<T, bool>(ctx, F());
   }
 
  private:
@@ -128,29 +130,25 @@ class EqualityOp {
 // widens both operands to float32 scratch and reuses the float32 broadcast
 // evaluation, so no new broadcast expressions are compiled for the 16-bit types.
 template <class T, class Tout, class F>
-class ViaFloatBinaryOp {
+class ViaFloatBinaryOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const T* a;
-    const T* b;
-    pdk_compute::BroadcastPlan<2> plan;
-    {  // released before forwarding (see pdk_compute::ComputeBinary)
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.input(1));
-      PDK_ASSIGN_OR_RETURN(plan, pdk_compute::PlanBroadcast<2>(ctx.op(), {"x", "y"},
-                                                                {x.shape(), y.shape()}));
-      a = x.data<T>();
-      b = y.data<T>();
-    }
-    pdk::Tensor out;
-    if constexpr (std::is_same_v<T, Tout>) {
-      PDK_ASSIGN_OR_RETURN(out, ctx.forward_or_allocate_output({0, 1}, 0, plan.out));
-    } else {
-      PDK_ASSIGN_OR_RETURN(out, ctx.allocate_output(0, plan.out));
-    }
+  explicit ViaFloatBinaryOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    const pdk::StatusOr<pdk_compute::BroadcastPlan<2>> plan_or =
+        pdk_compute::PlanBinaryBroadcast(type_string().c_str(), "x", x, "y", y);
+    OP_REQUIRES_OK(ctx, plan_or.status());
+    const pdk_compute::BroadcastPlan<2>& plan = plan_or.value();
+    const T* a = x.flat<T>().data();
+    const T* b = y.flat<T>().data();
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, pdk_compute::AllocateBinaryOutput<std::is_same_v<T, Tout>>(ctx, x, y,
+                                                                                  plan, &out));
     const int64_t n = plan.out.num_elements();
-    if (n == 0) return pdk::Status::OK();
-    const auto& dev = pdk_compute::Device(ctx);
+    if (n == 0) return;
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     auto narrow = [](auto e) {
       if constexpr (std::is_same_v<Tout, bool>) {
         return e;
@@ -158,7 +156,7 @@ class ViaFloatBinaryOp {
         return e.template cast<Tout>();
       }
     };
-    pdk_compute::Flat<Tout> o(out.data<Tout>(), n);
+    pdk_compute::Flat<Tout> o(out->flat<Tout>().data(), n);
     if (plan.all_full()) {
       o.device(dev) = narrow(pdk_compute::ConstFlat<T>(a, n).template cast<float>().binaryExpr(
           pdk_compute::ConstFlat<T>(b, n).template cast<float>(), F()));
@@ -169,58 +167,57 @@ class ViaFloatBinaryOp {
       auto av = pdk_compute::ConstFlat<T>(a, n).template cast<float>();
       o.device(dev) = narrow(av.binaryExpr(av.constant(static_cast<float>(*b)), F()));
     } else {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor af, ctx.allocate_temp(TF_FLOAT, {plan.elems[0]}));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor bf, ctx.allocate_temp(TF_FLOAT, {plan.elems[1]}));
-      pdk_compute::Convert<T, float>(dev, a, af.data<float>(), plan.elems[0]);
-      pdk_compute::Convert<T, float>(dev, b, bf.data<float>(), plan.elems[1]);
+      Tensor af, bf;
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({plan.elems[0]}), &af));
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({plan.elems[1]}), &bf));
+      float* a_f = af.flat<float>().data();
+      float* b_f = bf.flat<float>().data();
+      pdk_compute::Convert<T, float>(dev, a, a_f, plan.elems[0]);
+      pdk_compute::Convert<T, float>(dev, b, b_f, plan.elems[1]);
       if constexpr (std::is_same_v<Tout, bool>) {
-        pdk_compute::EvalBinary<float, bool>(dev, plan, af.data<float>(), bf.data<float>(),
-                                             out.data<bool>(), F());
+        pdk_compute::EvalBinary<float, bool>(dev, plan, a_f, b_f, out->flat<bool>().data(), F());
       } else {
-        PDK_ASSIGN_OR_RETURN(pdk::Tensor of, ctx.allocate_temp(TF_FLOAT, plan.out));
-        pdk_compute::EvalBinary<float, float>(dev, plan, af.data<float>(), bf.data<float>(),
-                                              of.data<float>(), F());
-        pdk_compute::Convert<float, T>(dev, of.data<float>(), out.data<T>(), n);
+        Tensor of;
+        OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape(plan.out), &of));
+        float* o_f = of.flat<float>().data();
+        pdk_compute::EvalBinary<float, float>(dev, plan, a_f, b_f, o_f, F());
+        pdk_compute::Convert<float, T>(dev, o_f, out->flat<T>().data(), n);
       }
     }
-    return pdk::Status::OK();
   }
 };
 
 // Gradient ops: z = F(y, dy), same element counts, z shaped like y. The 16-bit
 // floats are computed in float32 (F is then the float functor).
 template <class T, class F>
-class GradOp {
+class GradOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const T* y_data;
-    const T* dy_data;
-    pdk::Shape shape;
-    {  // released before forwarding (see pdk_compute::ComputeBinary)
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.input(0));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(1));
-      if (y.num_elements() != dy.num_elements())
-        return pdk::InvalidArgument(ctx.op(), ": y.shape ", y.shape(), " and dy.shape ",
-                                    dy.shape(), " must have the same number of elements");
-      shape = y.shape();
-      y_data = y.data<T>();
-      dy_data = dy.data<T>();
-    }
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor z, ctx.forward_or_allocate_output({0, 1}, 0, shape));
-    const int64_t n = shape.num_elements();
-    if (n == 0) return pdk::Status::OK();
+  explicit GradOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& y = ctx->input(0);
+    const Tensor& dy = ctx->input(1);
+    OP_REQUIRES(ctx, y.NumElements() == dy.NumElements(),
+                errors::InvalidArgument(type_string(), ": y.shape ", y.shape(), " and dy.shape ",
+                                        dy.shape(), " must have the same number of elements"));
+    Tensor* z = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, y.shape(), &z));
+    const int64_t n = y.NumElements();
+    if (n == 0) return;
+    const T* y_data = y.flat<T>().data();
+    const T* dy_data = dy.flat<T>().data();
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     if constexpr (pdk_compute::kIsHalfLike<T>) {
-      pdk_compute::Flat<T>(z.data<T>(), n).device(pdk_compute::Device(ctx)) =
+      pdk_compute::Flat<T>(z->flat<T>().data(), n).device(dev) =
           pdk_compute::ConstFlat<T>(y_data, n)
               .template cast<float>()
               .binaryExpr(pdk_compute::ConstFlat<T>(dy_data, n).template cast<float>(), F())
               .template cast<T>();
     } else {
-      pdk_compute::Flat<T>(z.data<T>(), n).device(pdk_compute::Device(ctx)) =
+      pdk_compute::Flat<T>(z->flat<T>().data(), n).device(dev) =
           pdk_compute::ConstFlat<T>(y_data, n).binaryExpr(pdk_compute::ConstFlat<T>(dy_data, n),
                                                           F());
     }
-    return pdk::Status::OK();
   }
 };
 
@@ -234,107 +231,118 @@ using Cmp = ei::scalar_cmp_op<T, T, kCmp>;
 template <class T>
 using PowFunctor =
     std::conditional_t<std::is_integral_v<T>, functors::IntPow<T>, ei::scalar_pow_op<T, T>>;
+// Div (v1): x / y for floats, truncating (with the zero-divisor check) for integers.
+template <class T>
+using DivOp = std::conditional_t<std::is_integral_v<T>,
+                                 Same<T, functors::TruncateDiv<T>, NonzeroDivisor<T>>,
+                                 Same<T, ei::scalar_quotient_op<T, T>>>;
 
-using FloatTypes = pdk::TypeList<float, double>;
-using RealTypes = pdk::TypeList<float, double, int32_t, int64_t>;
+// One registration of `op` for T; HOST: the HostMemory arguments (or nothing).
+#define PDK_REGISTER_BINARY_(op, T, HOST, ...)                                          \
+  REGISTER_KERNEL_BUILDER(Name(op).Device(DEVICE_PDK).TypeConstraint<T>("T") HOST, \
+                          __VA_ARGS__);
+// int32 keeps x, y and z in host memory (kernels/int32_on_host.h).
+#define PDK_INT32_ON_HOST_ .HostMemory("x").HostMemory("y").HostMemory("z")
 
-PDK_REGISTER_KERNELS(CwiseBinary, r) {
-  pdk::ForEachType(RealTypes{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    auto add = [&](auto kernel, const char* op) {
-      r.Add(Int32OnHost<T>(pdk::KernelDef<decltype(kernel)>(op).template Type<T>("T"),
-                           {"x", "y", "z"}));
-    };
-    for (const char* op : {"AddV2", "Add"}) add(Same<T, ei::scalar_sum_op<T, T>>(), op);
-    add(Same<T, ei::scalar_difference_op<T, T>>(), "Sub");
-    add(Same<T, ei::scalar_product_op<T, T>>(), "Mul");
-    add(Same<T, ei::scalar_max_op<T, T, Eigen::PropagateNaN>>(), "Maximum");
-    add(Same<T, ei::scalar_min_op<T, T, Eigen::PropagateNaN>>(), "Minimum");
-    add(Same<T, functors::SquaredDifference<T>>(), "SquaredDifference");
-    add(Same<T, PowFunctor<T>, NonnegativeExponent<T>>(), "Pow");
-    add(Same<T, functors::FloorDiv<T>, NonzeroDivisor<T>>(), "FloorDiv");
-    if constexpr (std::is_integral_v<T>) {
-      add(Same<T, functors::TruncateDiv<T>, NonzeroDivisor<T>>(), "Div");
-      add(Same<T, functors::TruncateDiv<T>, NonzeroDivisor<T>>(), "TruncateDiv");
-    } else {
-      add(Same<T, ei::scalar_quotient_op<T, T>>(), "Div");
-    }
-    add(Same<T, functors::FloorMod<T>, NonzeroDivisor<T>>(), "FloorMod");
-    add(ToBool<T, Cmp<T, Eigen::internal::cmp_LT>>(), "Less");
-    add(ToBool<T, Cmp<T, Eigen::internal::cmp_LE>>(), "LessEqual");
-    add(ToBool<T, Cmp<T, Eigen::internal::cmp_GT>>(), "Greater");
-    add(ToBool<T, Cmp<T, Eigen::internal::cmp_GE>>(), "GreaterEqual");
-  });
-  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t, bool>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(Int32OnHost<T>(
-        pdk::KernelDef<EqualityOp<T, Cmp<T, Eigen::internal::cmp_EQ>, false>>("Equal").Type("T", t),
-        {"x", "y", "z"}));
-    r.Add(Int32OnHost<T>(
-        pdk::KernelDef<EqualityOp<T, Cmp<T, Eigen::internal::cmp_NEQ>, true>>("NotEqual")
-            .Type("T", t),
-        {"x", "y", "z"}));
-  });
-  pdk::ForEachType(FloatTypes{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<Same<T, ei::scalar_quotient_op<T, T>>>("RealDiv").template Type<T>("T"));
-    r.Add(pdk::KernelDef<Same<T, functors::DivNoNan<T>>>("DivNoNan").template Type<T>("T"));
-    r.Add(pdk::KernelDef<GradOp<T, functors::SigmoidGrad<T>>>("SigmoidGrad").template Type<T>("T"));
-    r.Add(pdk::KernelDef<GradOp<T, functors::TanhGrad<T>>>("TanhGrad").template Type<T>("T"));
-    r.Add(pdk::KernelDef<GradOp<T, functors::SqrtGrad<T>>>("SqrtGrad").template Type<T>("T"));
-    r.Add(pdk::KernelDef<GradOp<T, functors::RsqrtGrad<T>>>("RsqrtGrad").template Type<T>("T"));
-    r.Add(pdk::KernelDef<GradOp<T, functors::ReciprocalGrad<T>>>("ReciprocalGrad")
-              .template Type<T>("T"));
-  });
-  pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(Int32OnHost<T>(pdk::KernelDef<Same<T, functors::BitwiseAnd<T>>>("BitwiseAnd").Type("T", t),
-                         {"x", "y", "z"}));
-    r.Add(Int32OnHost<T>(pdk::KernelDef<Same<T, functors::BitwiseOr<T>>>("BitwiseOr").Type("T", t),
-                         {"x", "y", "z"}));
-    r.Add(Int32OnHost<T>(pdk::KernelDef<Same<T, functors::BitwiseXor<T>>>("BitwiseXor").Type("T", t),
-                         {"x", "y", "z"}));
-  });
-  // float16 / bfloat16, computed in float32 (ViaFloatBinaryOp, GradOp).
-  pdk::ForEachType(pdk::TypeList<Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    using F = float;
-    auto same = [&](auto f, const char* op) {
-      r.Add(pdk::KernelDef<ViaFloatBinaryOp<T, T, decltype(f)>>(op).Type("T", t));
-    };
-    auto to_bool = [&](auto f, const char* op) {
-      r.Add(pdk::KernelDef<ViaFloatBinaryOp<T, bool, decltype(f)>>(op).Type("T", t));
-    };
-    for (const char* op : {"AddV2", "Add"}) same(ei::scalar_sum_op<F, F>(), op);
-    same(ei::scalar_difference_op<F, F>(), "Sub");
-    same(ei::scalar_product_op<F, F>(), "Mul");
-    for (const char* op : {"RealDiv", "Div"}) same(ei::scalar_quotient_op<F, F>(), op);
-    same(functors::DivNoNan<F>(), "DivNoNan");
-    same(ei::scalar_max_op<F, F, Eigen::PropagateNaN>(), "Maximum");
-    same(ei::scalar_min_op<F, F, Eigen::PropagateNaN>(), "Minimum");
-    same(functors::SquaredDifference<F>(), "SquaredDifference");
-    same(ei::scalar_pow_op<F, F>(), "Pow");
-    to_bool(Cmp<F, Eigen::internal::cmp_LT>(), "Less");
-    to_bool(Cmp<F, Eigen::internal::cmp_LE>(), "LessEqual");
-    to_bool(Cmp<F, Eigen::internal::cmp_GT>(), "Greater");
-    to_bool(Cmp<F, Eigen::internal::cmp_GE>(), "GreaterEqual");
-    r.Add(pdk::KernelDef<GradOp<T, functors::SigmoidGrad<F>>>("SigmoidGrad").Type("T", t));
-    r.Add(pdk::KernelDef<GradOp<T, functors::TanhGrad<F>>>("TanhGrad").Type("T", t));
-    r.Add(pdk::KernelDef<GradOp<T, functors::SqrtGrad<F>>>("SqrtGrad").Type("T", t));
-    r.Add(pdk::KernelDef<GradOp<T, functors::RsqrtGrad<F>>>("RsqrtGrad").Type("T", t));
-    r.Add(pdk::KernelDef<GradOp<T, functors::ReciprocalGrad<F>>>("ReciprocalGrad").Type("T", t));
-  });
-  // In host memory, like int32: a tf.while_loop's condition joins int32
-  // comparisons (host) with LogicalAnd and feeds LoopCond (host memory).
-  r.Add(pdk::KernelDef<Same<bool, functors::LogicalAnd>>("LogicalAnd")
-            .HostMemory("x")
-            .HostMemory("y")
-            .HostMemory("z"));
-  r.Add(pdk::KernelDef<Same<bool, functors::LogicalOr>>("LogicalOr")
-            .HostMemory("x")
-            .HostMemory("y")
-            .HostMemory("z"));
-}
+// float32, float64, int32, int64.
+#define PDK_REGISTER_REAL_(T, HOST)                                                             \
+  PDK_REGISTER_BINARY_("AddV2", T, HOST, Same<T, ei::scalar_sum_op<T, T>>)                       \
+  PDK_REGISTER_BINARY_("Add", T, HOST, Same<T, ei::scalar_sum_op<T, T>>)                         \
+  PDK_REGISTER_BINARY_("Sub", T, HOST, Same<T, ei::scalar_difference_op<T, T>>)                  \
+  PDK_REGISTER_BINARY_("Mul", T, HOST, Same<T, ei::scalar_product_op<T, T>>)                     \
+  PDK_REGISTER_BINARY_("Maximum", T, HOST, Same<T, ei::scalar_max_op<T, T, Eigen::PropagateNaN>>) \
+  PDK_REGISTER_BINARY_("Minimum", T, HOST, Same<T, ei::scalar_min_op<T, T, Eigen::PropagateNaN>>) \
+  PDK_REGISTER_BINARY_("SquaredDifference", T, HOST, Same<T, functors::SquaredDifference<T>>)    \
+  PDK_REGISTER_BINARY_("Pow", T, HOST, Same<T, PowFunctor<T>, NonnegativeExponent<T>>)           \
+  PDK_REGISTER_BINARY_("FloorDiv", T, HOST, Same<T, functors::FloorDiv<T>, NonzeroDivisor<T>>)   \
+  PDK_REGISTER_BINARY_("Div", T, HOST, DivOp<T>)                                                 \
+  PDK_REGISTER_BINARY_("FloorMod", T, HOST, Same<T, functors::FloorMod<T>, NonzeroDivisor<T>>)   \
+  PDK_REGISTER_BINARY_("Less", T, HOST, ToBool<T, Cmp<T, ei::cmp_LT>>)                           \
+  PDK_REGISTER_BINARY_("LessEqual", T, HOST, ToBool<T, Cmp<T, ei::cmp_LE>>)                      \
+  PDK_REGISTER_BINARY_("Greater", T, HOST, ToBool<T, Cmp<T, ei::cmp_GT>>)                        \
+  PDK_REGISTER_BINARY_("GreaterEqual", T, HOST, ToBool<T, Cmp<T, ei::cmp_GE>>)
+// Integers only: TruncateDiv and the bitwise ops.
+#define PDK_REGISTER_INTEGER_(T, HOST)                                                          \
+  PDK_REGISTER_BINARY_("TruncateDiv", T, HOST,                                                   \
+                       Same<T, functors::TruncateDiv<T>, NonzeroDivisor<T>>)                     \
+  PDK_REGISTER_BINARY_("BitwiseAnd", T, HOST, Same<T, functors::BitwiseAnd<T>>)                  \
+  PDK_REGISTER_BINARY_("BitwiseOr", T, HOST, Same<T, functors::BitwiseOr<T>>)                    \
+  PDK_REGISTER_BINARY_("BitwiseXor", T, HOST, Same<T, functors::BitwiseXor<T>>)
+// float32, float64, int32, int64, bool.
+#define PDK_REGISTER_EQUALITY_(T, HOST)                                                         \
+  PDK_REGISTER_BINARY_("Equal", T, HOST, EqualityOp<T, Cmp<T, ei::cmp_EQ>, false>)               \
+  PDK_REGISTER_BINARY_("NotEqual", T, HOST, EqualityOp<T, Cmp<T, ei::cmp_NEQ>, true>)
+// float32, float64 only.
+#define PDK_REGISTER_FLOAT_(T)                                                                  \
+  PDK_REGISTER_BINARY_("RealDiv", T, , Same<T, ei::scalar_quotient_op<T, T>>)                    \
+  PDK_REGISTER_BINARY_("DivNoNan", T, , Same<T, functors::DivNoNan<T>>)                          \
+  PDK_REGISTER_BINARY_("SigmoidGrad", T, , GradOp<T, functors::SigmoidGrad<T>>)                  \
+  PDK_REGISTER_BINARY_("TanhGrad", T, , GradOp<T, functors::TanhGrad<T>>)                        \
+  PDK_REGISTER_BINARY_("SqrtGrad", T, , GradOp<T, functors::SqrtGrad<T>>)                        \
+  PDK_REGISTER_BINARY_("RsqrtGrad", T, , GradOp<T, functors::RsqrtGrad<T>>)                      \
+  PDK_REGISTER_BINARY_("ReciprocalGrad", T, , GradOp<T, functors::ReciprocalGrad<T>>)
+// float16 / bfloat16, computed in float32 (ViaFloatBinaryOp, GradOp): the
+// functors are the float32 ones.
+#define PDK_REGISTER_HALF_(T)                                                                   \
+  PDK_REGISTER_BINARY_("AddV2", T, , ViaFloatBinaryOp<T, T, ei::scalar_sum_op<float, float>>)    \
+  PDK_REGISTER_BINARY_("Add", T, , ViaFloatBinaryOp<T, T, ei::scalar_sum_op<float, float>>)      \
+  PDK_REGISTER_BINARY_("Sub", T, ,                                                               \
+                       ViaFloatBinaryOp<T, T, ei::scalar_difference_op<float, float>>)          \
+  PDK_REGISTER_BINARY_("Mul", T, , ViaFloatBinaryOp<T, T, ei::scalar_product_op<float, float>>)  \
+  PDK_REGISTER_BINARY_("RealDiv", T, ,                                                           \
+                       ViaFloatBinaryOp<T, T, ei::scalar_quotient_op<float, float>>)            \
+  PDK_REGISTER_BINARY_("Div", T, , ViaFloatBinaryOp<T, T, ei::scalar_quotient_op<float, float>>) \
+  PDK_REGISTER_BINARY_("DivNoNan", T, , ViaFloatBinaryOp<T, T, functors::DivNoNan<float>>)       \
+  PDK_REGISTER_BINARY_(                                                                          \
+      "Maximum", T, ,                                                                            \
+      ViaFloatBinaryOp<T, T, ei::scalar_max_op<float, float, Eigen::PropagateNaN>>)             \
+  PDK_REGISTER_BINARY_(                                                                          \
+      "Minimum", T, ,                                                                            \
+      ViaFloatBinaryOp<T, T, ei::scalar_min_op<float, float, Eigen::PropagateNaN>>)             \
+  PDK_REGISTER_BINARY_("SquaredDifference", T, ,                                                 \
+                       ViaFloatBinaryOp<T, T, functors::SquaredDifference<float>>)              \
+  PDK_REGISTER_BINARY_("Pow", T, , ViaFloatBinaryOp<T, T, ei::scalar_pow_op<float, float>>)      \
+  PDK_REGISTER_BINARY_("Less", T, , ViaFloatBinaryOp<T, bool, Cmp<float, ei::cmp_LT>>)           \
+  PDK_REGISTER_BINARY_("LessEqual", T, , ViaFloatBinaryOp<T, bool, Cmp<float, ei::cmp_LE>>)      \
+  PDK_REGISTER_BINARY_("Greater", T, , ViaFloatBinaryOp<T, bool, Cmp<float, ei::cmp_GT>>)        \
+  PDK_REGISTER_BINARY_("GreaterEqual", T, , ViaFloatBinaryOp<T, bool, Cmp<float, ei::cmp_GE>>)   \
+  PDK_REGISTER_BINARY_("SigmoidGrad", T, , GradOp<T, functors::SigmoidGrad<float>>)              \
+  PDK_REGISTER_BINARY_("TanhGrad", T, , GradOp<T, functors::TanhGrad<float>>)                    \
+  PDK_REGISTER_BINARY_("SqrtGrad", T, , GradOp<T, functors::SqrtGrad<float>>)                    \
+  PDK_REGISTER_BINARY_("RsqrtGrad", T, , GradOp<T, functors::RsqrtGrad<float>>)                  \
+  PDK_REGISTER_BINARY_("ReciprocalGrad", T, , GradOp<T, functors::ReciprocalGrad<float>>)
+
+PDK_REGISTER_REAL_(float, )
+PDK_REGISTER_REAL_(double, )
+PDK_REGISTER_REAL_(int32, PDK_INT32_ON_HOST_)
+PDK_REGISTER_REAL_(int64, )
+PDK_REGISTER_EQUALITY_(float, )
+PDK_REGISTER_EQUALITY_(double, )
+PDK_REGISTER_EQUALITY_(int32, PDK_INT32_ON_HOST_)
+PDK_REGISTER_EQUALITY_(int64, )
+PDK_REGISTER_EQUALITY_(bool, )
+PDK_REGISTER_FLOAT_(float)
+PDK_REGISTER_FLOAT_(double)
+PDK_REGISTER_INTEGER_(int32, PDK_INT32_ON_HOST_)
+PDK_REGISTER_INTEGER_(int64, )
+PDK_REGISTER_HALF_(Eigen::half)
+PDK_REGISTER_HALF_(Eigen::bfloat16)
+#undef PDK_REGISTER_HALF_
+#undef PDK_REGISTER_FLOAT_
+#undef PDK_REGISTER_EQUALITY_
+#undef PDK_REGISTER_INTEGER_
+#undef PDK_REGISTER_REAL_
+#undef PDK_INT32_ON_HOST_
+#undef PDK_REGISTER_BINARY_
+
+// In host memory, like int32: a tf.while_loop's condition joins int32
+// comparisons (host) with LogicalAnd and feeds LoopCond (host memory).
+REGISTER_KERNEL_BUILDER(
+    Name("LogicalAnd").Device(DEVICE_PDK).HostMemory("x").HostMemory("y").HostMemory("z"),
+    Same<bool, functors::LogicalAnd>);
+REGISTER_KERNEL_BUILDER(
+    Name("LogicalOr").Device(DEVICE_PDK).HostMemory("x").HostMemory("y").HostMemory("z"),
+    Same<bool, functors::LogicalOr>);
 
 }  // namespace
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -9,72 +9,94 @@
 //       rounded once (as Eigen's own 16-bit math does, without per-op rounding)
 // No op here has a failure mode beyond allocation: out-of-domain inputs give
 // NaN/inf as in TensorFlow. The output reuses x's buffer when TensorFlow allows.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstdint>
 #include <type_traits>
 
 #include "compute/eigen.h"
 #include "compute/unary.h"
 #include "kernels/math/cwise_functors.h"
-#include "pdk/kernel.h"
-#include "kernels/int32_on_host.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
-using pdk_compute::KitUnaryOp;
+namespace unary = ::pdk_kernels::unary;
+using pdk_compute::UnaryOp;
 
 // y = x without a copy (Round on integers).
-class PassThroughOp {
+class PassThroughOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    return ctx.set_output(0, x);
-  }
+  explicit PassThroughOp(OpKernelConstruction* c) : OpKernel(c) {}
+  void Compute(OpKernelContext* ctx) override { ctx->set_output(0, ctx->input(0)); }
 };
 
-PDK_REGISTER_KERNELS(CwiseUnary, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(Int32OnHost<T>(pdk::KernelDef<KitUnaryOp<T, unary::Neg>>("Neg").Type("T", t), {"x", "y"}));
-    r.Add(Int32OnHost<T>(pdk::KernelDef<KitUnaryOp<T, unary::Square>>("Square").Type("T", t), {"x", "y"}));
-    r.Add(Int32OnHost<T>(pdk::KernelDef<KitUnaryOp<T, unary::Abs>>("Abs").Type("T", t), {"x", "y"}));
-    r.Add(Int32OnHost<T>(pdk::KernelDef<KitUnaryOp<T, unary::Sign>>("Sign").Type("T", t), {"x", "y"}));
-    if constexpr (std::is_integral_v<T>) {
-      r.Add(Int32OnHost<T>(pdk::KernelDef<PassThroughOp>("Round").Type("T", t), {"x", "y"}));
-    } else {
-      r.Add(Int32OnHost<T>(pdk::KernelDef<KitUnaryOp<T, unary::Round>>("Round").Type("T", t), {"x", "y"}));
-    }
-  });
-  pdk::ForEachType(pdk::TypeList<Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Neg>>("Neg").Type("T", t));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Square>>("Square").Type("T", t));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Abs>>("Abs").Type("T", t));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Sign>>("Sign").Type("T", t));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Round>>("Round").Type("T", t));
-  });
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Sqrt>>("Sqrt").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Rsqrt>>("Rsqrt").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Exp>>("Exp").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Log>>("Log").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Log1p>>("Log1p").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Reciprocal>>("Reciprocal").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Floor>>("Floor").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Ceil>>("Ceil").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Sigmoid>>("Sigmoid").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Tanh>>("Tanh").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Sin>>("Sin").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Cos>>("Cos").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Tan>>("Tan").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Asin>>("Asin").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Acos>>("Acos").template Type<T>("T"));
-    r.Add(pdk::KernelDef<KitUnaryOp<T, unary::Atan>>("Atan").template Type<T>("T"));
-  });
-  // In host memory with LogicalAnd and LogicalOr (cwise_binary.cc).
-  r.Add(pdk::KernelDef<KitUnaryOp<bool, unary::LogicalNot>>("LogicalNot").HostMemory("x").HostMemory("y"));
-}
+// Round: half-to-even on floats, y = x on integers.
+template <class T>
+using RoundOp =
+    std::conditional_t<std::is_integral_v<T>, PassThroughOp, UnaryOp<T, unary::Round>>;
+
+// Neg, Square, Abs, Sign, Round of the types in both the float and the
+// integer lists; int32 keeps x and y in host memory (kernels/int32_on_host.h).
+#define PDK_REGISTER_SIGNED_(T, ...)                                                           \
+  REGISTER_KERNEL_BUILDER(Name("Neg").Device(DEVICE_PDK).TypeConstraint<T>("T") __VA_ARGS__,    \
+                          UnaryOp<T, unary::Neg>);                                             \
+  REGISTER_KERNEL_BUILDER(Name("Square").Device(DEVICE_PDK).TypeConstraint<T>("T") __VA_ARGS__, \
+                          UnaryOp<T, unary::Square>);                                          \
+  REGISTER_KERNEL_BUILDER(Name("Abs").Device(DEVICE_PDK).TypeConstraint<T>("T") __VA_ARGS__,    \
+                          UnaryOp<T, unary::Abs>);                                             \
+  REGISTER_KERNEL_BUILDER(Name("Sign").Device(DEVICE_PDK).TypeConstraint<T>("T") __VA_ARGS__,   \
+                          UnaryOp<T, unary::Sign>);                                            \
+  REGISTER_KERNEL_BUILDER(Name("Round").Device(DEVICE_PDK).TypeConstraint<T>("T") __VA_ARGS__,  \
+                          RoundOp<T>);
+PDK_REGISTER_SIGNED_(float, )
+PDK_REGISTER_SIGNED_(double, )
+PDK_REGISTER_SIGNED_(Eigen::half, )
+PDK_REGISTER_SIGNED_(Eigen::bfloat16, )
+PDK_REGISTER_SIGNED_(int64, )
+PDK_REGISTER_SIGNED_(int32, .HostMemory("x").HostMemory("y"))
+#undef PDK_REGISTER_SIGNED_
+
+#define PDK_REGISTER_FLOAT_(T)                                                                  \
+  REGISTER_KERNEL_BUILDER(Name("Sqrt").Device(DEVICE_PDK).TypeConstraint<T>("T"),               \
+                          UnaryOp<T, unary::Sqrt>);                                             \
+  REGISTER_KERNEL_BUILDER(Name("Rsqrt").Device(DEVICE_PDK).TypeConstraint<T>("T"),              \
+                          UnaryOp<T, unary::Rsqrt>);                                            \
+  REGISTER_KERNEL_BUILDER(Name("Exp").Device(DEVICE_PDK).TypeConstraint<T>("T"),                \
+                          UnaryOp<T, unary::Exp>);                                              \
+  REGISTER_KERNEL_BUILDER(Name("Log").Device(DEVICE_PDK).TypeConstraint<T>("T"),                \
+                          UnaryOp<T, unary::Log>);                                              \
+  REGISTER_KERNEL_BUILDER(Name("Log1p").Device(DEVICE_PDK).TypeConstraint<T>("T"),              \
+                          UnaryOp<T, unary::Log1p>);                                            \
+  REGISTER_KERNEL_BUILDER(Name("Reciprocal").Device(DEVICE_PDK).TypeConstraint<T>("T"),         \
+                          UnaryOp<T, unary::Reciprocal>);                                       \
+  REGISTER_KERNEL_BUILDER(Name("Floor").Device(DEVICE_PDK).TypeConstraint<T>("T"),              \
+                          UnaryOp<T, unary::Floor>);                                            \
+  REGISTER_KERNEL_BUILDER(Name("Ceil").Device(DEVICE_PDK).TypeConstraint<T>("T"),               \
+                          UnaryOp<T, unary::Ceil>);                                             \
+  REGISTER_KERNEL_BUILDER(Name("Sigmoid").Device(DEVICE_PDK).TypeConstraint<T>("T"),            \
+                          UnaryOp<T, unary::Sigmoid>);                                          \
+  REGISTER_KERNEL_BUILDER(Name("Tanh").Device(DEVICE_PDK).TypeConstraint<T>("T"),               \
+                          UnaryOp<T, unary::Tanh>);                                             \
+  REGISTER_KERNEL_BUILDER(Name("Sin").Device(DEVICE_PDK).TypeConstraint<T>("T"),                \
+                          UnaryOp<T, unary::Sin>);                                              \
+  REGISTER_KERNEL_BUILDER(Name("Cos").Device(DEVICE_PDK).TypeConstraint<T>("T"),                \
+                          UnaryOp<T, unary::Cos>);                                              \
+  REGISTER_KERNEL_BUILDER(Name("Tan").Device(DEVICE_PDK).TypeConstraint<T>("T"),                \
+                          UnaryOp<T, unary::Tan>);                                              \
+  REGISTER_KERNEL_BUILDER(Name("Asin").Device(DEVICE_PDK).TypeConstraint<T>("T"),               \
+                          UnaryOp<T, unary::Asin>);                                             \
+  REGISTER_KERNEL_BUILDER(Name("Acos").Device(DEVICE_PDK).TypeConstraint<T>("T"),               \
+                          UnaryOp<T, unary::Acos>);                                             \
+  REGISTER_KERNEL_BUILDER(Name("Atan").Device(DEVICE_PDK).TypeConstraint<T>("T"),               \
+                          UnaryOp<T, unary::Atan>);
+TF_CALL_FLOAT_TYPES(PDK_REGISTER_FLOAT_)  // float16, bfloat16, float32, float64
+#undef PDK_REGISTER_FLOAT_
+
+// In host memory with LogicalAnd and LogicalOr (cwise_binary.cc).
+REGISTER_KERNEL_BUILDER(Name("LogicalNot").Device(DEVICE_PDK).HostMemory("x").HostMemory("y"),
+                        UnaryOp<bool, unary::LogicalNot>);
 
 }  // namespace
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -38,6 +38,8 @@
 // names the label, both inputs and their shapes), "..." dimensions that do not
 // broadcast, and "..." dimensions in the inputs with no "..." in the output.
 // The equation is parsed once, when the kernel is constructed.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -46,9 +48,9 @@
 
 #include "compute/eigen.h"
 #include "compute/gemm.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 constexpr int kEllipsis = -1;
@@ -234,30 +236,33 @@ void ScatterDense(const T* src, const Dims& at, T* dst) {
 }
 
 template <class T>
-class EinsumOp {
+class EinsumOp : public OpKernel {
   using C = pdk_compute::ComputeType<T>;  // float for float16/bfloat16
 
  public:
-  pdk::Status Init(const pdk::Attrs& attrs) {
+  explicit EinsumOp(OpKernelConstruction* c) : OpKernel(c) {
     std::string equation;
-    PDK_RETURN_IF_ERROR(attrs.Get("equation", &equation));
-    PDK_RETURN_IF_ERROR(ParseEquation(equation, &eq_));
+    OP_REQUIRES_OK(c, c->GetAttr("equation", &equation));
+    OP_REQUIRES_OK(c, ParseEquation(equation, &eq_));
     equation_ = equation;
     pdk_compute::UseSingleThreadedOpenBlas();
-    return pdk::Status::OK();
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
+  void Compute(OpKernelContext* ctx) override { OP_REQUIRES_OK(ctx, DoCompute(ctx)); }
+
+ private:
+  Status DoCompute(OpKernelContext* ctx) const {
+    const std::string& op = type_string();
     const int n_in = static_cast<int>(eq_.inputs.size());
-    if (ctx.num_inputs() != n_in)
-      return pdk::InvalidArgument(ctx.op(), ": equation '", equation_, "' has ", n_in,
-                                  " input subscripts but the op has ", ctx.num_inputs(),
-                                  " inputs");
-    std::vector<pdk::Tensor> in(n_in);
+    if (ctx->num_inputs() != n_in)
+      return errors::InvalidArgument(op, ": equation '", equation_, "' has ", n_in,
+                                     " input subscripts but the op has ", ctx->num_inputs(),
+                                     " inputs");
+    std::vector<const Tensor*> in(n_in);
     std::vector<pdk::Shape> shapes(n_in);
     for (int i = 0; i < n_in; ++i) {
-      PDK_ASSIGN_OR_RETURN(in[i], ctx.input(i));
-      shapes[i] = in[i].shape();
+      in[i] = &ctx->input(i);
+      shapes[i] = in[i]->shape().pdk_shape();
     }
 
     // Ellipsis dimensions per input; they get labels named + 0..max_bcast-1,
@@ -270,17 +275,17 @@ class EinsumOp {
       const bool ell = std::count(sub.begin(), sub.end(), kEllipsis) > 0;
       const int explicit_labels = static_cast<int>(sub.size()) - (ell ? 1 : 0);
       if (ell ? shapes[i].rank() < explicit_labels : shapes[i].rank() != explicit_labels)
-        return pdk::InvalidArgument(ctx.op(), ": equation '", equation_, "': input ", i,
-                                    " has shape ", shapes[i], " but its subscript has ",
-                                    explicit_labels, " labels", ell ? " and an ellipsis" : "");
+        return errors::InvalidArgument(op, ": equation '", equation_, "': input ", i,
+                                       " has shape ", shapes[i], " but its subscript has ",
+                                       explicit_labels, " labels", ell ? " and an ellipsis" : "");
       nb[i] = shapes[i].rank() - explicit_labels;
       max_bcast = std::max(max_bcast, nb[i]);
     }
     if (max_bcast > 0 && !eq_.output_has_ellipsis)
-      return pdk::InvalidArgument(ctx.op(), ": equation '", equation_, "': the inputs have ",
-                                  max_bcast,
-                                  " broadcast (...) dimension(s) but the output subscript has "
-                                  "no ellipsis");
+      return errors::InvalidArgument(op, ": equation '", equation_, "': the inputs have ",
+                                     max_bcast,
+                                     " broadcast (...) dimension(s) but the output subscript has "
+                                     "no ellipsis");
     const int num_labels = named + max_bcast;
 
     // Label sizes (named: equal everywhere; broadcast: NumPy rules) and views.
@@ -299,11 +304,12 @@ class EinsumOp {
         const int at = v.Find(label);
         if (at >= 0) {  // repeated within this input: the diagonal
           if (v.size[at] != sz)
-            return pdk::InvalidArgument(ctx.op(), ": equation '", equation_, "': label '",
-                                        std::string(1, eq_.names[label]), "' is repeated in input ",
-                                        i, " (shape ", s, ") with sizes ", v.size[at], " and ", sz);
+            return errors::InvalidArgument(op, ": equation '", equation_, "': label '",
+                                           std::string(1, eq_.names[label]),
+                                           "' is repeated in input ", i, " (shape ", s,
+                                           ") with sizes ", v.size[at], " and ", sz);
           v.stride[at] += st;
-          return pdk::Status::OK();
+          return OkStatus();
         }
         v.labels.push_back(label);
         v.size.push_back(sz);
@@ -311,8 +317,8 @@ class EinsumOp {
         if (label < named) {
           if (label_size[label] >= 0 && label_size[label] != sz) {
             const int j = label_src[label];
-            return pdk::InvalidArgument(
-                ctx.op(), ": equation '", equation_, "': label '",
+            return errors::InvalidArgument(
+                op, ": equation '", equation_, "': label '",
                 std::string(1, eq_.names[label]), "' has size ", label_size[label], " in input ",
                 j, " (shape ", shapes[j], ") but size ", sz, " in input ", i, " (shape ", s, ")");
           }
@@ -321,20 +327,20 @@ class EinsumOp {
         } else if (label_size[label] < 0 || label_size[label] == 1) {
           label_size[label] = sz;
         } else if (sz != 1 && sz != label_size[label]) {
-          return pdk::InvalidArgument(ctx.op(), ": equation '", equation_,
-                                      "': the broadcast (...) dimensions of the inputs (shapes ",
-                                      shapes[0], n_in > 1 ? " and " : "",
-                                      n_in > 1 ? shapes[1].ToString() : std::string(),
-                                      ") are not broadcast-compatible (", label_size[label],
-                                      " vs ", sz, ")");
+          return errors::InvalidArgument(op, ": equation '", equation_,
+                                         "': the broadcast (...) dimensions of the inputs (shapes ",
+                                         shapes[0], n_in > 1 ? " and " : "",
+                                         n_in > 1 ? shapes[1].ToString() : std::string(),
+                                         ") are not broadcast-compatible (", label_size[label],
+                                         " vs ", sz, ")");
         }
-        return pdk::Status::OK();
+        return OkStatus();
       };
       for (int l : eq_.inputs[i]) {
         if (l == kEllipsis) {
-          for (int j = 0; j < nb[i]; ++j) PDK_RETURN_IF_ERROR(add(named + max_bcast - nb[i] + j));
+          for (int j = 0; j < nb[i]; ++j) TF_RETURN_IF_ERROR(add(named + max_bcast - nb[i] + j));
         } else {
-          PDK_RETURN_IF_ERROR(add(l));
+          TF_RETURN_IF_ERROR(add(l));
         }
       }
     }
@@ -346,10 +352,11 @@ class EinsumOp {
         all_out_labels.push_back(l);
       }
     }
-    pdk::Shape out_shape;
-    for (int l : all_out_labels) out_shape.push_back(label_size[l]);
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
-    if (out.num_elements() == 0) return pdk::Status::OK();
+    TensorShape out_shape;
+    for (int l : all_out_labels) out_shape.AddDim(label_size[l]);
+    Tensor* out = nullptr;
+    TF_RETURN_IF_ERROR(ctx->allocate_output(0, out_shape, &out));
+    if (out->NumElements() == 0) return OkStatus();
 
     // Distinct output labels, in order of first appearance. With a repeated
     // one, the result over them goes to scratch, then onto out's diagonal.
@@ -358,34 +365,34 @@ class EinsumOp {
       if (std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end())
         out_labels.push_back(l);
     if (out_labels.size() == all_out_labels.size())
-      return ComputeInto(ctx, in, views, named, label_size, out_labels, out.data<T>());
+      return ComputeInto(ctx, in, views, named, label_size, out_labels, out->flat<T>().data());
     Dims diag;  // the distinct labels' sizes and summed strides in out
     std::vector<int64_t> ostride(all_out_labels.size(), 1);
     for (int d = static_cast<int>(all_out_labels.size()) - 2; d >= 0; --d)
-      ostride[d] = ostride[d + 1] * out_shape[d + 1];
+      ostride[d] = ostride[d + 1] * out_shape.dim_size(d + 1);
     for (int l : out_labels) {
       int64_t st = 0;
       for (size_t d = 0; d < all_out_labels.size(); ++d)
         if (all_out_labels[d] == l) st += ostride[d];
       diag.Add(label_size[l], st);
     }
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dense,
-                         ctx.allocate_temp(pdk::kDataType<T>, pdk::Shape{diag.count()}));
-    PDK_RETURN_IF_ERROR(
-        ComputeInto(ctx, in, views, named, label_size, out_labels, dense.data<T>()));
-    std::memset(out.raw_data(), 0, out.bytes());
-    ScatterDense(dense.data<T>(), diag, out.data<T>());
-    return pdk::Status::OK();
+    Tensor dense;
+    TF_RETURN_IF_ERROR(
+        ctx->allocate_temp(DataTypeToEnum<T>::value, TensorShape({diag.count()}), &dense));
+    TF_RETURN_IF_ERROR(
+        ComputeInto(ctx, in, views, named, label_size, out_labels, dense.flat<T>().data()));
+    std::memset(out->data(), 0, out->TotalBytes());
+    ScatterDense(dense.flat<T>().data(), diag, out->flat<T>().data());
+    return OkStatus();
   }
 
- private:
   // The einsum over `out_labels` (distinct), written dense to dst.
-  pdk::Status ComputeInto(pdk::Context& ctx, const std::vector<pdk::Tensor>& in,
-                          const std::vector<View>& views, int named,
-                          const std::vector<int64_t>& label_size,
-                          const std::vector<int>& out_labels, T* dst) const {
+  Status ComputeInto(OpKernelContext* ctx, const std::vector<const Tensor*>& in,
+                     const std::vector<View>& views, int named,
+                     const std::vector<int64_t>& label_size, const std::vector<int>& out_labels,
+                     T* dst) const {
     const int n_in = static_cast<int>(in.size());
-    const auto& dev = pdk_compute::Device(ctx);
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     int64_t out_count = 1;
     for (int l : out_labels) out_count *= label_size[l];
     auto in_output = [&](int l) {
@@ -401,8 +408,8 @@ class EinsumOp {
       }
       for (size_t j = 0; j < v.labels.size(); ++j)
         if (!in_output(v.labels[j])) red.Add(v.size[j], v.stride[j]);
-      GatherSum<T, T, C>(dev, in[0].data<T>(), keep, red, dst);
-      return pdk::Status::OK();
+      GatherSum<T, T, C>(dev, in[0]->flat<T>().data(), keep, red, dst);
+      return OkStatus();
     }
 
     // Two inputs: classify the labels.
@@ -429,7 +436,7 @@ class EinsumOp {
     // it already has that layout (or the transposed one), else gathers (and
     // sums the reduce labels) into a dense C scratch tensor.
     struct Packed {
-      pdk::Tensor scratch;
+      Tensor scratch;
       const C* data = nullptr;
       bool transposed = false;
       std::vector<int64_t> batch_size;  // per batch label, in this operand
@@ -464,22 +471,23 @@ class EinsumOp {
         return d;
       };
       const Dims straight = concat(bdims, rdims, cdims);
-      const int64_t elements = in[idx].num_elements();
+      const int64_t elements = in[idx]->NumElements();
       if constexpr (!pdk_compute::kIsHalfLike<T>) {
         if (IsDense(straight, elements)) {
-          p.data = in[idx].data<T>();
+          p.data = in[idx]->flat<T>().data();
           return p;
         }
         if (IsDense(concat(bdims, cdims, rdims), elements)) {
-          p.data = in[idx].data<T>();
+          p.data = in[idx]->flat<T>().data();
           p.transposed = true;
           return p;
         }
       }
-      PDK_ASSIGN_OR_RETURN(p.scratch,
-                           ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{straight.count()}));
-      GatherSum<T, C, C>(dev, in[idx].data<T>(), straight, red, p.scratch.template data<C>());
-      p.data = p.scratch.template data<C>();
+      PDK_RETURN_IF_ERROR(ctx->allocate_temp(DataTypeToEnum<C>::value,
+                                             TensorShape({straight.count()}), &p.scratch));
+      C* scratch = p.scratch.template flat<C>().data();
+      GatherSum<T, C, C>(dev, in[idx]->flat<T>().data(), straight, red, scratch);
+      p.data = scratch;
       return p;
     };
     // a: [batch, free_a, contract] (or its transpose); b: [batch, contract,
@@ -521,17 +529,18 @@ class EinsumOp {
     product_labels.insert(product_labels.end(), free_a.begin(), free_a.end());
     product_labels.insert(product_labels.end(), free_b.begin(), free_b.end());
     const bool direct = !pdk_compute::kIsHalfLike<T> && product_labels == out_labels;
-    pdk::Tensor product;
+    Tensor product;
     C* c = nullptr;
     if (direct) {
       c = reinterpret_cast<C*>(dst);  // C is T when direct
     } else {
-      PDK_ASSIGN_OR_RETURN(product, ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{out_count}));
-      c = product.data<C>();
+      TF_RETURN_IF_ERROR(
+          ctx->allocate_temp(DataTypeToEnum<C>::value, TensorShape({out_count}), &product));
+      c = product.flat<C>().data();
     }
     pdk_compute::BatchGemm<C>(dev, pa.transposed, pb.transposed, m, n, k, nbatch, pa.data, a_off,
                               pb.data, b_off, c);
-    if (direct) return pdk::Status::OK();
+    if (direct) return OkStatus();
     std::vector<int64_t> pstride(product_labels.size(), 1);
     for (int d = static_cast<int>(product_labels.size()) - 2; d >= 0; --d)
       pstride[d] = pstride[d + 1] * label_size[product_labels[d + 1]];
@@ -542,21 +551,19 @@ class EinsumOp {
       keep.Add(label_size[l], pstride[at]);
     }
     GatherSum<C, T, C>(dev, c, keep, none, dst);
-    return pdk::Status::OK();
+    return OkStatus();
   }
 
   Equation eq_;
   std::string equation_;
 };
 
+#define PDK_REGISTER_EINSUM_(T) \
+  REGISTER_KERNEL_BUILDER(Name("Einsum").Device(DEVICE_PDK).TypeConstraint<T>("T"), EinsumOp<T>);
+TF_CALL_FLOAT_TYPES(PDK_REGISTER_EINSUM_)  // float16, bfloat16, float32, float64
+TF_CALL_int32(PDK_REGISTER_EINSUM_)
+TF_CALL_int64(PDK_REGISTER_EINSUM_)
+#undef PDK_REGISTER_EINSUM_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(Einsum, r) {
-  pdk::ForEachType(
-      pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t>{}, [&](auto t) {
-        using T = typename decltype(t)::type;
-        r.Add(pdk::KernelDef<EinsumOp<T>>("Einsum").Type("T", t));
-      });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

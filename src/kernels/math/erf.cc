@@ -12,19 +12,26 @@
 // shares — kept, to match TF).
 // `keras.activations.gelu(x, approximate=False)` is 0.5 * x * Erfc(-x / sqrt(2))
 // in TF 2.21, so Erfc is on its forward path.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include "compute/eigen.h"
 #include "compute/unary.h"
 #include "kernels/math/cwise_functors.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
+#include "pdk/tf/register_types.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
+namespace {
 
-PDK_REGISTER_KERNELS(MathErf, r) {
-  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<pdk_compute::KitUnaryOp<T, unary::Erf>>("Erf").Type("T", t));
-    r.Add(pdk::KernelDef<pdk_compute::KitUnaryOp<T, unary::Erfc>>("Erfc").Type("T", t));
-  });
-}
+namespace unary = ::pdk_kernels::unary;
 
-}  // namespace pdk_kernels
+#define PDK_REGISTER_ERF_(T)                                                                \
+  REGISTER_KERNEL_BUILDER(Name("Erf").Device(DEVICE_PDK).TypeConstraint<T>("T"),            \
+                          pdk_compute::UnaryOp<T, unary::Erf>);                             \
+  REGISTER_KERNEL_BUILDER(Name("Erfc").Device(DEVICE_PDK).TypeConstraint<T>("T"),           \
+                          pdk_compute::UnaryOp<T, unary::Erfc>);
+TF_CALL_float(PDK_REGISTER_ERF_) TF_CALL_double(PDK_REGISTER_ERF_)
+#undef PDK_REGISTER_ERF_
+
+}  // namespace
+}  // namespace tensorflow

@@ -9,12 +9,14 @@
 // Keras's loss-scale optimizer (mixed_float16) runs IsFinite on every float32
 // gradient each step, then All over the results (reduction_ops.cc).
 // No failure mode beyond allocation.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstdint>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 struct IsFiniteFn {
@@ -37,27 +39,28 @@ struct IsNanFn {
 };
 
 template <class T, class F>
-class ClassifyOp {
+class ClassifyOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.allocate_output(0, x.shape()));
-    if (x.num_elements() == 0) return pdk::Status::OK();
-    pdk_compute::flat<bool>(y).device(pdk_compute::Device(ctx)) =
-        pdk_compute::cflat<T>(x).unaryExpr(F());
-    return pdk::Status::OK();
+  explicit ClassifyOp(OpKernelConstruction* c) : OpKernel(c) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
+    if (x.NumElements() == 0) return;
+    y->flat<bool>().device(ctx->eigen_device<Eigen::ThreadPoolDevice>()) =
+        x.flat<T>().unaryExpr(F());
   }
 };
 
+#define PDK_REGISTER_CLASSIFY_(T)                                                   \
+  REGISTER_KERNEL_BUILDER(Name("IsFinite").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
+                          ClassifyOp<T, IsFiniteFn>);                               \
+  REGISTER_KERNEL_BUILDER(Name("IsInf").Device(DEVICE_PDK).TypeConstraint<T>("T"),    \
+                          ClassifyOp<T, IsInfFn>);                                  \
+  REGISTER_KERNEL_BUILDER(Name("IsNan").Device(DEVICE_PDK).TypeConstraint<T>("T"),    \
+                          ClassifyOp<T, IsNanFn>);
+TF_CALL_FLOAT_TYPES(PDK_REGISTER_CLASSIFY_)  // float16, bfloat16, float32, float64
+#undef PDK_REGISTER_CLASSIFY_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(MathIsFinite, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<ClassifyOp<T, IsFiniteFn>>("IsFinite").Type("T", t));
-    r.Add(pdk::KernelDef<ClassifyOp<T, IsInfFn>>("IsInf").Type("T", t));
-    r.Add(pdk::KernelDef<ClassifyOp<T, IsNanFn>>("IsNan").Type("T", t));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -10,14 +10,16 @@
 // int32, int64, bool (the two 16-bit floats are selected as raw uint16_t bits).
 // Errors: InvalidArgument when the shapes don't broadcast (the message names
 // the operands and their shapes); allocation failures.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cstdint>
 #include <vector>
 
 #include "compute/broadcast.h"
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 // Select (v1)'s shape rules, with TensorFlow's wording; `cond` becomes the
@@ -43,48 +45,56 @@ pdk::Status CheckSelectV1(const char* op, pdk::Shape* cond, const pdk::Shape& t,
 }
 
 template <class T, bool kV1>
-class SelectOp {
+class SelectOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const bool* c;
-    const T* t;
-    const T* e;
-    pdk_compute::BroadcastPlan<3> plan;
-    {  // released before forwarding: a held handle blocks buffer reuse
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor ct, ctx.input(0));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor tt, ctx.input(1));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor et, ctx.input(2));
-      pdk::Shape cs = ct.shape();
-      if constexpr (kV1) PDK_RETURN_IF_ERROR(CheckSelectV1(ctx.op(), &cs, tt.shape(), et.shape()));
-      PDK_ASSIGN_OR_RETURN(plan, pdk_compute::PlanBroadcast<3>(
-                                     ctx.op(), {"condition", "t", "e"},
-                                     {cs, tt.shape(), et.shape()}));
-      c = ct.data<bool>();
-      t = tt.data<T>();
-      e = et.data<T>();
-    }
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.forward_or_allocate_output({1, 2}, 0, plan.out));
+  explicit SelectOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    // Borrowed views: they do not block forwarding t's or e's buffer.
+    const Tensor& ct = ctx->input(0);
+    const Tensor& tt = ctx->input(1);
+    const Tensor& et = ctx->input(2);
+    const char* op = type_string().c_str();
+    pdk::Shape cs = ct.shape().pdk_shape();
+    if constexpr (kV1)
+      OP_REQUIRES_OK(ctx, CheckSelectV1(op, &cs, tt.shape().pdk_shape(), et.shape().pdk_shape()));
+    const pdk::StatusOr<pdk_compute::BroadcastPlan<3>> plan_or = pdk_compute::PlanBroadcastOf<3>(
+        op, {"condition", "t", "e"}, {&cs, &tt.shape().pdk_shape(), &et.shape().pdk_shape()});
+    OP_REQUIRES_OK(ctx, plan_or.status());
+    const pdk_compute::BroadcastPlan<3>& plan = plan_or.value();
+    const bool* c = ct.flat<bool>().data();
+    const T* t = tt.flat<T>().data();
+    const T* e = et.flat<T>().data();
+    TensorShape built;
+    const TensorShape& out_shape = pdk_compute::PlanOutputShape(plan, {&tt, &et}, &built);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({1, 2}, 0, out_shape, &out));
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     if constexpr (pdk_compute::kIsHalfLike<T>) {
       // Selection only moves bits: both 16-bit floats share one uint16_t instance.
       using U = uint16_t;
       static_assert(sizeof(T) == sizeof(U));
-      pdk_compute::EvalSelect<U>(pdk_compute::Device(ctx), plan, c,
-                                 reinterpret_cast<const U*>(t), reinterpret_cast<const U*>(e),
-                                 reinterpret_cast<U*>(out.data<T>()));
+      pdk_compute::EvalSelect<U>(dev, plan, c, reinterpret_cast<const U*>(t),
+                                 reinterpret_cast<const U*>(e), static_cast<U*>(out->data()));
     } else {
-      pdk_compute::EvalSelect<T>(pdk_compute::Device(ctx), plan, c, t, e, out.data<T>());
+      pdk_compute::EvalSelect<T>(dev, plan, c, t, e, out->flat<T>().data());
     }
-    return pdk::Status::OK();
   }
 };
 
-PDK_REGISTER_KERNELS(SelectV2, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int32_t, int64_t, bool>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<SelectOp<T, false>>("SelectV2").template Type<T>("T"));
-    r.Add(pdk::KernelDef<SelectOp<T, true>>("Select").template Type<T>("T"));
-  });
-}
+#define PDK_REGISTER_SELECT_(T)                                                       \
+  REGISTER_KERNEL_BUILDER(Name("SelectV2").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
+                          SelectOp<T, false>);                                        \
+  REGISTER_KERNEL_BUILDER(Name("Select").Device(DEVICE_PDK).TypeConstraint<T>("T"),   \
+                          SelectOp<T, true>);
+PDK_REGISTER_SELECT_(float)
+PDK_REGISTER_SELECT_(double)
+PDK_REGISTER_SELECT_(Eigen::half)
+PDK_REGISTER_SELECT_(Eigen::bfloat16)
+PDK_REGISTER_SELECT_(int32)
+PDK_REGISTER_SELECT_(int64)
+PDK_REGISTER_SELECT_(bool)
+#undef PDK_REGISTER_SELECT_
 
 }  // namespace
-}  // namespace pdk_kernels
+}  // namespace tensorflow

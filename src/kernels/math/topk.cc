@@ -12,45 +12,54 @@
 // Errors (InvalidArgument): input of rank 0, k not a scalar, k < 0,
 // k > input.shape[-1]; each message starts with TensorFlow's wording
 // (tensorflow/core/kernels/topk_op.cc), PDK's detail follows in parentheses.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <numeric>
 #include <vector>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 template <class T, class I>
-class TopKOp {
+class TopKOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor k_t, ctx.input(1));
-    const pdk::Shape in = x.shape();
-    if (in.rank() < 1)
-      return pdk::InvalidArgument("input must be >= 1-D, got shape ", in, " (", ctx.op(), ")");
-    if (k_t.rank() != 0)
-      return pdk::InvalidArgument("k must be scalar, got shape ", k_t.shape(), " (", ctx.op(),
-                                  ")");
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> kv, pdk::ReadIntVector(ctx.op(), "k", k_t));
-    const int64_t k = kv[0], n = in.dim(-1);
-    if (k < 0)
-      return pdk::InvalidArgument("Need k >= 0, got ", k, " (", ctx.op(), ": input shape ", in,
-                                  ")");
-    if (k > n)
-      return pdk::InvalidArgument("input must have at least k columns. Had ", n, ", needed ", k,
-                                  " (", ctx.op(), ": input shape ", in, ")");
-    std::vector<int64_t> od = in.dims();
-    od.back() = k;
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor values, ctx.allocate_output(0, pdk::Shape(od)));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor indices, ctx.allocate_output(1, pdk::Shape(od)));
-    if (values.num_elements() == 0) return pdk::Status::OK();
-    const int64_t rows = x.num_elements() / n;
-    const T* src = x.data<T>();
-    T* vo = values.data<T>();
-    I* io = indices.data<I>();
+  explicit TopKOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& k_t = ctx->input(1);
+    const TensorShape& in = x.shape();
+    const std::string& op = type_string();
+    OP_REQUIRES(ctx, in.dims() >= 1,
+                errors::InvalidArgument("input must be >= 1-D, got shape ", in, " (", op, ")"));
+    OP_REQUIRES(ctx, k_t.dims() == 0,
+                errors::InvalidArgument("k must be scalar, got shape ", k_t.shape(), " (", op,
+                                        ")"));
+    // Tk is int32 or int64 (the registrations below).
+    const int64_t k = k_t.dtype() == DT_INT32 ? int64_t{k_t.scalar<int32>()()}
+                                              : int64_t{k_t.scalar<int64>()()};
+    const int64_t n = in.dim_size(in.dims() - 1);
+    OP_REQUIRES(ctx, k >= 0,
+                errors::InvalidArgument("Need k >= 0, got ", k, " (", op, ": input shape ", in,
+                                        ")"));
+    OP_REQUIRES(ctx, k <= n,
+                errors::InvalidArgument("input must have at least k columns. Had ", n,
+                                        ", needed ", k, " (", op, ": input shape ", in, ")"));
+    TensorShape out_shape = in;
+    out_shape.set_dim(out_shape.dims() - 1, k);
+    Tensor* values = nullptr;
+    Tensor* indices = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &values));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, out_shape, &indices));
+    if (values->NumElements() == 0) return;
+    const int64_t rows = x.NumElements() / n;
+    const T* src = x.flat<T>().data();
+    T* vo = values->flat<T>().data();
+    I* io = indices->flat<I>().data();
     auto do_rows = [&](Eigen::Index first, Eigen::Index last) {
       std::vector<int64_t> idx(static_cast<size_t>(n));
       for (Eigen::Index r = first; r < last; ++r) {
@@ -69,29 +78,31 @@ class TopKOp {
     if (rows * n <= (16 << 10)) {
       do_rows(0, rows);
     } else {
-      pdk_compute::Device(ctx).parallelFor(
+      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
           rows, Eigen::TensorOpCost(n * sizeof(T), k * (sizeof(T) + sizeof(I)), n * 8), do_rows);
     }
-    return pdk::Status::OK();
   }
 };
 
+#define PDK_REGISTER_TOPK_(T, I, Tk)                          \
+  REGISTER_KERNEL_BUILDER(Name("TopKV2")                      \
+                              .Device(DEVICE_PDK)             \
+                              .TypeConstraint<T>("T")         \
+                              .TypeConstraint<I>("index_type") \
+                              .TypeConstraint<Tk>("Tk")       \
+                              .HostMemory("k"),               \
+                          TopKOp<T, I>);
+#define PDK_REGISTER_TOPK_ALL_(T)        \
+  PDK_REGISTER_TOPK_(T, int32, int32)    \
+  PDK_REGISTER_TOPK_(T, int32, int64)    \
+  PDK_REGISTER_TOPK_(T, int64, int32)    \
+  PDK_REGISTER_TOPK_(T, int64, int64)
+PDK_REGISTER_TOPK_ALL_(float)
+PDK_REGISTER_TOPK_ALL_(double)
+PDK_REGISTER_TOPK_ALL_(int32)
+PDK_REGISTER_TOPK_ALL_(int64)
+#undef PDK_REGISTER_TOPK_ALL_
+#undef PDK_REGISTER_TOPK_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(TopKV2, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, int32_t, int64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto i) {
-      using I = typename decltype(i)::type;
-      pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto kt) {
-        r.Add(pdk::KernelDef<TopKOp<T, I>>("TopKV2")
-                  .Type("T", t)
-                  .Type("index_type", i)
-                  .Type("Tk", kt)
-                  .HostMemory("k"));
-      });
-    });
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow
