@@ -26,6 +26,7 @@
 #include "compute/transpose.h"
 #include "kernels/nn/window.h"
 #include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace pdk_kernels {
 
@@ -112,6 +113,85 @@ class ChannelsFirstBridge {
     PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, InputLast<T>(ctx, 2, "out_backprop"));
     pdk::Status st = compute(x, dy);
     return st.ok() ? st : Finish<T>(ctx, st, x);
+  }
+
+  // ---- The same for TF-style kernels (pdk/tf/op_kernel.h) ----
+
+  // Activation input `i` channels-last, into *out: the input itself (a
+  // borrowed view), or a scratch copy of a channels-first one.
+  template <class T>
+  tensorflow::Status InputLast(tensorflow::OpKernelContext* ctx, int i, const char* name,
+                               tensorflow::Tensor* out) const {
+    const tensorflow::Tensor& t = ctx->input(i);
+    if (!channels_first()) {
+      *out = t;
+      return tensorflow::OkStatus();
+    }
+    const pdk::Shape& s = t.shape().pdk_shape();
+    TF_RETURN_IF_ERROR(
+        pdk::CheckRank(ctx->op_kernel().type_string().c_str(), name, s, D + 2));
+    TF_RETURN_IF_ERROR(ctx->allocate_temp(tensorflow::DataTypeToEnum<T>::value,
+                                          tensorflow::TensorShape(ToLast(s)), out));
+    pdk_compute::BatchedTranspose2D<T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                                       static_cast<const T*>(t.data()),
+                                       static_cast<T*>(out->data()), s[0], s[1], Pixels(s, 2));
+    return tensorflow::OkStatus();
+  }
+
+  // *out: output 0 itself, or (channels first) scratch that Finish
+  // transposes into output 0.
+  tensorflow::Status AllocateLast(tensorflow::OpKernelContext* ctx, tensorflow::DataType dtype,
+                                  const tensorflow::TensorShape& shape,
+                                  tensorflow::Tensor* out) const {
+    if (channels_first()) return ctx->allocate_temp(dtype, shape, out);
+    tensorflow::Tensor* output = nullptr;
+    TF_RETURN_IF_ERROR(ctx->allocate_output(0, shape, &output));
+    *out = *output;
+    return tensorflow::OkStatus();
+  }
+
+  template <class T>
+  tensorflow::Status Finish(tensorflow::OpKernelContext* ctx, const tensorflow::Status& st,
+                            const tensorflow::Tensor& last) const {
+    if (!channels_first()) return st;
+    if (!st.ok()) return ChannelsLastCopiesError(st);
+    const pdk::Shape& s = last.shape().pdk_shape();
+    tensorflow::Tensor* out = nullptr;
+    TF_RETURN_IF_ERROR(ctx->allocate_output(0, tensorflow::TensorShape(ToFirst(s)), &out));
+    pdk_compute::BatchedTranspose2D<T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                                       static_cast<const T*>(last.data()),
+                                       static_cast<T*>(out->data()), s[0], Pixels(s, 1),
+                                       s[D + 1]);
+    return tensorflow::OkStatus();
+  }
+
+  // compute(const Tensor& x, Tensor* out) -> Status, as above.
+  template <class T, class Fn>
+  tensorflow::Status RunActivationResult(tensorflow::OpKernelContext* ctx, int i,
+                                         const char* name, Fn compute) const {
+    tensorflow::Tensor x, out;
+    TF_RETURN_IF_ERROR(InputLast<T>(ctx, i, name, &x));
+    const tensorflow::Status st = compute(x, &out);
+    return Finish<T>(ctx, st, out);
+  }
+  // compute(const Tensor& input, const Tensor& out_backprop) -> Status.
+  template <class T, class Fn>
+  tensorflow::Status RunFilterResult(tensorflow::OpKernelContext* ctx, Fn compute) const {
+    tensorflow::Tensor x, dy;
+    TF_RETURN_IF_ERROR(InputLast<T>(ctx, 0, "input", &x));
+    TF_RETURN_IF_ERROR(InputLast<T>(ctx, 2, "out_backprop", &dy));
+    const tensorflow::Status st = compute(x, dy);
+    return st.ok() ? st : Finish<T>(ctx, st, x);
+  }
+
+  // `st` (an error) marked as one about the channels-last copies.
+  static pdk::Status ChannelsLastCopiesError(const pdk::Status& st) {
+    return pdk::Status(st.code(), st.message() + " (data_format " +
+                                      FormatName(D, DataFormat::kChannelsFirst) +
+                                      ": shapes above are of the " +
+                                      FormatName(D, DataFormat::kChannelsLast) +
+                                      " copies of the " +
+                                      FormatName(D, DataFormat::kChannelsFirst) + " operands)");
   }
 
   DataFormat format_ = DataFormat::kChannelsLast;
