@@ -28,6 +28,7 @@
 #include "compute/gemm.h"
 #include "kernels/nn/window.h"
 #include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace pdk_kernels {
 namespace conv {
@@ -207,6 +208,110 @@ pdk::Status Conv2DForward(const pdk::Context& ctx, const ConvGeom& g, const C* x
   return pdk::Status::OK();
 }
 
+// ---- The same on a TF-style kernel's context (pdk/tf/op_kernel.h) ----
+
+template <class T>
+void CopyColumns(const Eigen::ThreadPoolDevice& dev, const T* src, int64_t src_stride, T* dst,
+                 int64_t dst_stride, int64_t rows, int64_t width) {
+  const double bytes = double(width * sizeof(T));
+  dev.parallelFor(
+      rows, Eigen::TensorOpCost(bytes, bytes, 0), [&](Eigen::Index first, Eigen::Index last) {
+        for (Eigen::Index r = first; r < last; ++r)
+          std::memcpy(dst + r * dst_stride, src + r * src_stride, sizeof(T) * width);
+      });
+}
+
+template <class C, class Fn>
+tensorflow::Status ForEachGroup(tensorflow::OpKernelContext* ctx, const ConvGeom& g,
+                                ConvOperand ra, const C* a, ConvOperand rb, const C* b,
+                                ConvOperand rout, C* out, Fn&& run) {
+  ConvGeom g1 = g;
+  g1.groups = 1;
+  g1.c = g.c / g.groups;
+  g1.f = g1.out_depth = g.f / g.groups;
+  const ConvOperand roles[3] = {ra, rb, rout};
+  int64_t rows[3], width[3];
+  tensorflow::Tensor buf[3];
+  for (int i = 0; i < 3; ++i) {
+    switch (roles[i]) {
+      case ConvOperand::kInput:
+        rows[i] = g.n * g.h * g.w, width[i] = g1.c;
+        break;
+      case ConvOperand::kFilter:
+        rows[i] = g.kh * g.kw * g1.c, width[i] = g1.f;
+        break;
+      case ConvOperand::kOutput:
+        rows[i] = g.M(), width[i] = g1.f;
+        break;
+    }
+    TF_RETURN_IF_ERROR(ctx->allocate_temp(tensorflow::DataTypeToEnum<C>::value,
+                                          tensorflow::TensorShape({rows[i], width[i]}), &buf[i]));
+  }
+  const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+  C* scratch[3] = {static_cast<C*>(buf[0].data()), static_cast<C*>(buf[1].data()),
+                   static_cast<C*>(buf[2].data())};
+  const C* in[2] = {a, b};
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    for (int i = 0; i < 2; ++i)
+      CopyColumns<C>(dev, in[i] + grp * width[i], g.groups * width[i], scratch[i], width[i],
+                     rows[i], width[i]);
+    TF_RETURN_IF_ERROR(run(g1, static_cast<const C*>(scratch[0]),
+                           static_cast<const C*>(scratch[1]), scratch[2]));
+    CopyColumns<C>(dev, scratch[2], width[2], out + grp * width[2], g.groups * width[2],
+                   rows[2], width[2]);
+  }
+  return tensorflow::OkStatus();
+}
+
+template <class C>
+bool TryDnnlConv(const Eigen::ThreadPoolDevice& dev, pdk_compute::DnnlConvKind kind,
+                 const ConvGeom& g, const C* a, const C* b, C* out) {
+  if constexpr (std::is_same_v<C, float>) {
+    return pdk_compute::DnnlConv2D(dev, kind, DnnlShape(g), a, b, out).ok();
+  } else {
+    return false;
+  }
+}
+
+template <class C>
+tensorflow::Status Conv2DForward(tensorflow::OpKernelContext* ctx, const ConvGeom& g,
+                                 const C* x, const C* w, C* y) {
+  const int64_t M = g.M(), K = g.K(), F = g.f;
+  if (M * F == 0) return tensorflow::OkStatus();
+  if (K == 0) {
+    std::fill(y, y + M * F, C(0));
+    return tensorflow::OkStatus();
+  }
+  const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+  if (TryDnnlConv<C>(dev, pdk_compute::DnnlConvKind::kForward, g, x, w, y))
+    return tensorflow::OkStatus();
+  if (g.groups > 1)
+    return ForEachGroup<C>(ctx, g, ConvOperand::kInput, x, ConvOperand::kFilter, w,
+                           ConvOperand::kOutput, y,
+                           [&](const ConvGeom& g1, const C* xg, const C* wg, C* yg) {
+                             return Conv2DForward<C>(ctx, g1, xg, wg, yg);
+                           });
+  if (g.IsPlainGemm()) {
+    pdk_compute::Gemm<C>(dev, false, false, M, F, g.c, x, w, y);
+    return tensorflow::OkStatus();
+  }
+  const Tiling t = MakeTiling<C>(dev, M, K, 2.0 * K * F);
+  tensorflow::Tensor scratch;
+  TF_RETURN_IF_ERROR(ctx->allocate_temp(tensorflow::DataTypeToEnum<C>::value,
+                                        tensorflow::TensorShape({t.shards, t.tile_rows, K}),
+                                        &scratch));
+  C* col_base = static_cast<C*>(scratch.data());
+  pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
+    C* col = col_base + s * t.tile_rows * K;
+    for (int64_t i = t.tiles * s / t.shards, e = t.tiles * (s + 1) / t.shards; i < e; ++i) {
+      const int64_t r0 = i * t.tile_rows, r1 = std::min(M, r0 + t.tile_rows);
+      Im2Col<C>(g, x, r0, r1, col);
+      pdk_compute::GemmBlock<C>(false, false, r1 - r0, F, K, col, K, w, F, y + r0 * F, F);
+    }
+  });
+  return tensorflow::OkStatus();
+}
+
 template <class T>
 using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 
@@ -238,6 +343,41 @@ void DepthwiseForward(const pdk::Context& ctx, const ConvGeom& g, const T* x, co
   const int64_t OC = g.out_depth;
   if (g.n * g.oh * g.ow * OC == 0) return;
   ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * OC) * 2,
+               [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      const int64_t n = r / g.oh, oh = r % g.oh;
+      T* yrow = y + r * g.ow * OC;
+      std::fill(yrow, yrow + g.ow * OC, T(0));
+      for (int64_t kh = 0; kh < g.kh; ++kh) {
+        const int64_t ih = oh * g.sh - g.pt + kh * g.dh;
+        if (ih < 0 || ih >= g.h) continue;
+        const T* xrow = x + (n * g.h + ih) * g.w * g.c;
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          for (int64_t kw = 0; kw < g.kw; ++kw) {
+            const int64_t iw = ow * g.sw - g.pl + kw * g.dw;
+            if (iw < 0 || iw >= g.w) continue;
+            MacChannels<T>(g.c, g.f, xrow + iw * g.c, w + (kh * g.kw + kw) * OC, yrow + ow * OC);
+          }
+        }
+      }
+    }
+  });
+}
+
+// ---- The same on the device of a TF-style kernel (pdk/tf/op_kernel.h) ----
+
+template <class Fn>
+void ParallelRows(const Eigen::ThreadPoolDevice& dev, int64_t units, double cost, Fn&& fn) {
+  dev.parallelFor(units, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
+                  [&](Eigen::Index first, Eigen::Index last) { fn(first, last); });
+}
+
+template <class T>
+void DepthwiseForward(const Eigen::ThreadPoolDevice& dev, const ConvGeom& g, const T* x,
+                      const T* w, T* y) {
+  const int64_t OC = g.out_depth;
+  if (g.n * g.oh * g.ow * OC == 0) return;
+  ParallelRows(dev, g.n * g.oh, double(g.ow * g.kh * g.kw * OC) * 2,
                [&](int64_t first, int64_t last) {
     for (int64_t r = first; r < last; ++r) {
       const int64_t n = r / g.oh, oh = r % g.oh;
