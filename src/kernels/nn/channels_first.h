@@ -3,7 +3,7 @@
 // Conv3D's "NCDHW" (conv3d.cc). TensorFlow's own CPU kernels have neither.
 //
 // A kernel derives from ChannelsFirstBridge<D> (D spatial dimensions), sets
-// format_ in Init (ParseWindow's DataFormat out-parameter), and
+// format_ in its constructor (ParseWindow's DataFormat out-parameter), and
 //   - reads each activation operand through InputLast: the tensor itself, or
 //     (channels first) a channels-last scratch copy,
 //       [N, C, S_0..S_{D-1}] -> [N, S_0..S_{D-1}, C];
@@ -17,6 +17,9 @@
 // forward / backprop input, and for its backprop filter.
 // The transposes are pdk_compute::BatchedTranspose2D (one [C, S] <-> [S, C]
 // matrix per image) on the device pool; filters are never transposed.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h): the kernels are
+// tensorflow::OpKernel classes, the bridge works on their OpKernelContext.
 #ifndef PDK_SRC_KERNELS_NN_CHANNELS_FIRST_H_
 #define PDK_SRC_KERNELS_NN_CHANNELS_FIRST_H_
 
@@ -25,7 +28,7 @@
 
 #include "compute/transpose.h"
 #include "kernels/nn/window.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace pdk_kernels {
 
@@ -54,63 +57,86 @@ class ChannelsFirstBridge {
     return p;
   }
 
-  // Activation input `i` channels-last: the input itself, or a copy of a
-  // channels-first one.
+  // Activation input `i` channels-last, into *out: the input itself (a
+  // borrowed view), or a scratch copy of a channels-first one.
   template <class T>
-  pdk::StatusOr<pdk::Tensor> InputLast(pdk::Context& ctx, int i, const char* name) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(i));
-    if (!channels_first()) return t;
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), name, t.shape(), D + 2));
-    const pdk::Shape s = t.shape();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_temp(pdk::kDataType<T>, ToLast(s)));
-    pdk_compute::BatchedTranspose2D<T>(ctx, t, out, s[0], s[1], Pixels(s, 2));
-    return out;
+  tensorflow::Status InputLast(tensorflow::OpKernelContext* ctx, int i, const char* name,
+                               tensorflow::Tensor* out) const {
+    const tensorflow::Tensor& t = ctx->input(i);
+    if (!channels_first()) {
+      *out = t;
+      return tensorflow::OkStatus();
+    }
+    const pdk::Shape& s = t.shape().pdk_shape();
+    TF_RETURN_IF_ERROR(
+        pdk::CheckRank(ctx->op_kernel().type_string().c_str(), name, s, D + 2));
+    TF_RETURN_IF_ERROR(ctx->allocate_temp(tensorflow::DataTypeToEnum<T>::value,
+                                          tensorflow::TensorShape(ToLast(s)), out));
+    pdk_compute::BatchedTranspose2D<T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                                       static_cast<const T*>(t.data()),
+                                       static_cast<T*>(out->data()), s[0], s[1], Pixels(s, 2));
+    return tensorflow::OkStatus();
   }
 
-  // Where the channels-last code writes a channels-last result: output 0
-  // itself, or (channels first) scratch that Finish transposes into output 0.
-  pdk::StatusOr<pdk::Tensor> AllocateLast(pdk::Context& ctx, TF_DataType dtype,
-                                          const pdk::Shape& shape) const {
-    if (channels_first()) return ctx.allocate_temp(dtype, shape);
-    return ctx.allocate_output(0, shape);
+  // Where the channels-last code writes a channels-last result, into *out:
+  // output 0 itself, or (channels first) scratch that Finish transposes into
+  // output 0.
+  tensorflow::Status AllocateLast(tensorflow::OpKernelContext* ctx, tensorflow::DataType dtype,
+                                  const tensorflow::TensorShape& shape,
+                                  tensorflow::Tensor* out) const {
+    if (channels_first()) return ctx->allocate_temp(dtype, shape, out);
+    tensorflow::Tensor* output = nullptr;
+    TF_RETURN_IF_ERROR(ctx->allocate_output(0, shape, &output));
+    *out = *output;
+    return tensorflow::OkStatus();
   }
 
   // Ends Compute: channels first, transposes the channels-last result `last`
   // into output 0 (if `st` is OK) or marks a shape error as one about the
   // channels-last copies.
   template <class T>
-  pdk::Status Finish(pdk::Context& ctx, pdk::Status st, const pdk::Tensor& last) const {
+  tensorflow::Status Finish(tensorflow::OpKernelContext* ctx, const tensorflow::Status& st,
+                            const tensorflow::Tensor& last) const {
     if (!channels_first()) return st;
     if (!st.ok())
-      return pdk::Status(st.code(), st.message() + " (data_format " +
-                                        FormatName(D, DataFormat::kChannelsFirst) +
-                                        ": shapes above are of the " +
-                                        FormatName(D, DataFormat::kChannelsLast) +
-                                        " copies of the " +
-                                        FormatName(D, DataFormat::kChannelsFirst) + " operands)");
-    const pdk::Shape s = last.shape();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, ToFirst(s)));
-    pdk_compute::BatchedTranspose2D<T>(ctx, last, out, s[0], Pixels(s, 1), s[D + 1]);
-    return pdk::Status::OK();
+      return tensorflow::Status(st.code(), st.message() + " (data_format " +
+                                               FormatName(D, DataFormat::kChannelsFirst) +
+                                               ": shapes above are of the " +
+                                               FormatName(D, DataFormat::kChannelsLast) +
+                                               " copies of the " +
+                                               FormatName(D, DataFormat::kChannelsFirst) +
+                                               " operands)");
+    const pdk::Shape& s = last.shape().pdk_shape();
+    tensorflow::Tensor* out = nullptr;
+    TF_RETURN_IF_ERROR(ctx->allocate_output(0, tensorflow::TensorShape(ToFirst(s)), &out));
+    pdk_compute::BatchedTranspose2D<T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                                       static_cast<const T*>(last.data()),
+                                       static_cast<T*>(out->data()), s[0], Pixels(s, 1),
+                                       s[D + 1]);
+    return tensorflow::OkStatus();
   }
 
   // The two shapes of Compute. Ops whose result is an activation (forward,
-  // backprop input): compute(x, &out) on activation input `i` channels-last,
-  // `out` allocated by AllocateLast, then Finish.
+  // backprop input): compute(const Tensor& x, Tensor* out) -> Status on
+  // activation input `i` channels-last, `out` allocated by AllocateLast, then
+  // Finish.
   template <class T, class Fn>
-  pdk::Status RunActivationResult(pdk::Context& ctx, int i, const char* name, Fn compute) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, InputLast<T>(ctx, i, name));
-    pdk::Tensor out;
-    return Finish<T>(ctx, compute(x, &out), out);
+  tensorflow::Status RunActivationResult(tensorflow::OpKernelContext* ctx, int i,
+                                         const char* name, Fn compute) const {
+    tensorflow::Tensor x, out;
+    TF_RETURN_IF_ERROR(InputLast<T>(ctx, i, name, &x));
+    const tensorflow::Status st = compute(x, &out);
+    return Finish<T>(ctx, st, out);
   }
-  // Backprop filter: compute(input, out_backprop) on inputs 0 and 2
-  // channels-last; the filter gradient has no data_format, so only errors
-  // go through Finish.
+  // Backprop filter: compute(const Tensor& input, const Tensor& out_backprop)
+  // -> Status on inputs 0 and 2 channels-last; the filter gradient has no
+  // data_format, so only errors go through Finish.
   template <class T, class Fn>
-  pdk::Status RunFilterResult(pdk::Context& ctx, Fn compute) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, InputLast<T>(ctx, 0, "input"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, InputLast<T>(ctx, 2, "out_backprop"));
-    pdk::Status st = compute(x, dy);
+  tensorflow::Status RunFilterResult(tensorflow::OpKernelContext* ctx, Fn compute) const {
+    tensorflow::Tensor x, dy;
+    TF_RETURN_IF_ERROR(InputLast<T>(ctx, 0, "input", &x));
+    TF_RETURN_IF_ERROR(InputLast<T>(ctx, 2, "out_backprop", &dy));
+    const tensorflow::Status st = compute(x, dy);
     return st.ok() ? st : Finish<T>(ctx, st, x);
   }
 

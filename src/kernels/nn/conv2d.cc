@@ -61,6 +61,8 @@
 //     the partials are then added.
 // Summation order therefore differs from TensorFlow's (oneDNN / Eigen)
 // kernels, within float rounding. Shape checks all run before either path.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -68,19 +70,23 @@
 
 #include "compute/eigen.h"
 #include "compute/gemm.h"
+#include "compute/widen.h"
 #include "kernels/nn/channels_first.h"
 #include "kernels/nn/conv_compute.h"
 #include "kernels/nn/window.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
-using conv::Im2Col;
-using conv::MakeTiling;
-using Operand = conv::ConvOperand;
-using conv::Tiling;
 using pdk_compute::GemmBlock;
+using pdk_compute::WidenToFloat;
+using pdk_kernels::ConvGeom;
+using pdk_kernels::conv::Im2Col;
+using pdk_kernels::conv::MakeTiling;
+using Operand = pdk_kernels::conv::ConvOperand;
+using pdk_kernels::conv::Tiling;
+namespace conv = pdk_kernels::conv;
 
 // Row of the transposed gather for backprop input: for input pixels [r0, r1)
 // (N,H,W order), the [KH*KW*F] out_backprop values whose window tap (kh,kw)
@@ -115,13 +121,34 @@ void Col2ImGather(const ConvGeom& g, const T* dy, int64_t r0, int64_t r1, T* col
   }
 }
 
+// pdk::ReadIntVector of a TF-style tensor (int32 or int64): the same message.
+Status ReadIntVector(const char* op, const char* name, const Tensor& t,
+                     std::vector<int64>* v) {
+  v->assign(static_cast<size_t>(t.NumElements()), 0);
+  if (t.dtype() == DT_INT32) {
+    const int32* p = static_cast<const int32*>(t.data());
+    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
+  } else if (t.dtype() == DT_INT64) {
+    const int64* p = static_cast<const int64*>(t.data());
+    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
+  } else {
+    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
+                                   pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
+  }
+  return OkStatus();
+}
+
 // Common attribute decoding for the three ops; the NCHW <-> NHWC layout
 // swaps around the NHWC code are channels_first.h's.
-class ConvBase : public ChannelsFirstBridge<2> {
+class ConvBase : public OpKernel, public pdk_kernels::ChannelsFirstBridge<2> {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
+  // `batch_depth_stride_op`: Conv2D's check below, first, for that op.
+  ConvBase(OpKernelConstruction* c, const char* batch_depth_stride_op = nullptr)
+      : OpKernel(c) {
+    if (batch_depth_stride_op != nullptr)
+      OP_REQUIRES_OK(c, UnimplementedBatchDepthStride(c, batch_depth_stride_op));
     pdk_compute::UseSingleThreadedOpenBlas();
-    return ParseWindow(a, /*allow_explicit=*/true, &win_, &format_);
+    OP_REQUIRES_OK(c, pdk_kernels::ParseWindow(c, /*allow_explicit=*/true, &win_, &format_));
   }
 
  protected:
@@ -132,54 +159,61 @@ class ConvBase : public ChannelsFirstBridge<2> {
   // TensorFlow's oneDNN kernels, float32 / bfloat16 / float16 here, and
   // Unimplemented in its Eigen kernel, float64: PDK answers InvalidArgument,
   // as ParseWindow does; see tests/python/fuzz_exceptions.py.)
-  pdk::Status InitUnimplementedBatchDepthStride(const pdk::Attrs& a, const char* op) {
+  static Status UnimplementedBatchDepthStride(OpKernelConstruction* c, const char* op) {
     std::string fmt = "NHWC";
-    PDK_RETURN_IF_ERROR(a.GetOptional("data_format", &fmt));
-    const int c = fmt == "NCHW" ? 1 : 3;
-    std::vector<int64_t> st, di;
-    PDK_RETURN_IF_ERROR(a.Get("strides", &st));
-    PDK_RETURN_IF_ERROR(a.GetOptional("dilations", &di));
-    if (st.size() == 4 && (di.empty() || di.size() == 4) && (st[0] != 1 || st[c] != 1))
-      return pdk::Unimplemented("Current implementation does not yet support strides in the "
-                                "batch and depth dimensions. (", op, ": strides ",
-                                ListString(st), ", data_format ", fmt, ")");
-    return Init(a);
+    if (c->HasAttr("data_format")) TF_RETURN_IF_ERROR(c->GetAttr("data_format", &fmt));
+    const int ch = fmt == "NCHW" ? 1 : 3;
+    std::vector<int64> st, di;
+    TF_RETURN_IF_ERROR(c->GetAttr("strides", &st));
+    if (c->HasAttr("dilations")) TF_RETURN_IF_ERROR(c->GetAttr("dilations", &di));
+    if (st.size() == 4 && (di.empty() || di.size() == 4) && (st[0] != 1 || st[ch] != 1))
+      return errors::Unimplemented("Current implementation does not yet support strides in the "
+                                   "batch and depth dimensions. (", op, ": strides ",
+                                   pdk_kernels::ListString(st), ", data_format ", fmt, ")");
+    return OkStatus();
   }
 
- protected:
-  Window2D win_;
+  pdk_kernels::Window2D win_;
 };
 
 template <class T>
 class Conv2DOp : public ConvBase {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return InitUnimplementedBatchDepthStride(a, "Conv2D"); }
-  pdk::Status Compute(pdk::Context& ctx) const {
-    return RunActivationResult<T>(ctx, 0, "input", [&](const pdk::Tensor& t, pdk::Tensor* out) {
-      return ComputeNHWC(ctx, t, out);
-    });
+  explicit Conv2DOp(OpKernelConstruction* c) : ConvBase(c, "Conv2D") {}
+
+  void Compute(OpKernelContext* ctx) override {
+    OP_REQUIRES_OK(ctx, RunActivationResult<T>(ctx, 0, "input", [&](const Tensor& t, Tensor* out) {
+                     return ComputeNHWC(ctx, t, out);
+                   }));
   }
 
  private:
-  pdk::Status ComputeNHWC(pdk::Context& ctx, const pdk::Tensor& input, pdk::Tensor* out_t) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
-    const pdk::Shape is = input.shape(), fs = filter.shape();
-    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input", fs, "filter", false));
-    PDK_ASSIGN_OR_RETURN(*out_t, AllocateLast(ctx, pdk::kDataType<T>, pdk::Shape{g.n, g.oh, g.ow, g.f}));
-    pdk::Tensor& out = *out_t;
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    T* y = out.data<T>();
+  Status ComputeNHWC(OpKernelContext* ctx, const Tensor& input, Tensor* out) const {
+    const Tensor& filter = ctx->input(1);
+    const pdk::StatusOr<ConvGeom> geom =
+        pdk_kernels::MakeConvGeom(type_string().c_str(), win_, input.shape().pdk_shape(),
+                                  "input", filter.shape().pdk_shape(), "filter", false);
+    TF_RETURN_IF_ERROR(geom.status());
+    const ConvGeom& g = geom.value();
+    TF_RETURN_IF_ERROR(AllocateLast(ctx, DataTypeToEnum<T>::value,
+                                    TensorShape({g.n, g.oh, g.ow, g.f}), out));
+    if (out->NumElements() == 0) return OkStatus();
+    T* y = static_cast<T*>(out->data());
     if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor xf, pdk_compute::WidenToFloat<T>(ctx, input));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor wf, pdk_compute::WidenToFloat<T>(ctx, filter));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor yf, ctx.allocate_temp(TF_FLOAT, out.shape()));
-      PDK_RETURN_IF_ERROR(
-          conv::Conv2DForward<float>(ctx, g, xf.data<float>(), wf.data<float>(), yf.data<float>()));
-      pdk_compute::Convert<float, T>(pdk_compute::Device(ctx), yf.data<float>(), y,
-                                     out.num_elements());
-      return pdk::Status::OK();
+      Tensor xf, wf, yf;
+      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, input, &xf));
+      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, filter, &wf));
+      TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_FLOAT, out->shape(), &yf));
+      TF_RETURN_IF_ERROR(conv::Conv2DForward<float>(ctx, g, static_cast<const float*>(xf.data()),
+                                                    static_cast<const float*>(wf.data()),
+                                                    static_cast<float*>(yf.data())));
+      pdk_compute::Convert<float, T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                                     static_cast<const float*>(yf.data()), y,
+                                     out->NumElements());
+      return OkStatus();
     } else {
-      return conv::Conv2DForward<T>(ctx, g, input.data<T>(), filter.data<T>(), y);
+      return conv::Conv2DForward<T>(ctx, g, static_cast<const T*>(input.data()),
+                                    static_cast<const T*>(filter.data()), y);
     }
   }
 };
@@ -187,80 +221,90 @@ class Conv2DOp : public ConvBase {
 template <class T>
 class Conv2DBackpropInputOp : public ConvBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    return RunActivationResult<T>(ctx, 2, "out_backprop",
-                                  [&](const pdk::Tensor& t, pdk::Tensor* out) {
-                                    return ComputeNHWC(ctx, t, out);
-                                  });
+  explicit Conv2DBackpropInputOp(OpKernelConstruction* c) : ConvBase(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    OP_REQUIRES_OK(ctx, RunActivationResult<T>(ctx, 2, "out_backprop",
+                                               [&](const Tensor& t, Tensor* out) {
+                                                 return ComputeNHWC(ctx, t, out);
+                                               }));
   }
 
  private:
-  pdk::Status ComputeNHWC(pdk::Context& ctx, const pdk::Tensor& dy_t, pdk::Tensor* out_t) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor sizes, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
-    const pdk::Shape fs = filter.shape(), ds = dy_t.shape();
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "filter", fs, 4));
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "out_backprop", ds, 4));
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> sz,
-                         pdk::ReadIntVector(ctx.op(), "input_sizes", sizes));
+  Status ComputeNHWC(OpKernelContext* ctx, const Tensor& dy_t, Tensor* out) const {
+    const char* op = type_string().c_str();
+    const Tensor& sizes = ctx->input(0);
+    const Tensor& filter = ctx->input(1);
+    const pdk::Shape& fs = filter.shape().pdk_shape();
+    const pdk::Shape& ds = dy_t.shape().pdk_shape();
+    TF_RETURN_IF_ERROR(pdk::CheckRank(op, "filter", fs, 4));
+    TF_RETURN_IF_ERROR(pdk::CheckRank(op, "out_backprop", ds, 4));
+    std::vector<int64> sz;
+    TF_RETURN_IF_ERROR(ReadIntVector(op, "input_sizes", sizes, &sz));
     pdk::Shape is;
-    if (sizes.rank() == 1 && sz.size() == 4) {
+    if (sizes.dims() == 1 && sz.size() == 4) {
       is = channels_first() ? ToLast(pdk::Shape(sz)) : pdk::Shape(sz);
-    } else if (sizes.rank() == 1 && sz.size() == 2) {  // spatial only, as TF accepts
+    } else if (sizes.dims() == 1 && sz.size() == 2) {  // spatial only, as TF accepts
       is = pdk::Shape{ds[0], sz[0], sz[1], fs[2]};
     } else {
-      return pdk::InvalidArgument(ctx.op(), ": input_sizes must be a vector of 4 (or 2) "
-                                  "elements, got shape ", sizes.shape());
+      return errors::InvalidArgument(op, ": input_sizes must be a vector of 4 (or 2) "
+                                     "elements, got shape ", sizes.shape().pdk_shape());
     }
     for (int i = 0; i < 4; ++i)
       if (is[i] < 0)
-        return pdk::InvalidArgument(ctx.op(), ": input_sizes ", is, " has a negative dimension");
-    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input_sizes", fs, "filter", false));
-    PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
-    PDK_ASSIGN_OR_RETURN(*out_t, AllocateLast(ctx, pdk::kDataType<T>, is));
-    pdk::Tensor& out = *out_t;
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    T* dx = out.data<T>();
+        return errors::InvalidArgument(op, ": input_sizes ", is, " has a negative dimension");
+    const pdk::StatusOr<ConvGeom> geom =
+        pdk_kernels::MakeConvGeom(op, win_, is, "input_sizes", fs, "filter", false);
+    TF_RETURN_IF_ERROR(geom.status());
+    const ConvGeom& g = geom.value();
+    TF_RETURN_IF_ERROR(pdk_kernels::CheckOutBackprop(op, g, ds, is, fs));
+    TF_RETURN_IF_ERROR(AllocateLast(ctx, DataTypeToEnum<T>::value, TensorShape(is), out));
+    if (out->NumElements() == 0) return OkStatus();
+    T* dx = static_cast<T*>(out->data());
     const int64_t KF = g.kh * g.kw * g.f;
     if (KF == 0 || ds.num_elements() == 0) {
-      std::fill(dx, dx + out.num_elements(), T(0));
-      return pdk::Status::OK();
+      std::fill(dx, dx + out->NumElements(), T(0));
+      return OkStatus();
     }
     if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor dyf, pdk_compute::WidenToFloat<T>(ctx, dy_t));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor wf, pdk_compute::WidenToFloat<T>(ctx, filter));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor dxf, ctx.allocate_temp(TF_FLOAT, out.shape()));
-      PDK_RETURN_IF_ERROR(
-          Run<float>(ctx, g, dyf.data<float>(), wf.data<float>(), dxf.data<float>()));
-      pdk_compute::Convert<float, T>(pdk_compute::Device(ctx), dxf.data<float>(), dx,
-                                     out.num_elements());
-      return pdk::Status::OK();
+      Tensor dyf, wf, dxf;
+      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, dy_t, &dyf));
+      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, filter, &wf));
+      TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_FLOAT, out->shape(), &dxf));
+      TF_RETURN_IF_ERROR(Run<float>(ctx, g, static_cast<const float*>(dyf.data()),
+                                    static_cast<const float*>(wf.data()),
+                                    static_cast<float*>(dxf.data())));
+      pdk_compute::Convert<float, T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                                     static_cast<const float*>(dxf.data()), dx,
+                                     out->NumElements());
+      return OkStatus();
     } else {
-      return Run<T>(ctx, g, dy_t.data<T>(), filter.data<T>(), dx);
+      return Run<T>(ctx, g, static_cast<const T*>(dy_t.data()),
+                    static_cast<const T*>(filter.data()), dx);
     }
   }
 
   template <class V>
-  static pdk::Status Run(const pdk::Context& ctx, const ConvGeom& g, const V* dy, const V* w,
-                         V* dx) {
+  static Status Run(OpKernelContext* ctx, const ConvGeom& g, const V* dy, const V* w, V* dx) {
     const int64_t KF = g.kh * g.kw * g.f;
-    if (conv::TryDnnlConv<V>(ctx, pdk_compute::DnnlConvKind::kBackwardData, g, dy, w, dx))
-      return pdk::Status::OK();
+    const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    if (conv::TryDnnlConv<V>(dev, pdk_compute::DnnlConvKind::kBackwardData, g, dy, w, dx))
+      return OkStatus();
     if (g.groups > 1)
       return conv::ForEachGroup<V>(ctx, g, Operand::kOutput, dy, Operand::kFilter, w,
                                    Operand::kInput, dx,
                                    [&](const ConvGeom& g1, const V* d, const V* f, V* out) {
                                      return Run<V>(ctx, g1, d, f, out);
                                    });
-    const auto& dev = pdk_compute::Device(ctx);
     if (g.IsPlainGemm()) {  // dx[M, C] = dy[M, F] * filter[C, F]^T
       pdk_compute::Gemm<V>(dev, false, true, g.M(), g.c, g.f, dy, w, dx);
-      return pdk::Status::OK();
+      return OkStatus();
     }
     // filter [KH,KW,C,F] -> wt [KH,KW,F,C].
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor wt_t,
-                         ctx.allocate_temp(pdk::kDataType<V>, pdk::Shape{g.kh, g.kw, g.f, g.c}));
-    V* wt = wt_t.data<V>();
+    Tensor wt_t;
+    TF_RETURN_IF_ERROR(
+        ctx->allocate_temp(DataTypeToEnum<V>::value, TensorShape({g.kh, g.kw, g.f, g.c}), &wt_t));
+    V* wt = static_cast<V*>(wt_t.data());
     for (int64_t k = 0; k < g.kh * g.kw; ++k) {
       const V* src = w + k * g.c * g.f;
       V* dst = wt + k * g.c * g.f;
@@ -269,10 +313,10 @@ class Conv2DBackpropInputOp : public ConvBase {
     }
     const int64_t rows = g.n * g.h * g.w, C = g.c;
     const Tiling t = MakeTiling<V>(dev, rows, KF, 2.0 * KF * C);
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch, ctx.allocate_temp(
-                                                  pdk::kDataType<V>,
-                                                  pdk::Shape{t.shards, t.tile_rows, KF}));
-    V* col_base = scratch.data<V>();
+    Tensor scratch;
+    TF_RETURN_IF_ERROR(ctx->allocate_temp(DataTypeToEnum<V>::value,
+                                          TensorShape({t.shards, t.tile_rows, KF}), &scratch));
+    V* col_base = static_cast<V*>(scratch.data());
     pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
       V* col = col_base + s * t.tile_rows * KF;
       for (int64_t i = t.tiles * s / t.shards, e = t.tiles * (s + 1) / t.shards; i < e; ++i) {
@@ -281,70 +325,83 @@ class Conv2DBackpropInputOp : public ConvBase {
         GemmBlock<V>(false, false, r1 - r0, C, KF, col, KF, wt, C, dx + r0 * C, C);
       }
     });
-    return pdk::Status::OK();
+    return OkStatus();
   }
 };
 
 template <class T>
 class Conv2DBackpropFilterOp : public ConvBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    return RunFilterResult<T>(ctx, [&](const pdk::Tensor& x, const pdk::Tensor& dy) {
-      return ComputeNHWC(ctx, x, dy);
-    });
+  explicit Conv2DBackpropFilterOp(OpKernelConstruction* c) : ConvBase(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    OP_REQUIRES_OK(ctx, RunFilterResult<T>(ctx, [&](const Tensor& x, const Tensor& dy) {
+                     return ComputeNHWC(ctx, x, dy);
+                   }));
   }
 
  private:
-  pdk::Status ComputeNHWC(pdk::Context& ctx, const pdk::Tensor& input,
-                          const pdk::Tensor& dy_t) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Shape fs, ReadShape4(ctx, 1, "filter_sizes"));
-    const pdk::Shape is = input.shape(), ds = dy_t.shape();
-    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input", fs, "filter_sizes", false));
-    PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, fs));
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    T* dw = out.data<T>();
+  Status ComputeNHWC(OpKernelContext* ctx, const Tensor& input, const Tensor& dy_t) const {
+    const char* op = type_string().c_str();
+    const pdk::StatusOr<pdk::Shape> sizes = pdk_kernels::ReadShape4(ctx, 1, "filter_sizes");
+    TF_RETURN_IF_ERROR(sizes.status());
+    const pdk::Shape& fs = sizes.value();
+    const pdk::Shape& is = input.shape().pdk_shape();
+    const pdk::Shape& ds = dy_t.shape().pdk_shape();
+    const pdk::StatusOr<ConvGeom> geom =
+        pdk_kernels::MakeConvGeom(op, win_, is, "input", fs, "filter_sizes", false);
+    TF_RETURN_IF_ERROR(geom.status());
+    const ConvGeom& g = geom.value();
+    TF_RETURN_IF_ERROR(pdk_kernels::CheckOutBackprop(op, g, ds, is, fs));
+    Tensor* out = nullptr;
+    TF_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(fs), &out));
+    if (out->NumElements() == 0) return OkStatus();
+    T* dw = static_cast<T*>(out->data());
     if (g.M() == 0) {  // empty batch or empty output: the sum over no pixels
-      std::fill(dw, dw + out.num_elements(), T(0));
-      return pdk::Status::OK();
+      std::fill(dw, dw + out->NumElements(), T(0));
+      return OkStatus();
     }
     if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor xf, pdk_compute::WidenToFloat<T>(ctx, input));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor dyf, pdk_compute::WidenToFloat<T>(ctx, dy_t));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor dwf, ctx.allocate_temp(TF_FLOAT, out.shape()));
-      PDK_RETURN_IF_ERROR(
-          Run<float>(ctx, g, xf.data<float>(), dyf.data<float>(), dwf.data<float>()));
-      pdk_compute::Convert<float, T>(pdk_compute::Device(ctx), dwf.data<float>(), dw,
-                                     out.num_elements());
-      return pdk::Status::OK();
+      Tensor xf, dyf, dwf;
+      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, input, &xf));
+      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, dy_t, &dyf));
+      TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_FLOAT, out->shape(), &dwf));
+      TF_RETURN_IF_ERROR(Run<float>(ctx, g, static_cast<const float*>(xf.data()),
+                                    static_cast<const float*>(dyf.data()),
+                                    static_cast<float*>(dwf.data())));
+      pdk_compute::Convert<float, T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                                     static_cast<const float*>(dwf.data()), dw,
+                                     out->NumElements());
+      return OkStatus();
     } else {
-      return Run<T>(ctx, g, input.data<T>(), dy_t.data<T>(), dw);
+      return Run<T>(ctx, g, static_cast<const T*>(input.data()),
+                    static_cast<const T*>(dy_t.data()), dw);
     }
   }
 
   template <class C>
-  static pdk::Status Run(const pdk::Context& ctx, const ConvGeom& g, const C* x, const C* dy,
-                         C* dw) {
+  static Status Run(OpKernelContext* ctx, const ConvGeom& g, const C* x, const C* dy, C* dw) {
     const int64_t M = g.M(), K = g.K(), F = g.f;
-    if (conv::TryDnnlConv<C>(ctx, pdk_compute::DnnlConvKind::kBackwardWeights, g, x, dy, dw))
-      return pdk::Status::OK();
+    const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    if (conv::TryDnnlConv<C>(dev, pdk_compute::DnnlConvKind::kBackwardWeights, g, x, dy, dw))
+      return OkStatus();
     if (g.groups > 1)
       return conv::ForEachGroup<C>(ctx, g, Operand::kInput, x, Operand::kOutput, dy,
                                    Operand::kFilter, dw,
                                    [&](const ConvGeom& g1, const C* xg, const C* d, C* out) {
                                      return Run<C>(ctx, g1, xg, d, out);
                                    });
-    const auto& dev = pdk_compute::Device(ctx);
     if (g.IsPlainGemm()) {  // dw[C, F] = x[M, C]^T * dy[M, F]
       pdk_compute::Gemm<C>(dev, true, false, g.c, F, M, x, dy, dw);
-      return pdk::Status::OK();
+      return OkStatus();
     }
     const Tiling t = MakeTiling<C>(dev, M, K, 2.0 * K * F);
     // Shard 0 accumulates into the output itself; the others into partials.
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
-                         ctx.allocate_temp(pdk::kDataType<C>,
-                                           pdk::Shape{t.shards, t.tile_rows * K + K * F}));
-    C* base = scratch.data<C>();
+    Tensor scratch;
+    TF_RETURN_IF_ERROR(ctx->allocate_temp(DataTypeToEnum<C>::value,
+                                          TensorShape({t.shards, t.tile_rows * K + K * F}),
+                                          &scratch));
+    C* base = static_cast<C*>(scratch.data());
     const int64_t stride = t.tile_rows * K + K * F;
     pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
       C* col = base + s * stride;
@@ -362,25 +419,31 @@ class Conv2DBackpropFilterOp : public ConvBase {
     Eigen::Map<Vec> total(dw, K * F);
     for (int64_t s = 1; s < t.shards; ++s)
       total += Eigen::Map<const Vec>(base + s * stride + t.tile_rows * K, K * F);
-    return pdk::Status::OK();
+    return OkStatus();
   }
 };
 
 }  // namespace
 
-PDK_REGISTER_KERNELS(NnConv2D, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<Conv2DOp<T>>("Conv2D").Type("T", t).Async());
-    r.Add(pdk::KernelDef<Conv2DBackpropInputOp<T>>("Conv2DBackpropInput")
-              .Type("T", t)
-              .HostMemory("input_sizes")
-              .Async());
-    r.Add(pdk::KernelDef<Conv2DBackpropFilterOp<T>>("Conv2DBackpropFilter")
-              .Type("T", t)
-              .HostMemory("filter_sizes")
-              .Async());
-  });
-}
+#define PDK_REGISTER_CONV2D_(T)                                                          \
+  REGISTER_KERNEL_BUILDER(Name("Conv2D").Device(DEVICE_PDK).TypeConstraint<T>("T").Async(), \
+                          Conv2DOp<T>);                                                  \
+  REGISTER_KERNEL_BUILDER(Name("Conv2DBackpropInput")                                    \
+                              .Device(DEVICE_PDK)                                        \
+                              .TypeConstraint<T>("T")                                    \
+                              .HostMemory("input_sizes")                                 \
+                              .Async(),                                                  \
+                          Conv2DBackpropInputOp<T>);                                     \
+  REGISTER_KERNEL_BUILDER(Name("Conv2DBackpropFilter")                                   \
+                              .Device(DEVICE_PDK)                                        \
+                              .TypeConstraint<T>("T")                                    \
+                              .HostMemory("filter_sizes")                                \
+                              .Async(),                                                  \
+                          Conv2DBackpropFilterOp<T>)
+PDK_REGISTER_CONV2D_(float);
+PDK_REGISTER_CONV2D_(double);
+PDK_REGISTER_CONV2D_(Eigen::half);
+PDK_REGISTER_CONV2D_(Eigen::bfloat16);
+#undef PDK_REGISTER_CONV2D_
 
-}  // namespace pdk_kernels
+}  // namespace tensorflow

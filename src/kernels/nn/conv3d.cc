@@ -38,6 +38,8 @@
 // patches^T * out_backprop over its tiles; the partial sums are then added. Summation order differs from TF's kernels within float
 // rounding. The backprop-input gather is written for D spatial dimensions
 // (ConvGeomND); the patch rows, the hot loop, for D = 3.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -48,12 +50,13 @@
 #include "compute/gemm.h"
 #include "kernels/nn/channels_first.h"
 #include "kernels/nn/window.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 constexpr int kD = 3;
+using pdk_kernels::ConvGeomND;
 using Geom = ConvGeomND<kD>;
 using pdk_compute::RunWidened;
 
@@ -158,60 +161,63 @@ void GatherRow(const ConvGeomND<D>& g, const T* dy, int64_t r, T* row) {
 
 // y[M, F] = patches[M, K] * w[K, F], tile by tile.
 template <class C>
-pdk::Status Forward(const pdk::Context& ctx, const Geom& g, const C* x, const C* w, C* y) {
-  const auto& dev = pdk_compute::Device(ctx);
+Status Forward(OpKernelContext* ctx, const Geom& g, const C* x, const C* w, C* y) {
+  const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
   const int64_t K = g.K(), F = g.f;
   const Tiles t(dev, g.M(), K, sizeof(C), 2.0 * K * F);
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
-                       ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{t.shards, t.tile, K}));
+  Tensor scratch;
+  TF_RETURN_IF_ERROR(
+      ctx->allocate_temp(DataTypeToEnum<C>::value, TensorShape({t.shards, t.tile, K}), &scratch));
   pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
-    C* col = scratch.data<C>() + s * t.tile * K;
+    C* col = static_cast<C*>(scratch.data()) + s * t.tile * K;
     t.ForShard(s, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) PatchRow<C>(g, x, r, col + (r - r0) * K);
       pdk_compute::GemmBlock<C>(false, false, r1 - r0, F, K, col, K, w, F, y + r0 * F, F);
     });
   });
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
 // dx[N*InPixels, C] = gather(dy)[.., Taps*F] * wt[Taps*F, C], wt = w as [Taps, F, C].
 template <class C>
-pdk::Status BackpropInput(const pdk::Context& ctx, const Geom& g, const C* dy, const C* w, C* dx) {
-  const auto& dev = pdk_compute::Device(ctx);
+Status BackpropInput(OpKernelContext* ctx, const Geom& g, const C* dy, const C* w, C* dx) {
+  const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
   const int64_t taps = g.Taps(), KF = taps * g.f, C_ = g.c;
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor wt_t,
-                       ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{taps, g.f, g.c}));
-  C* wt = wt_t.data<C>();
+  Tensor wt_t;
+  TF_RETURN_IF_ERROR(
+      ctx->allocate_temp(DataTypeToEnum<C>::value, TensorShape({taps, g.f, g.c}), &wt_t));
+  C* wt = static_cast<C*>(wt_t.data());
   for (int64_t k = 0; k < taps; ++k)
     for (int64_t c = 0; c < g.c; ++c)
       for (int64_t f = 0; f < g.f; ++f)
         wt[(k * g.f + f) * g.c + c] = w[(k * g.c + c) * g.f + f];
   const Tiles t(dev, g.n * g.InPixels(), KF, sizeof(C), 2.0 * KF * C_);
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
-                       ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{t.shards, t.tile, KF}));
+  Tensor scratch;
+  TF_RETURN_IF_ERROR(ctx->allocate_temp(DataTypeToEnum<C>::value,
+                                        TensorShape({t.shards, t.tile, KF}), &scratch));
   pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
-    C* col = scratch.data<C>() + s * t.tile * KF;
+    C* col = static_cast<C*>(scratch.data()) + s * t.tile * KF;
     t.ForShard(s, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) GatherRow<kD, C>(g, dy, r, col + (r - r0) * KF);
       pdk_compute::GemmBlock<C>(false, false, r1 - r0, C_, KF, col, KF, wt, C_, dx + r0 * C_,
                                 C_);
     });
   });
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
 // dw[K, F] = sum over tiles of patches[tile, K]^T * dy[tile, F]: shard 0
 // accumulates into dw, the others into their own partial sums, added at the end.
 template <class C>
-pdk::Status BackpropFilter(const pdk::Context& ctx, const Geom& g, const C* x, const C* dy,
-                           C* dw) {
-  const auto& dev = pdk_compute::Device(ctx);
+Status BackpropFilter(OpKernelContext* ctx, const Geom& g, const C* x, const C* dy, C* dw) {
+  const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
   const int64_t K = g.K(), F = g.f;
   const Tiles t(dev, g.M(), K, sizeof(C), 2.0 * K * F);
   const int64_t stride = t.tile * K + K * F;
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
-                       ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{t.shards, stride}));
-  C* base = scratch.data<C>();
+  Tensor scratch;
+  TF_RETURN_IF_ERROR(
+      ctx->allocate_temp(DataTypeToEnum<C>::value, TensorShape({t.shards, stride}), &scratch));
+  C* base = static_cast<C*>(scratch.data());
   pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
     C* col = base + s * stride;
     C* acc = s == 0 ? dw : col + t.tile * K;
@@ -228,58 +234,67 @@ pdk::Status BackpropFilter(const pdk::Context& ctx, const Geom& g, const C* x, c
   Eigen::Map<Vec> total(dw, K * F);
   for (int64_t s = 1; s < t.shards; ++s)
     total += Eigen::Map<const Vec>(base + s * stride + t.tile * K, K * F);
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
 // Attribute decoding for the three ops; NCDHW runs the NDHWC code on
 // transposed copies (channels_first.h).
-class Conv3DBase : public ChannelsFirstBridge<kD> {
+class Conv3DBase : public OpKernel, public pdk_kernels::ChannelsFirstBridge<kD> {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
+  // `check_batch_depth_stride`: Conv3D's check below, first.
+  Conv3DBase(OpKernelConstruction* c, bool check_batch_depth_stride) : OpKernel(c) {
+    if (check_batch_depth_stride) OP_REQUIRES_OK(c, CheckBatchDepthStride(c));
     pdk_compute::UseSingleThreadedOpenBlas();
-    return ParseWindow(a, /*allow_explicit=*/false, &win_, &format_);
+    OP_REQUIRES_OK(c, pdk_kernels::ParseWindow(c, /*allow_explicit=*/false, &win_, &format_));
   }
 
  protected:
-  Window3D win_;
+  // Conv3D: a batch or depth stride is Unimplemented, checked first, in the
+  // words of TensorFlow's float32 kernel (oneDNN's, also bfloat16 / float16
+  // here); its Eigen kernel (float64) says InvalidArgument
+  // (tests/python/fuzz_exceptions.py).
+  static Status CheckBatchDepthStride(OpKernelConstruction* c) {
+    std::string fmt = "NDHWC";
+    if (c->HasAttr("data_format")) TF_RETURN_IF_ERROR(c->GetAttr("data_format", &fmt));
+    const int ch = fmt == "NCDHW" ? 1 : 4;
+    std::vector<int64> st;
+    TF_RETURN_IF_ERROR(c->GetAttr("strides", &st));
+    if (st.size() == 5 && (st[0] != 1 || st[ch] != 1))
+      return errors::Unimplemented("Current implementation does not yet support strides in the "
+                                   "batch and depth dimensions. (Conv3D: strides ",
+                                   pdk_kernels::ListString(st), ", data_format ", fmt, ")");
+    return OkStatus();
+  }
+
+  pdk_kernels::Window3D win_;
 };
 
 template <class T>
 class Conv3DOp : public Conv3DBase {
  public:
-  // A batch or depth stride: Unimplemented, checked first, in the words of
-  // TensorFlow's float32 kernel (oneDNN's, also bfloat16 / float16 here); its
-  // Eigen kernel (float64) says InvalidArgument (tests/python/fuzz_exceptions.py).
-  pdk::Status Init(const pdk::Attrs& a) {
-    std::string fmt = "NDHWC";
-    PDK_RETURN_IF_ERROR(a.GetOptional("data_format", &fmt));
-    const int c = fmt == "NCDHW" ? 1 : 4;
-    std::vector<int64_t> st;
-    PDK_RETURN_IF_ERROR(a.Get("strides", &st));
-    if (st.size() == 5 && (st[0] != 1 || st[c] != 1))
-      return pdk::Unimplemented("Current implementation does not yet support strides in the "
-                                "batch and depth dimensions. (Conv3D: strides ", ListString(st),
-                                ", data_format ", fmt, ")");
-    return Conv3DBase::Init(a);
-  }
-  pdk::Status Compute(pdk::Context& ctx) const {
-    return RunActivationResult<T>(ctx, 0, "input", [&](const pdk::Tensor& t, pdk::Tensor* out) {
-      return ComputeNDHWC(ctx, t, out);
-    });
+  explicit Conv3DOp(OpKernelConstruction* c) : Conv3DBase(c, /*check_batch_depth_stride=*/true) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    OP_REQUIRES_OK(ctx, RunActivationResult<T>(ctx, 0, "input", [&](const Tensor& t, Tensor* out) {
+                     return ComputeNDHWC(ctx, t, out);
+                   }));
   }
 
  private:
-  pdk::Status ComputeNDHWC(pdk::Context& ctx, const pdk::Tensor& input,
-                           pdk::Tensor* out_t) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(Geom g, MakeConvGeomND<kD>(ctx.op(), win_, input.shape(), "input",
-                                                    filter.shape(), "filter"));
-    PDK_ASSIGN_OR_RETURN(*out_t, AllocateLast(ctx, pdk::kDataType<T>, g.OutputShape()));
-    pdk::Tensor& out = *out_t;
-    if (out.num_elements() == 0) return pdk::Status::OK();
+  Status ComputeNDHWC(OpKernelContext* ctx, const Tensor& input, Tensor* out) const {
+    const Tensor& filter = ctx->input(1);
+    const pdk::StatusOr<Geom> geom =
+        pdk_kernels::MakeConvGeomND<kD>(type_string().c_str(), win_, input.shape().pdk_shape(),
+                                        "input", filter.shape().pdk_shape(), "filter");
+    TF_RETURN_IF_ERROR(geom.status());
+    const Geom& g = geom.value();
+    TF_RETURN_IF_ERROR(
+        AllocateLast(ctx, DataTypeToEnum<T>::value, TensorShape(g.OutputShape()), out));
+    if (out->NumElements() == 0) return OkStatus();
     if (g.K() == 0) {
-      std::fill(out.data<T>(), out.data<T>() + out.num_elements(), T(0));
-      return pdk::Status::OK();
+      T* y = static_cast<T*>(out->data());
+      std::fill(y, y + out->NumElements(), T(0));
+      return OkStatus();
     }
     return RunWidened<T>(ctx, input, filter, out, [&](const auto* x, const auto* w, auto* y) {
       return Forward(ctx, g, x, w, y);
@@ -290,28 +305,36 @@ class Conv3DOp : public Conv3DBase {
 template <class T>
 class Conv3DBackpropInputOp : public Conv3DBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    return RunActivationResult<T>(ctx, 2, "out_backprop",
-                                  [&](const pdk::Tensor& t, pdk::Tensor* out) {
-                                    return ComputeNDHWC(ctx, t, out);
-                                  });
+  explicit Conv3DBackpropInputOp(OpKernelConstruction* c)
+      : Conv3DBase(c, /*check_batch_depth_stride=*/false) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    OP_REQUIRES_OK(ctx, RunActivationResult<T>(ctx, 2, "out_backprop",
+                                               [&](const Tensor& t, Tensor* out) {
+                                                 return ComputeNDHWC(ctx, t, out);
+                                               }));
   }
 
  private:
-  pdk::Status ComputeNDHWC(pdk::Context& ctx, const pdk::Tensor& dy, pdk::Tensor* out_t) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Shape sizes, ReadShapeN(ctx, 0, "input_sizes", kD + 2));
-    const pdk::Shape is = channels_first() ? ToLast(sizes) : sizes;
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
-    const pdk::Shape fs = filter.shape();
-    PDK_ASSIGN_OR_RETURN(Geom g,
-                         MakeConvGeomND<kD>(ctx.op(), win_, is, "input_sizes", fs, "filter"));
-    PDK_RETURN_IF_ERROR(CheckOutBackpropND<kD>(ctx.op(), g, dy.shape(), is, fs));
-    PDK_ASSIGN_OR_RETURN(*out_t, AllocateLast(ctx, pdk::kDataType<T>, is));
-    pdk::Tensor& out = *out_t;
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    if (g.Taps() * g.f == 0 || dy.num_elements() == 0) {
-      std::fill(out.data<T>(), out.data<T>() + out.num_elements(), T(0));
-      return pdk::Status::OK();
+  Status ComputeNDHWC(OpKernelContext* ctx, const Tensor& dy, Tensor* out) const {
+    const char* op = type_string().c_str();
+    const pdk::StatusOr<pdk::Shape> sizes =
+        pdk_kernels::ReadShapeN(ctx, 0, "input_sizes", kD + 2);
+    TF_RETURN_IF_ERROR(sizes.status());
+    const pdk::Shape is = channels_first() ? ToLast(sizes.value()) : sizes.value();
+    const Tensor& filter = ctx->input(1);
+    const pdk::Shape& fs = filter.shape().pdk_shape();
+    const pdk::StatusOr<Geom> geom =
+        pdk_kernels::MakeConvGeomND<kD>(op, win_, is, "input_sizes", fs, "filter");
+    TF_RETURN_IF_ERROR(geom.status());
+    const Geom& g = geom.value();
+    TF_RETURN_IF_ERROR(pdk_kernels::CheckOutBackpropND<kD>(op, g, dy.shape().pdk_shape(), is, fs));
+    TF_RETURN_IF_ERROR(AllocateLast(ctx, DataTypeToEnum<T>::value, TensorShape(is), out));
+    if (out->NumElements() == 0) return OkStatus();
+    if (g.Taps() * g.f == 0 || dy.NumElements() == 0) {
+      T* dx = static_cast<T*>(out->data());
+      std::fill(dx, dx + out->NumElements(), T(0));
+      return OkStatus();
     }
     return RunWidened<T>(ctx, dy, filter, out, [&](const auto* d, const auto* w, auto* dx) {
       return BackpropInput(ctx, g, d, w, dx);
@@ -322,25 +345,35 @@ class Conv3DBackpropInputOp : public Conv3DBase {
 template <class T>
 class Conv3DBackpropFilterOp : public Conv3DBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    return RunFilterResult<T>(ctx, [&](const pdk::Tensor& x, const pdk::Tensor& dy) {
-      return ComputeNDHWC(ctx, x, dy);
-    });
+  explicit Conv3DBackpropFilterOp(OpKernelConstruction* c)
+      : Conv3DBase(c, /*check_batch_depth_stride=*/false) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    OP_REQUIRES_OK(ctx, RunFilterResult<T>(ctx, [&](const Tensor& x, const Tensor& dy) {
+                     return ComputeNDHWC(ctx, x, dy);
+                   }));
   }
 
  private:
-  pdk::Status ComputeNDHWC(pdk::Context& ctx, const pdk::Tensor& input,
-                           const pdk::Tensor& dy) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Shape fs, ReadShapeN(ctx, 1, "filter_sizes", kD + 2));
-    const pdk::Shape is = input.shape();
-    PDK_ASSIGN_OR_RETURN(Geom g,
-                         MakeConvGeomND<kD>(ctx.op(), win_, is, "input", fs, "filter_sizes"));
-    PDK_RETURN_IF_ERROR(CheckOutBackpropND<kD>(ctx.op(), g, dy.shape(), is, fs));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, fs));
-    if (out.num_elements() == 0) return pdk::Status::OK();
+  Status ComputeNDHWC(OpKernelContext* ctx, const Tensor& input, const Tensor& dy) const {
+    const char* op = type_string().c_str();
+    const pdk::StatusOr<pdk::Shape> sizes =
+        pdk_kernels::ReadShapeN(ctx, 1, "filter_sizes", kD + 2);
+    TF_RETURN_IF_ERROR(sizes.status());
+    const pdk::Shape& fs = sizes.value();
+    const pdk::Shape& is = input.shape().pdk_shape();
+    const pdk::StatusOr<Geom> geom =
+        pdk_kernels::MakeConvGeomND<kD>(op, win_, is, "input", fs, "filter_sizes");
+    TF_RETURN_IF_ERROR(geom.status());
+    const Geom& g = geom.value();
+    TF_RETURN_IF_ERROR(pdk_kernels::CheckOutBackpropND<kD>(op, g, dy.shape().pdk_shape(), is, fs));
+    Tensor* out = nullptr;
+    TF_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape(fs), &out));
+    if (out->NumElements() == 0) return OkStatus();
     if (g.M() == 0) {  // the sum over no output positions
-      std::fill(out.data<T>(), out.data<T>() + out.num_elements(), T(0));
-      return pdk::Status::OK();
+      T* dw = static_cast<T*>(out->data());
+      std::fill(dw, dw + out->NumElements(), T(0));
+      return OkStatus();
     }
     return RunWidened<T>(ctx, input, dy, out, [&](const auto* x, const auto* d, auto* dw) {
       return BackpropFilter(ctx, g, x, d, dw);
@@ -350,20 +383,30 @@ class Conv3DBackpropFilterOp : public Conv3DBase {
 
 }  // namespace
 
-PDK_REGISTER_KERNELS(NnConv3D, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<Conv3DOp<T>>("Conv3D").Type("T", t));
-    pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto s) {
-      r.Add(pdk::KernelDef<Conv3DBackpropInputOp<T>>("Conv3DBackpropInputV2")
-                .Type("T", t)
-                .Type("Tshape", s)
-                .HostMemory("input_sizes"));
-    });
-    r.Add(pdk::KernelDef<Conv3DBackpropFilterOp<T>>("Conv3DBackpropFilterV2")
-              .Type("T", t)
-              .HostMemory("filter_sizes"));
-  });
-}
+#define PDK_REGISTER_CONV3D_(T)                                                       \
+  REGISTER_KERNEL_BUILDER(Name("Conv3D").Device(DEVICE_PDK).TypeConstraint<T>("T"),   \
+                          Conv3DOp<T>);                                               \
+  REGISTER_KERNEL_BUILDER(Name("Conv3DBackpropInputV2")                               \
+                              .Device(DEVICE_PDK)                                     \
+                              .TypeConstraint<T>("T")                                 \
+                              .TypeConstraint<int32>("Tshape")                        \
+                              .HostMemory("input_sizes"),                             \
+                          Conv3DBackpropInputOp<T>);                                  \
+  REGISTER_KERNEL_BUILDER(Name("Conv3DBackpropInputV2")                               \
+                              .Device(DEVICE_PDK)                                     \
+                              .TypeConstraint<T>("T")                                 \
+                              .TypeConstraint<int64>("Tshape")                        \
+                              .HostMemory("input_sizes"),                             \
+                          Conv3DBackpropInputOp<T>);                                  \
+  REGISTER_KERNEL_BUILDER(Name("Conv3DBackpropFilterV2")                              \
+                              .Device(DEVICE_PDK)                                     \
+                              .TypeConstraint<T>("T")                                 \
+                              .HostMemory("filter_sizes"),                            \
+                          Conv3DBackpropFilterOp<T>)
+PDK_REGISTER_CONV3D_(float);
+PDK_REGISTER_CONV3D_(double);
+PDK_REGISTER_CONV3D_(Eigen::half);
+PDK_REGISTER_CONV3D_(Eigen::bfloat16);
+#undef PDK_REGISTER_CONV3D_
 
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -12,9 +12,14 @@
 //     y[n,oh,ow,o] = sum over the window of x[n, oh*SH - PT + kh*DH,
 //                    ow*SW - PL + kw*DW, c] * w[kh,kw,c,...] (outside: zero)
 // Both write every element of y (no prior zeroing needed) and run on the
-// device pool of `ctx`. See the file headers of conv2d.cc / depthwise_conv2d.cc
+// device pool. See the file headers of conv2d.cc / depthwise_conv2d.cc
 // for the algorithms (float32: oneDNN, src/compute/dnnl_conv.h; float64 and
 // the fallback: im2col + GEMM; depthwise: direct channel-vector loops).
+//
+// For kernels written in TensorFlow's kernel style (pdk/tf/op_kernel.h): the
+// helpers take the kernel's tensorflow::OpKernelContext where they allocate
+// scratch (allocate_temp), else its Eigen::ThreadPoolDevice
+// (ctx->eigen_device<Eigen::ThreadPoolDevice>()).
 #ifndef PDK_SRC_KERNELS_NN_CONV_COMPUTE_H_
 #define PDK_SRC_KERNELS_NN_CONV_COMPUTE_H_
 
@@ -27,7 +32,7 @@
 #include "compute/eigen.h"
 #include "compute/gemm.h"
 #include "kernels/nn/window.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace pdk_kernels {
 namespace conv {
@@ -96,10 +101,10 @@ enum class ConvOperand { kInput, kFilter, kOutput };
 // Copies `rows` rows of `width` elements from src (row stride src_stride) to
 // dst (row stride dst_stride) on the device pool.
 template <class T>
-void CopyColumns(const pdk::Context& ctx, const T* src, int64_t src_stride, T* dst,
+void CopyColumns(const Eigen::ThreadPoolDevice& dev, const T* src, int64_t src_stride, T* dst,
                  int64_t dst_stride, int64_t rows, int64_t width) {
   const double bytes = double(width * sizeof(T));
-  pdk_compute::Device(ctx).parallelFor(
+  dev.parallelFor(
       rows, Eigen::TensorOpCost(bytes, bytes, 0), [&](Eigen::Index first, Eigen::Index last) {
         for (Eigen::Index r = first; r < last; ++r)
           std::memcpy(dst + r * dst_stride, src + r * src_stride, sizeof(T) * width);
@@ -116,15 +121,16 @@ void CopyColumns(const pdk::Context& ctx, const T* src, int64_t src_stride, T* d
 // f = F/G), and out_i is copied into group i's columns of out, so every
 // element of out is written. Errors: run's, or the scratch allocations'.
 template <class C, class Fn>
-pdk::Status ForEachGroup(const pdk::Context& ctx, const ConvGeom& g, ConvOperand ra, const C* a,
-                         ConvOperand rb, const C* b, ConvOperand rout, C* out, Fn&& run) {
+tensorflow::Status ForEachGroup(tensorflow::OpKernelContext* ctx, const ConvGeom& g,
+                                ConvOperand ra, const C* a, ConvOperand rb, const C* b,
+                                ConvOperand rout, C* out, Fn&& run) {
   ConvGeom g1 = g;
   g1.groups = 1;
   g1.c = g.c / g.groups;
   g1.f = g1.out_depth = g.f / g.groups;
   const ConvOperand roles[3] = {ra, rb, rout};
   int64_t rows[3], width[3];
-  pdk::Tensor buf[3];
+  tensorflow::Tensor buf[3];
   for (int i = 0; i < 3; ++i) {
     switch (roles[i]) {
       case ConvOperand::kInput:
@@ -137,29 +143,32 @@ pdk::Status ForEachGroup(const pdk::Context& ctx, const ConvGeom& g, ConvOperand
         rows[i] = g.M(), width[i] = g1.f;
         break;
     }
-    PDK_ASSIGN_OR_RETURN(buf[i],
-                         ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{rows[i], width[i]}));
+    TF_RETURN_IF_ERROR(ctx->allocate_temp(tensorflow::DataTypeToEnum<C>::value,
+                                          tensorflow::TensorShape({rows[i], width[i]}), &buf[i]));
   }
+  const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+  C* scratch[3] = {static_cast<C*>(buf[0].data()), static_cast<C*>(buf[1].data()),
+                   static_cast<C*>(buf[2].data())};
   const C* in[2] = {a, b};
   for (int64_t grp = 0; grp < g.groups; ++grp) {
     for (int i = 0; i < 2; ++i)
-      CopyColumns<C>(ctx, in[i] + grp * width[i], g.groups * width[i], buf[i].data<C>(),
-                     width[i], rows[i], width[i]);
-    PDK_RETURN_IF_ERROR(run(g1, static_cast<const C*>(buf[0].data<C>()),
-                            static_cast<const C*>(buf[1].data<C>()), buf[2].data<C>()));
-    CopyColumns<C>(ctx, buf[2].data<C>(), width[2], out + grp * width[2], g.groups * width[2],
+      CopyColumns<C>(dev, in[i] + grp * width[i], g.groups * width[i], scratch[i], width[i],
+                     rows[i], width[i]);
+    TF_RETURN_IF_ERROR(run(g1, static_cast<const C*>(scratch[0]),
+                           static_cast<const C*>(scratch[1]), scratch[2]));
+    CopyColumns<C>(dev, scratch[2], width[2], out + grp * width[2], g.groups * width[2],
                    rows[2], width[2]);
   }
-  return pdk::Status::OK();
+  return tensorflow::OkStatus();
 }
 
 // Runs `kind` on oneDNN for float (true if it did; false for double, or when
 // oneDNN cannot, and the caller computes it itself). All sizes must be > 0.
 template <class C>
-bool TryDnnlConv(const pdk::Context& ctx, pdk_compute::DnnlConvKind kind, const ConvGeom& g,
-                 const C* a, const C* b, C* out) {
+bool TryDnnlConv(const Eigen::ThreadPoolDevice& dev, pdk_compute::DnnlConvKind kind,
+                 const ConvGeom& g, const C* a, const C* b, C* out) {
   if constexpr (std::is_same_v<C, float>) {
-    return pdk_compute::DnnlConv2D(pdk_compute::Device(ctx), kind, DnnlShape(g), a, b, out).ok();
+    return pdk_compute::DnnlConv2D(dev, kind, DnnlShape(g), a, b, out).ok();
   } else {
     return false;
   }
@@ -171,31 +180,33 @@ bool TryDnnlConv(const pdk::Context& ctx, pdk_compute::DnnlConvKind kind, const 
 // (1x1/stride-1/unpadded: one GEMM), grouped ones through ForEachGroup.
 // Needs scratch from `ctx`.
 template <class C>
-pdk::Status Conv2DForward(const pdk::Context& ctx, const ConvGeom& g, const C* x, const C* w,
-                          C* y) {
+tensorflow::Status Conv2DForward(tensorflow::OpKernelContext* ctx, const ConvGeom& g,
+                                 const C* x, const C* w, C* y) {
   const int64_t M = g.M(), K = g.K(), F = g.f;
-  if (M * F == 0) return pdk::Status::OK();
+  if (M * F == 0) return tensorflow::OkStatus();
   if (K == 0) {
     std::fill(y, y + M * F, C(0));
-    return pdk::Status::OK();
+    return tensorflow::OkStatus();
   }
-  if (TryDnnlConv<C>(ctx, pdk_compute::DnnlConvKind::kForward, g, x, w, y))
-    return pdk::Status::OK();
+  const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+  if (TryDnnlConv<C>(dev, pdk_compute::DnnlConvKind::kForward, g, x, w, y))
+    return tensorflow::OkStatus();
   if (g.groups > 1)
     return ForEachGroup<C>(ctx, g, ConvOperand::kInput, x, ConvOperand::kFilter, w,
                            ConvOperand::kOutput, y,
                            [&](const ConvGeom& g1, const C* xg, const C* wg, C* yg) {
                              return Conv2DForward<C>(ctx, g1, xg, wg, yg);
                            });
-  const auto& dev = pdk_compute::Device(ctx);
   if (g.IsPlainGemm()) {
     pdk_compute::Gemm<C>(dev, false, false, M, F, g.c, x, w, y);
-    return pdk::Status::OK();
+    return tensorflow::OkStatus();
   }
   const Tiling t = MakeTiling<C>(dev, M, K, 2.0 * K * F);
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
-                       ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{t.shards, t.tile_rows, K}));
-  C* col_base = scratch.data<C>();
+  tensorflow::Tensor scratch;
+  TF_RETURN_IF_ERROR(ctx->allocate_temp(tensorflow::DataTypeToEnum<C>::value,
+                                        tensorflow::TensorShape({t.shards, t.tile_rows, K}),
+                                        &scratch));
+  C* col_base = static_cast<C*>(scratch.data());
   pdk_compute::RunShards(dev, t.shards, [&](int64_t s) {
     C* col = col_base + s * t.tile_rows * K;
     for (int64_t i = t.tiles * s / t.shards, e = t.tiles * (s + 1) / t.shards; i < e; ++i) {
@@ -204,7 +215,7 @@ pdk::Status Conv2DForward(const pdk::Context& ctx, const ConvGeom& g, const C* x
       pdk_compute::GemmBlock<C>(false, false, r1 - r0, F, K, col, K, w, F, y + r0 * F, F);
     }
   });
-  return pdk::Status::OK();
+  return tensorflow::OkStatus();
 }
 
 template <class T>
@@ -225,8 +236,7 @@ inline void MacChannels(int64_t C, int64_t M, const T* x, const T* w, T* acc) {
 
 // Runs fn(first, last) over [0, units) on the device pool, `cost` flops each.
 template <class Fn>
-void ParallelRows(const pdk::Context& ctx, int64_t units, double cost, Fn&& fn) {
-  const auto& dev = pdk_compute::Device(ctx);
+void ParallelRows(const Eigen::ThreadPoolDevice& dev, int64_t units, double cost, Fn&& fn) {
   dev.parallelFor(units, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
                   [&](Eigen::Index first, Eigen::Index last) { fn(first, last); });
 }
@@ -234,10 +244,11 @@ void ParallelRows(const pdk::Context& ctx, int64_t units, double cost, Fn&& fn) 
 // DepthwiseConv2dNative forward: a gather over output rows (n, oh), split
 // over the device pool, vectorized over a pixel's channel vector.
 template <class T>
-void DepthwiseForward(const pdk::Context& ctx, const ConvGeom& g, const T* x, const T* w, T* y) {
+void DepthwiseForward(const Eigen::ThreadPoolDevice& dev, const ConvGeom& g, const T* x,
+                      const T* w, T* y) {
   const int64_t OC = g.out_depth;
   if (g.n * g.oh * g.ow * OC == 0) return;
-  ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * OC) * 2,
+  ParallelRows(dev, g.n * g.oh, double(g.ow * g.kh * g.kw * OC) * 2,
                [&](int64_t first, int64_t last) {
     for (int64_t r = first; r < last; ++r) {
       const int64_t n = r / g.oh, oh = r % g.oh;

@@ -24,6 +24,8 @@
 // Forward and backprop input are gathers split over output (resp. input) rows
 // (n, row) on the device pool; backprop filter gives each shard its own
 // [KH,KW,C,M] partial sum, added up at the end.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -34,16 +36,17 @@
 #include "compute/gemm.h"
 #include "kernels/nn/conv_compute.h"
 #include "kernels/nn/window.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 using Index = Eigen::Index;
-using conv::MacChannels;
-using conv::ParallelRows;
-using conv::Vec;
 using pdk_compute::RunWidened;
+using pdk_kernels::ConvGeom;
+using pdk_kernels::conv::MacChannels;
+using pdk_kernels::conv::ParallelRows;
+using pdk_kernels::conv::Vec;
 
 // acc[c] += sum_m dy[c*M+m] * w[c*M+m].
 template <class T>
@@ -59,12 +62,14 @@ inline void DotMult(int64_t C, int64_t M, const T* dy, const T* w, T* acc) {
   }
 }
 
-class DwBase {
+class DwBase : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return ParseWindow(a, /*allow_explicit=*/true, &win_); }
+  explicit DwBase(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, pdk_kernels::ParseWindow(c, /*allow_explicit=*/true, &win_));
+  }
 
  protected:
-  Window2D win_;
+  pdk_kernels::Window2D win_;
 };
 
 // Element type of a kernel body's pointer arguments.
@@ -74,48 +79,72 @@ using Elem = std::remove_const_t<std::remove_pointer_t<P>>;
 template <class T>
 class DepthwiseConv2dNativeOp : public DwBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
-    const pdk::Shape is = input.shape(), fs = filter.shape();
-    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input", fs, "filter", true));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out,
-                         ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.out_depth}));
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    return RunWidened<T>(ctx, input, filter, out, [&](const auto* x, const auto* w, auto* y) {
-      conv::DepthwiseForward<Elem<decltype(y)>>(ctx, g, x, w, y);
-      return pdk::Status::OK();
-    });
+  explicit DepthwiseConv2dNativeOp(OpKernelConstruction* c) : DwBase(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& filter = ctx->input(1);
+    const pdk::Shape& is = input.shape().pdk_shape();
+    const pdk::Shape& fs = filter.shape().pdk_shape();
+    const pdk::StatusOr<ConvGeom> geom =
+        pdk_kernels::MakeConvGeom(type_string().c_str(), win_, is, "input", fs, "filter", true);
+    OP_REQUIRES_OK(ctx, geom.status());
+    const ConvGeom& g = geom.value();
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx,
+                   ctx->allocate_output(0, TensorShape({g.n, g.oh, g.ow, g.out_depth}), &out));
+    if (out->NumElements() == 0) return;
+    const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    OP_REQUIRES_OK(ctx, RunWidened<T>(ctx, input, filter, out,
+                                      [&](const auto* x, const auto* w, auto* y) {
+                                        pdk_kernels::conv::DepthwiseForward<Elem<decltype(y)>>(
+                                            dev, g, x, w, y);
+                                        return OkStatus();
+                                      }));
   }
 };
 
 template <class T>
 class DepthwiseConv2dNativeBackpropInputOp : public DwBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Shape is, ReadShape4(ctx, 0, "input_sizes"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, ctx.input(2));
-    const pdk::Shape fs = filter.shape(), ds = dy_t.shape();
-    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input_sizes", fs, "filter", true));
-    PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, is));
-    if (out.num_elements() == 0) return pdk::Status::OK();
+  explicit DepthwiseConv2dNativeBackpropInputOp(OpKernelConstruction* c) : DwBase(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const pdk::StatusOr<pdk::Shape> sizes = pdk_kernels::ReadShape4(ctx, 0, "input_sizes");
+    OP_REQUIRES_OK(ctx, sizes.status());
+    const pdk::Shape& is = sizes.value();
+    const Tensor& filter = ctx->input(1);
+    const Tensor& dy_t = ctx->input(2);
+    const pdk::Shape& fs = filter.shape().pdk_shape();
+    const pdk::Shape& ds = dy_t.shape().pdk_shape();
+    const pdk::StatusOr<ConvGeom> geom =
+        pdk_kernels::MakeConvGeom(op, win_, is, "input_sizes", fs, "filter", true);
+    OP_REQUIRES_OK(ctx, geom.status());
+    const ConvGeom& g = geom.value();
+    OP_REQUIRES_OK(ctx, pdk_kernels::CheckOutBackprop(op, g, ds, is, fs));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(is), &out));
+    if (out->NumElements() == 0) return;
     if (ds.num_elements() == 0) {
-      std::fill(out.data<T>(), out.data<T>() + out.num_elements(), T(0));
-      return pdk::Status::OK();
+      T* dx = static_cast<T*>(out->data());
+      std::fill(dx, dx + out->NumElements(), T(0));
+      return;
     }
-    return RunWidened<T>(ctx, filter, dy_t, out, [&](const auto* w, const auto* dy, auto* dx) {
-      return BackpropInput<Elem<decltype(dx)>>(ctx, g, w, dy, dx);
-    });
+    const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    OP_REQUIRES_OK(ctx, RunWidened<T>(ctx, filter, dy_t, out,
+                                      [&](const auto* w, const auto* dy, auto* dx) {
+                                        BackpropInput<Elem<decltype(dx)>>(dev, g, w, dy, dx);
+                                        return OkStatus();
+                                      }));
   }
 
  private:
   template <class C>
-  static pdk::Status BackpropInput(pdk::Context& ctx, const ConvGeom& g, const C* w, const C* dy,
-                                   C* dx) {
+  static void BackpropInput(const Eigen::ThreadPoolDevice& dev, const ConvGeom& g, const C* w,
+                            const C* dy, C* dx) {
     const int64_t OC = g.out_depth;
-    ParallelRows(ctx, g.n * g.h, double(g.w * g.kh * g.kw * OC) * 2,
+    ParallelRows(dev, g.n * g.h, double(g.w * g.kh * g.kw * OC) * 2,
                  [&](int64_t first, int64_t last) {
       for (int64_t r = first; r < last; ++r) {
         const int64_t n = r / g.h, ih = r % g.h;
@@ -136,44 +165,56 @@ class DepthwiseConv2dNativeBackpropInputOp : public DwBase {
         }
       }
     });
-    return pdk::Status::OK();
   }
 };
 
 template <class T>
 class DepthwiseConv2dNativeBackpropFilterOp : public DwBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Shape fs, ReadShape4(ctx, 1, "filter_sizes"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy_t, ctx.input(2));
-    const pdk::Shape is = input.shape(), ds = dy_t.shape();
-    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, is, "input", fs, "filter_sizes", true));
-    PDK_RETURN_IF_ERROR(CheckOutBackprop(ctx.op(), g, ds, is, fs));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, fs));
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    return RunWidened<T>(ctx, input, dy_t, out, [&](const auto* x, const auto* dy, auto* dw) {
-      return BackpropFilter<Elem<decltype(dw)>>(ctx, g, x, dy, dw);
-    });
+  explicit DepthwiseConv2dNativeBackpropFilterOp(OpKernelConstruction* c) : DwBase(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& input = ctx->input(0);
+    const pdk::StatusOr<pdk::Shape> sizes = pdk_kernels::ReadShape4(ctx, 1, "filter_sizes");
+    OP_REQUIRES_OK(ctx, sizes.status());
+    const pdk::Shape& fs = sizes.value();
+    const Tensor& dy_t = ctx->input(2);
+    const pdk::Shape& is = input.shape().pdk_shape();
+    const pdk::Shape& ds = dy_t.shape().pdk_shape();
+    const pdk::StatusOr<ConvGeom> geom =
+        pdk_kernels::MakeConvGeom(op, win_, is, "input", fs, "filter_sizes", true);
+    OP_REQUIRES_OK(ctx, geom.status());
+    const ConvGeom& g = geom.value();
+    OP_REQUIRES_OK(ctx, pdk_kernels::CheckOutBackprop(op, g, ds, is, fs));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(fs), &out));
+    if (out->NumElements() == 0) return;
+    OP_REQUIRES_OK(ctx, RunWidened<T>(ctx, input, dy_t, out,
+                                      [&](const auto* x, const auto* dy, auto* dw) {
+                                        return BackpropFilter<Elem<decltype(dw)>>(ctx, g, x, dy,
+                                                                                  dw);
+                                      }));
   }
 
  private:
   template <class C>
-  static pdk::Status BackpropFilter(pdk::Context& ctx, const ConvGeom& g, const C* x, const C* dy,
-                                    C* dw) {
+  static Status BackpropFilter(OpKernelContext* ctx, const ConvGeom& g, const C* x, const C* dy,
+                               C* dw) {
     const int64_t FN = g.kh * g.kw * g.out_depth;
     std::fill(dw, dw + FN, C(0));
     const int64_t rows = g.n * g.oh;
-    if (rows == 0 || g.ow == 0) return pdk::Status::OK();
+    if (rows == 0 || g.ow == 0) return OkStatus();
     const int64_t OC = g.out_depth;
-    const auto& dev = pdk_compute::Device(ctx);
+    const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     const double flops = 2.0 * double(rows) * g.ow * g.kh * g.kw * OC;
     const int64_t shards = (dev.numThreads() > 1 && flops >= pdk_compute::kParallelFlops)
                                ? std::min<int64_t>(dev.numThreads(), rows)
                                : 1;
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
-                         ctx.allocate_temp(pdk::kDataType<C>, pdk::Shape{shards, FN}));
-    C* partial_base = scratch.data<C>();
+    Tensor scratch;
+    TF_RETURN_IF_ERROR(
+        ctx->allocate_temp(DataTypeToEnum<C>::value, TensorShape({shards, FN}), &scratch));
+    C* partial_base = static_cast<C*>(scratch.data());
     pdk_compute::RunShards(dev, shards, [&](int64_t s) {
       C* acc = s == 0 ? dw : partial_base + s * FN;
       if (s != 0) std::fill(acc, acc + FN, C(0));
@@ -198,25 +239,30 @@ class DepthwiseConv2dNativeBackpropFilterOp : public DwBase {
     Eigen::Map<Vec<C>> total(dw, FN);
     for (int64_t s = 1; s < shards; ++s)
       total += Eigen::Map<const Vec<C>>(partial_base + s * FN, FN);
-    return pdk::Status::OK();
+    return OkStatus();
   }
 };
 
 }  // namespace
 
-PDK_REGISTER_KERNELS(NnDepthwiseConv2d, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<DepthwiseConv2dNativeOp<T>>("DepthwiseConv2dNative").Type("T", t));
-    r.Add(pdk::KernelDef<DepthwiseConv2dNativeBackpropInputOp<T>>(
-              "DepthwiseConv2dNativeBackpropInput")
-              .Type("T", t)
-              .HostMemory("input_sizes"));
-    r.Add(pdk::KernelDef<DepthwiseConv2dNativeBackpropFilterOp<T>>(
-              "DepthwiseConv2dNativeBackpropFilter")
-              .Type("T", t)
-              .HostMemory("filter_sizes"));
-  });
-}
+#define PDK_REGISTER_DEPTHWISE_(T)                                          \
+  REGISTER_KERNEL_BUILDER(                                                  \
+      Name("DepthwiseConv2dNative").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
+      DepthwiseConv2dNativeOp<T>);                                          \
+  REGISTER_KERNEL_BUILDER(Name("DepthwiseConv2dNativeBackpropInput")        \
+                              .Device(DEVICE_PDK)                           \
+                              .TypeConstraint<T>("T")                       \
+                              .HostMemory("input_sizes"),                   \
+                          DepthwiseConv2dNativeBackpropInputOp<T>);         \
+  REGISTER_KERNEL_BUILDER(Name("DepthwiseConv2dNativeBackpropFilter")       \
+                              .Device(DEVICE_PDK)                           \
+                              .TypeConstraint<T>("T")                       \
+                              .HostMemory("filter_sizes"),                  \
+                          DepthwiseConv2dNativeBackpropFilterOp<T>)
+PDK_REGISTER_DEPTHWISE_(float);
+PDK_REGISTER_DEPTHWISE_(double);
+PDK_REGISTER_DEPTHWISE_(Eigen::half);
+PDK_REGISTER_DEPTHWISE_(Eigen::bfloat16);
+#undef PDK_REGISTER_DEPTHWISE_
 
-}  // namespace pdk_kernels
+}  // namespace tensorflow

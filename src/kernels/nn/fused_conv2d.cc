@@ -37,6 +37,8 @@
 // over it on the device pool applies the per-channel normalization, the side
 // input and the activation. A side input that broadcasts takes a second pass
 // (src/compute/broadcast.h).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -47,8 +49,8 @@
 #include "kernels/nn/conv_compute.h"
 #include "kernels/nn/fused_activation.h"
 #include "kernels/nn/window.h"
-#include "pdk/kernel.h"
 #include "pdk/tf/op.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
 
@@ -80,138 +82,151 @@ REGISTER_OP("_PdkFusedConv2D")
       return OkStatus();
     });
 
-}  // namespace tensorflow
-
-namespace pdk_kernels {
 namespace {
 
 using DS2 = Eigen::DSizes<Eigen::DenseIndex, 2>;
 using Bcast2 = Eigen::array<Eigen::DenseIndex, 2>;
+using pdk_kernels::AssignActivation;
+using pdk_kernels::ConvGeom;
+using pdk_kernels::FusedActivation;
 
-class FusedConv2DOp {
+class FusedConv2DOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& attrs) {
-    PDK_RETURN_IF_ERROR(ParseWindow(attrs, /*allow_explicit=*/true, &win_));
-    PDK_RETURN_IF_ERROR(attrs.Get("depthwise", &depthwise_));
+  explicit FusedConv2DOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, pdk_kernels::ParseWindow(c, /*allow_explicit=*/true, &win_));
+    OP_REQUIRES_OK(c, c->GetAttr("depthwise", &depthwise_));
     std::string norm;
-    PDK_RETURN_IF_ERROR(attrs.Get("normalization", &norm));
-    if (norm == "FusedBatchNorm") batch_norm_ = true;
-    else if (norm != "BiasAdd")
-      return pdk::InvalidArgument("unknown normalization \"", norm, "\"");
-    PDK_RETURN_IF_ERROR(attrs.Get("has_side_input", &side_));
-    PDK_RETURN_IF_ERROR(attrs.Get("epsilon", &epsilon_));
+    OP_REQUIRES_OK(c, c->GetAttr("normalization", &norm));
+    if (norm == "FusedBatchNorm") {
+      batch_norm_ = true;
+    } else {
+      OP_REQUIRES(c, norm == "BiasAdd",
+                  errors::InvalidArgument("unknown normalization \"", norm, "\""));
+    }
+    OP_REQUIRES_OK(c, c->GetAttr("has_side_input", &side_));
+    OP_REQUIRES_OK(c, c->GetAttr("epsilon", &epsilon_));
     std::string act;
-    PDK_RETURN_IF_ERROR(attrs.Get("activation", &act));
-    PDK_RETURN_IF_ERROR(ParseFusedActivation(act, &activation_));
-    PDK_RETURN_IF_ERROR(attrs.Get("leakyrelu_alpha", &alpha_));
-    int64_t num_args = 0;
-    PDK_RETURN_IF_ERROR(attrs.Get("num_args", &num_args));
-    const int64_t want = (batch_norm_ ? 4 : 1) + (side_ ? 1 : 0);
-    if (num_args != want)
-      return pdk::InvalidArgument("num_args = ", num_args, " but normalization \"", norm,
-                                  "\"", side_ ? " with a side input" : "", " takes ", want);
+    OP_REQUIRES_OK(c, c->GetAttr("activation", &act));
+    OP_REQUIRES_OK(c, pdk_kernels::ParseFusedActivation(act, &activation_));
+    OP_REQUIRES_OK(c, c->GetAttr("leakyrelu_alpha", &alpha_));
+    int64 num_args = 0;
+    OP_REQUIRES_OK(c, c->GetAttr("num_args", &num_args));
+    const int64 want = (batch_norm_ ? 4 : 1) + (side_ ? 1 : 0);
+    OP_REQUIRES(c, num_args == want,
+                errors::InvalidArgument("num_args = ", num_args, " but normalization \"", norm,
+                                        "\"", side_ ? " with a side input" : "", " takes ",
+                                        want));
     pdk_compute::UseSingleThreadedOpenBlas();
-    return pdk::Status::OK();
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor filter, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(ConvGeom g, MakeConvGeom(ctx.op(), win_, input.shape(), "input",
-                                                  filter.shape(), "filter", depthwise_));
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& input = ctx->input(0);
+    const Tensor& filter = ctx->input(1);
+    const pdk::StatusOr<ConvGeom> geom =
+        pdk_kernels::MakeConvGeom(op, win_, input.shape().pdk_shape(), "input",
+                                  filter.shape().pdk_shape(), "filter", depthwise_);
+    OP_REQUIRES_OK(ctx, geom.status());
+    const ConvGeom& g = geom.value();
     const int64_t oc = g.out_depth, rows = g.n * g.oh * g.ow;
     const pdk::Shape conv_shape{g.n, g.oh, g.ow, oc};
 
     // Per-channel arguments: bias, or scale, offset, mean, variance.
     static const char* const kBnNames[] = {"scale", "offset", "mean", "variance"};
     const int nargs = batch_norm_ ? 4 : 1;
-    std::vector<pdk::Tensor> args;
+    const Tensor* args[4] = {};
     for (int i = 0; i < nargs; ++i) {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor a, ctx.input(2 + i));
+      const Tensor& a = ctx->input(2 + i);
       const char* name = batch_norm_ ? kBnNames[i] : "bias";
-      if (a.shape() != pdk::Shape{oc})
-        return pdk::InvalidArgument(ctx.op(), ": ", name, ".shape ", a.shape(),
-                                    " must be [", oc, "], the output depth of input ",
-                                    input.shape(), " convolved with filter ", filter.shape());
-      args.push_back(std::move(a));
+      OP_REQUIRES(ctx, a.shape().pdk_shape() == pdk::Shape{oc},
+                  errors::InvalidArgument(op, ": ", name, ".shape ", a.shape().pdk_shape(),
+                                          " must be [", oc, "], the output depth of input ",
+                                          input.shape().pdk_shape(), " convolved with filter ",
+                                          filter.shape().pdk_shape()));
+      args[i] = &a;
     }
-    pdk::Tensor side;
+    const Tensor* side = nullptr;
     pdk_compute::BroadcastPlan<2> plan;
     pdk::Shape out_shape = conv_shape;
     if (side_) {
-      PDK_ASSIGN_OR_RETURN(side, ctx.input(2 + nargs));
-      PDK_ASSIGN_OR_RETURN(plan, pdk_compute::PlanBroadcast<2>(
-                                     ctx.op(), {"convolution output", "side_input"},
-                                     {conv_shape, side.shape()}));
+      side = &ctx->input(2 + nargs);
+      pdk::StatusOr<pdk_compute::BroadcastPlan<2>> planned = pdk_compute::PlanBroadcast<2>(
+          op, {"convolution output", "side_input"}, {conv_shape, side->shape().pdk_shape()});
+      OP_REQUIRES_OK(ctx, planned.status());
+      plan = std::move(planned).value();
       out_shape = plan.out;
     }
-    const bool fused_side = side_ && side.shape() == conv_shape;  // one pass, no broadcast
+    // One pass, no broadcast.
+    const bool fused_side = side_ && side->shape().pdk_shape() == conv_shape;
     const bool in_place = out_shape == conv_shape;
 
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, out_shape));
-    pdk::Tensor temp;  // the convolution when the side input broadcasts it up
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(out_shape), &out));
+    Tensor temp;  // the convolution when the side input broadcasts it up
     if (!in_place) {
-      PDK_ASSIGN_OR_RETURN(temp, ctx.allocate_temp(TF_FLOAT, conv_shape));
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape(conv_shape), &temp));
     }
-    pdk::Tensor& conv_t = in_place ? out : temp;
+    Tensor& conv_t = in_place ? *out : temp;
+    const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     if (rows * oc > 0) {
-      float* y = conv_t.data<float>();
+      float* y = static_cast<float*>(conv_t.data());
+      const float* x = static_cast<const float*>(input.data());
+      const float* w = static_cast<const float*>(filter.data());
       if (depthwise_) {
-        conv::DepthwiseForward<float>(ctx, g, input.data<float>(), filter.data<float>(), y);
+        pdk_kernels::conv::DepthwiseForward<float>(dev, g, x, w, y);
       } else {
-        PDK_RETURN_IF_ERROR(
-            conv::Conv2DForward<float>(ctx, g, input.data<float>(), filter.data<float>(), y));
+        OP_REQUIRES_OK(ctx, pdk_kernels::conv::Conv2DForward<float>(ctx, g, x, w, y));
       }
     }
-    if (out.num_elements() == 0) return pdk::Status::OK();
+    if (out->NumElements() == 0) return;
 
-    const auto& dev = pdk_compute::Device(ctx);
     // Pass 1: normalization [+ same-shape side] [+ activation when nothing follows].
     const FusedActivation act1 = (side_ && !fused_side) ? FusedActivation::kNone : activation_;
+    auto data = [](const Tensor* t) { return static_cast<const float*>(t->data()); };
     std::vector<float> k;  // rsqrt(variance + epsilon) * scale, per channel
     if (batch_norm_) {
       k.resize(oc);
-      const float* scale = args[0].data<float>();
-      const float* var = args[3].data<float>();
+      const float* scale = data(args[0]);
+      const float* var = data(args[3]);
       for (int64_t c = 0; c < oc; ++c) k[c] = (1.f / std::sqrt(var[c] + epsilon_)) * scale[c];
     }
     if (rows * oc > 0) {
-      auto y = pdk_compute::view<float, 2>(conv_t, DS2(rows, oc));
+      pdk_compute::Mapped<float, 2> y(static_cast<float*>(conv_t.data()), DS2(rows, oc));
       const Bcast2 per_row{rows, 1};
       auto chan = [&](const float* p) {
         return pdk_compute::ConstMapped<float, 2>(p, DS2(1, oc)).broadcast(per_row);
       };
       if (!batch_norm_) {
-        const auto z = y + chan(args[0].data<float>());
+        const auto z = y + chan(data(args[0]));
         if (fused_side) {
-          AssignActivation(dev, y, z + pdk_compute::cview<float, 2>(side, DS2(rows, oc)), act1,
-                           alpha_);
+          AssignActivation(dev, y,
+                           z + pdk_compute::ConstMapped<float, 2>(data(side), DS2(rows, oc)),
+                           act1, alpha_);
         } else {
           AssignActivation(dev, y, z, act1, alpha_);
         }
       } else {
-        const auto z = (y - chan(args[2].data<float>())) * chan(k.data()) +
-                       chan(args[1].data<float>());
+        const auto z = (y - chan(data(args[2]))) * chan(k.data()) + chan(data(args[1]));
         if (fused_side) {
-          AssignActivation(dev, y, z + pdk_compute::cview<float, 2>(side, DS2(rows, oc)), act1,
-                           alpha_);
+          AssignActivation(dev, y,
+                           z + pdk_compute::ConstMapped<float, 2>(data(side), DS2(rows, oc)),
+                           act1, alpha_);
         } else {
           AssignActivation(dev, y, z, act1, alpha_);
         }
       }
     }
     if (side_ && !fused_side) {  // Pass 2: broadcasting side input, then the activation.
-      pdk_compute::EvalBinary<float, float>(dev, plan, conv_t.data<float>(), side.data<float>(),
-                                            out.data<float>(),
+      pdk_compute::EvalBinary<float, float>(dev, plan, static_cast<const float*>(conv_t.data()),
+                                            data(side), static_cast<float*>(out->data()),
                                             Eigen::internal::scalar_sum_op<float>());
-      auto o = pdk_compute::flat<float>(out);
+      pdk_compute::Flat<float> o(static_cast<float*>(out->data()), out->NumElements());
       AssignActivation(dev, o, o, activation_, alpha_);
     }
-    return pdk::Status::OK();
   }
 
  private:
-  Window2D win_;
+  pdk_kernels::Window2D win_;
   bool depthwise_ = false;
   bool batch_norm_ = false;
   bool side_ = false;
@@ -222,8 +237,8 @@ class FusedConv2DOp {
 
 }  // namespace
 
-PDK_REGISTER_KERNELS(PdkFusedConv2D, r) {
-  r.Add(pdk::KernelDef<FusedConv2DOp>("_PdkFusedConv2D").Type<float>("T").Async());
-}
+REGISTER_KERNEL_BUILDER(
+    Name("_PdkFusedConv2D").Device(DEVICE_PDK).TypeConstraint<float>("T").Async(),
+    FusedConv2DOp);
 
-}  // namespace pdk_kernels
+}  // namespace tensorflow

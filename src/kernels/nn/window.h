@@ -429,6 +429,14 @@ inline pdk::StatusOr<pdk::Shape> ReadShape4(tensorflow::OpKernelContext* ctx, in
   return ReadShapeN(ctx->pdk_context(), index, name, 4);
 }
 
+// ParseWindow of a TF-style kernel's constructor: the same attributes, checks
+// and messages (the node's attributes, read as the kit's pdk::Attrs).
+template <int D>
+pdk::Status ParseWindow(tensorflow::OpKernelConstruction* c, bool allow_explicit, Window<D>* w,
+                        DataFormat* format = nullptr, bool any_channel_stride = false) {
+  return ParseWindow<D>(pdk::Attrs(c->raw()), allow_explicit, w, format, any_channel_stride);
+}
+
 }  // namespace pdk_kernels
 
 #endif  // PDK_SRC_KERNELS_NN_WINDOW_H_
