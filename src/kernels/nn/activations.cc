@@ -19,15 +19,23 @@
 // There is no other failure mode: NaN propagates, ±inf follow IEEE arithmetic
 // as in TensorFlow's CPU kernels. Each kernel is one fused Eigen expression
 // on the device's thread pool; outputs reuse an input buffer when TF allows.
+// The forward ops are pdk_compute::UnaryOp (compute/unary.h), the gradients
+// activation_op.h's ActivationGradOp, the kernel of the Relu family's
+// gradients (relu.cc).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cmath>
-#include <type_traits>
 
 #include "compute/eigen.h"
 #include "compute/unary.h"
-#include "pdk/kernel.h"
+#include "kernels/nn/activation_op.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
+
+using ::pdk_compute::UnaryOp;
+using ::pdk_kernels::ActivationGradOp;
 
 template <class T>
 constexpr T kSeluScale = T(1.0507009873554804934193349852946);
@@ -66,70 +74,48 @@ struct SoftsignFn {
 
 
 // ---------------------------------------------------------------- gradients
+// In relu_functors.h's form: Fn()(g, x_or_y, alpha), alpha unused.
 
 struct SeluGradFn {
   static constexpr const char* kSecond = "outputs";
-  template <class G, class Y>
-  static auto Apply(const G& g, const Y& y) {
-    using T = typename G::Scalar;
+  template <class T, class G, class Y>
+  auto operator()(const G& g, const Y& y, T) const {
     return (y < T(0)).select(g * (y + kSeluScaleAlpha<T>), g * kSeluScale<T>);
   }
 };
 
 struct SoftplusGradFn {
   static constexpr const char* kSecond = "features";
-  template <class G, class X>
-  static auto Apply(const G& g, const X& x) {
-    using T = typename G::Scalar;
+  template <class T, class G, class X>
+  auto operator()(const G& g, const X& x, T) const {
     return g / ((-x).exp() + x.constant(T(1)));
   }
 };
 
 struct SoftsignGradFn {
   static constexpr const char* kSecond = "features";
-  template <class G, class X>
-  static auto Apply(const G& g, const X& x) {
-    using T = typename G::Scalar;
+  template <class T, class G, class X>
+  auto operator()(const G& g, const X& x, T) const {
     return g / (x.abs() + x.constant(T(1))).square();
   }
 };
 
-template <class T, class Fn>
-class GradOp {
- public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const T *g_data, *x_data;
-    pdk::Shape shape;
-    {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor g, ctx.input(0));
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(1));
-      shape = g.shape();
-      PDK_RETURN_IF_ERROR(
-          pdk::CheckSameShape(ctx.op(), "gradients", shape, Fn::kSecond, x.shape()));
-      g_data = g.data<T>();
-      x_data = x.data<T>();
-    }
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dx, ctx.forward_or_allocate_output({0, 1}, 0, shape));
-    const int64_t n = shape.num_elements();
-    if (n == 0) return pdk::Status::OK();
-    pdk_compute::Flat<T>(dx.data<T>(), n).device(pdk_compute::Device(ctx)) =
-        Fn::Apply(pdk_compute::ConstFlat<T>(g_data, n), pdk_compute::ConstFlat<T>(x_data, n));
-    return pdk::Status::OK();
-  }
-};
+#define PDK_REGISTER_SMOOTH_ACTIVATIONS_(T)                                                  \
+  REGISTER_KERNEL_BUILDER(Name("Selu").Device(DEVICE_PDK).TypeConstraint<T>("T"),            \
+                          UnaryOp<T, SeluFn>);                                               \
+  REGISTER_KERNEL_BUILDER(Name("Softplus").Device(DEVICE_PDK).TypeConstraint<T>("T"),        \
+                          UnaryOp<T, SoftplusFn>);                                           \
+  REGISTER_KERNEL_BUILDER(Name("Softsign").Device(DEVICE_PDK).TypeConstraint<T>("T"),        \
+                          UnaryOp<T, SoftsignFn>);                                           \
+  REGISTER_KERNEL_BUILDER(Name("SeluGrad").Device(DEVICE_PDK).TypeConstraint<T>("T"),        \
+                          ActivationGradOp<T, SeluGradFn>);                                  \
+  REGISTER_KERNEL_BUILDER(Name("SoftplusGrad").Device(DEVICE_PDK).TypeConstraint<T>("T"),    \
+                          ActivationGradOp<T, SoftplusGradFn>);                              \
+  REGISTER_KERNEL_BUILDER(Name("SoftsignGrad").Device(DEVICE_PDK).TypeConstraint<T>("T"),    \
+                          ActivationGradOp<T, SoftsignGradFn>);
+PDK_REGISTER_SMOOTH_ACTIVATIONS_(float)
+PDK_REGISTER_SMOOTH_ACTIVATIONS_(double)
+#undef PDK_REGISTER_SMOOTH_ACTIVATIONS_
 
 }  // namespace
-
-PDK_REGISTER_KERNELS(NnSmoothActivations, r) {
-  pdk::ForEachType(pdk::TypeList<float, double>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<pdk_compute::KitUnaryOp<T, SeluFn>>("Selu").Type("T", t));
-    r.Add(pdk::KernelDef<pdk_compute::KitUnaryOp<T, SoftplusFn>>("Softplus").Type("T", t));
-    r.Add(pdk::KernelDef<pdk_compute::KitUnaryOp<T, SoftsignFn>>("Softsign").Type("T", t));
-    r.Add(pdk::KernelDef<GradOp<T, SeluGradFn>>("SeluGrad").Type("T", t));
-    r.Add(pdk::KernelDef<GradOp<T, SoftplusGradFn>>("SoftplusGrad").Type("T", t));
-    r.Add(pdk::KernelDef<GradOp<T, SoftsignGradFn>>("SoftsignGrad").Type("T", t));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

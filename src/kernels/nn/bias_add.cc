@@ -13,14 +13,16 @@
 // T in {float32, float64, float16, bfloat16}. BiasAdd adds in T (Eigen's
 // 16-bit arithmetic: float add, one rounding); BiasAddGrad accumulates the
 // 16-bit floats in float32 and rounds the sums once, as TensorFlow does.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <string>
 
 #include "compute/broadcast.h"
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 using Index = Eigen::Index;
@@ -29,69 +31,75 @@ using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 
 struct ChannelLayout {
   int channel_dim;
-  int64_t outer, channels, inner;
+  int64 outer, channels, inner;
 };
 
-ChannelLayout LayoutOf(const pdk::Shape& s, bool nchw) {
+ChannelLayout LayoutOf(const TensorShape& s, bool nchw) {
   ChannelLayout l;
-  l.channel_dim = nchw ? 1 : s.rank() - 1;
-  l.channels = s[l.channel_dim];
+  l.channel_dim = nchw ? 1 : s.dims() - 1;
+  l.channels = s.dim_size(l.channel_dim);
   l.outer = 1;
   l.inner = 1;
-  for (int i = 0; i < l.channel_dim; ++i) l.outer *= s[i];
-  for (int i = l.channel_dim + 1; i < s.rank(); ++i) l.inner *= s[i];
+  for (int i = 0; i < l.channel_dim; ++i) l.outer *= s.dim_size(i);
+  for (int i = l.channel_dim + 1; i < s.dims(); ++i) l.inner *= s.dim_size(i);
   return l;
 }
 
-pdk::Status ParseDataFormat(const pdk::Attrs& a, bool* nchw) {
+Status ParseDataFormat(OpKernelConstruction* c, bool* nchw) {
   std::string format = "NHWC";  // BiasAddV1 has no data_format attribute
-  PDK_RETURN_IF_ERROR(a.GetOptional("data_format", &format));
+  if (c->HasAttr("data_format")) TF_RETURN_IF_ERROR(c->GetAttr("data_format", &format));
   if (format != "NHWC" && format != "NCHW")
-    return pdk::InvalidArgument("data_format must be \"NHWC\" or \"NCHW\", got \"", format,
-                                "\"");
+    return errors::InvalidArgument("data_format must be \"NHWC\" or \"NCHW\", got \"", format,
+                                   "\"");
   *nchw = format == "NCHW";
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
 template <class T>
-class BiasAddOp {
+class BiasAddOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return ParseDataFormat(a, &nchw_); }
+  explicit BiasAddOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, ParseDataFormat(c, &nchw_));
+  }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor value, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor bias, ctx.input(1));
-    const pdk::Shape vs = value.shape(), bs = bias.shape();
-    PDK_RETURN_IF_ERROR(pdk::CheckRankAtLeast(ctx.op(), "value", vs, 2));
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(ctx.op(), "bias", bs, 1));
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& value = ctx->input(0);
+    const Tensor& bias = ctx->input(1);
+    const TensorShape& vs = value.shape();
+    const TensorShape& bs = bias.shape();
+    const char* op = type_string().c_str();
+    OP_REQUIRES_OK(ctx, ::pdk::CheckRankAtLeast(op, "value", vs.pdk_shape(), 2));
+    OP_REQUIRES_OK(ctx, ::pdk::CheckRank(op, "bias", bs.pdk_shape(), 1));
     const ChannelLayout l = LayoutOf(vs, nchw_);
-    if (bs[0] != l.channels)
-      return pdk::InvalidArgument(
-          ctx.op(), ": must provide as many biases as the channel dimension (",
-          nchw_ ? "NCHW" : "NHWC", " dimension ", l.channel_dim, ") of value: bias.shape ", bs,
-          " vs. value.shape ", vs);
+    OP_REQUIRES(ctx, bs.dim_size(0) == l.channels,
+                errors::InvalidArgument(
+                    op, ": must provide as many biases as the channel dimension (",
+                    nchw_ ? "NCHW" : "NHWC", " dimension ", l.channel_dim,
+                    ") of value: bias.shape ", bs, " vs. value.shape ", vs));
 
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.forward_or_allocate_output({0}, 0, vs));
-    if (value.num_elements() == 0) return pdk::Status::OK();
-    const auto& dev = pdk_compute::Device(ctx);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, vs, &out));
+    if (value.NumElements() == 0) return;
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
 
     if (l.inner == 1) {
       // [outer, C] + bias broadcast over rows: the broadcasting helper's
       // [N, M] op [1, M] path (a vectorized loop over rows for C >= 16).
-      PDK_ASSIGN_OR_RETURN(pdk_compute::BroadcastPlan<2> plan,
-                           pdk_compute::PlanBroadcast<2>(ctx.op(), {"value", "bias"},
-                                                         {pdk::Shape{l.outer, l.channels}, bs}));
-      pdk_compute::EvalBinary<T, T>(dev, plan, value.data<T>(), bias.data<T>(), out.data<T>(),
+      const ::pdk::StatusOr<pdk_compute::BroadcastPlan<2>> plan = pdk_compute::PlanBroadcast<2>(
+          op, {"value", "bias"}, {::pdk::Shape{l.outer, l.channels}, bs.pdk_shape()});
+      OP_REQUIRES_OK(ctx, plan.status());
+      pdk_compute::EvalBinary<T, T>(dev, plan.value(), value.flat<T>().data(),
+                                    bias.flat<T>().data(), out->flat<T>().data(),
                                     Eigen::internal::scalar_sum_op<T>());
-      return pdk::Status::OK();
+      return;
     }
 
     // NCHW with spatial dims: each of the outer*C rows of length `inner` gets
     // one scalar added — contiguous, vectorizable rows, split over the pool.
-    const T* in = value.data<T>();
-    const T* b = bias.data<T>();
-    T* o = out.data<T>();
-    const int64_t inner = l.inner, channels = l.channels;
+    const T* in = value.flat<T>().data();
+    const T* b = bias.flat<T>().data();
+    T* o = out->flat<T>().data();
+    const int64 inner = l.inner, channels = l.channels;
     const Eigen::TensorOpCost row_cost(inner * sizeof(T), inner * sizeof(T), inner);
     dev.parallelFor(l.outer * channels, row_cost, [&](Index first, Index last) {
       for (Index r = first; r < last; ++r) {
@@ -99,7 +107,6 @@ class BiasAddOp {
             Eigen::Map<const Vec<T>>(in + r * inner, inner) + b[r % channels];
       }
     });
-    return pdk::Status::OK();
   }
 
  private:
@@ -120,47 +127,49 @@ class BiasAddOp {
 // loop overhead than in adds (BiasAddGrad on [32,32,32,32] was 1.3x
 // TensorFlow's time).
 template <class T, class A>
-pdk::Status ColumnSums(pdk::Context& ctx, const T* in, int64_t rows, int64_t cols, A* out) {
-  const auto& dev = pdk_compute::Device(ctx);
-  constexpr int64_t kMinRowWidth = 512;
-  const int64_t k = kMinRowWidth / cols;  // rows per wide row (cols > 0)
-  if (k >= 2 && rows >= 2 * k) {           // then k * cols > kMinRowWidth / 2: no second split
-    const int64_t wide_rows = rows / k;
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor wide_t,
-                         ctx.allocate_temp(pdk::kDataType<A>, pdk::Shape{k * cols}));
-    A* wide = wide_t.data<A>();
-    PDK_RETURN_IF_ERROR((ColumnSums<T, A>(ctx, in, wide_rows, k * cols, wide)));
+Status ColumnSums(OpKernelContext* ctx, const T* in, int64 rows, int64 cols, A* out) {
+  const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+  constexpr int64 kMinRowWidth = 512;
+  const int64 k = kMinRowWidth / cols;  // rows per wide row (cols > 0)
+  if (k >= 2 && rows >= 2 * k) {         // then k * cols > kMinRowWidth / 2: no second split
+    const int64 wide_rows = rows / k;
+    Tensor wide_t;
+    TF_RETURN_IF_ERROR(
+        ctx->allocate_temp(DataTypeToEnum<A>::value, TensorShape({k * cols}), &wide_t));
+    A* wide = wide_t.flat<A>().data();
+    TF_RETURN_IF_ERROR((ColumnSums<T, A>(ctx, in, wide_rows, k * cols, wide)));
     Eigen::Map<Vec<A>> o(out, cols);
     o = Eigen::Map<const Vec<A>>(wide, cols);
-    for (int64_t j = 1; j < k; ++j) o += Eigen::Map<const Vec<A>>(wide + j * cols, cols);
-    for (int64_t r = wide_rows * k; r < rows; ++r)
+    for (int64 j = 1; j < k; ++j) o += Eigen::Map<const Vec<A>>(wide + j * cols, cols);
+    for (int64 r = wide_rows * k; r < rows; ++r)
       o += Eigen::Map<const Vec<T>>(in + r * cols, cols).template cast<A>();
-    return pdk::Status::OK();
+    return OkStatus();
   }
-  constexpr int64_t kMinElementsPerShard = 16 * 1024;
-  const int64_t shards = std::clamp<int64_t>(rows * cols / kMinElementsPerShard, 1,
-                                             std::min<int64_t>(rows, 4 * dev.numThreads()));
-  auto sum_rows = [in, cols](int64_t r0, int64_t r1, A* acc) {
+  constexpr int64 kMinElementsPerShard = 16 * 1024;
+  const int64 shards = std::clamp<int64>(rows * cols / kMinElementsPerShard, 1,
+                                         std::min<int64>(rows, 4 * dev.numThreads()));
+  auto sum_rows = [in, cols](int64 r0, int64 r1, A* acc) {
     Eigen::Map<Vec<A>> a(acc, cols);
     a = Eigen::Map<const Vec<T>>(in + r0 * cols, cols).template cast<A>();
-    for (int64_t r = r0 + 1; r < r1; ++r)
+    for (int64 r = r0 + 1; r < r1; ++r)
       a += Eigen::Map<const Vec<T>>(in + r * cols, cols).template cast<A>();
   };
   if (shards == 1) {
     sum_rows(0, rows, out);
-    return pdk::Status::OK();
+    return OkStatus();
   }
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
-                       ctx.allocate_temp(pdk::kDataType<A>, pdk::Shape{shards, cols}));
-  A* partial = scratch.data<A>();
-  const int64_t rows_per_shard = (rows + shards - 1) / shards;
+  Tensor scratch;
+  TF_RETURN_IF_ERROR(
+      ctx->allocate_temp(DataTypeToEnum<A>::value, TensorShape({shards, cols}), &scratch));
+  A* partial = scratch.flat<A>().data();
+  const int64 rows_per_shard = (rows + shards - 1) / shards;
   const double shard_elems = static_cast<double>(rows_per_shard * cols);
   dev.parallelFor(shards, Eigen::TensorOpCost(shard_elems * sizeof(T), cols * sizeof(A),
                                               shard_elems),
                   [&](Index first, Index last) {
                     for (Index s = first; s < last; ++s) {
-                      const int64_t r0 = s * rows_per_shard;
-                      const int64_t r1 = std::min(rows, r0 + rows_per_shard);
+                      const int64 r0 = s * rows_per_shard;
+                      const int64 r1 = std::min(rows, r0 + rows_per_shard);
                       if (r0 < r1) {
                         sum_rows(r0, r1, partial + s * cols);
                       } else {
@@ -170,72 +179,80 @@ pdk::Status ColumnSums(pdk::Context& ctx, const T* in, int64_t rows, int64_t col
                   });
   Eigen::Map<Vec<A>> o(out, cols);
   o = Eigen::Map<const Vec<A>>(partial, cols);
-  for (int64_t s = 1; s < shards; ++s) o += Eigen::Map<const Vec<A>>(partial + s * cols, cols);
-  return pdk::Status::OK();
+  for (int64 s = 1; s < shards; ++s) o += Eigen::Map<const Vec<A>>(partial + s * cols, cols);
+  return OkStatus();
 }
 
 template <class T>
-class BiasAddGradOp {
+class BiasAddGradOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return ParseDataFormat(a, &nchw_); }
+  explicit BiasAddGradOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, ParseDataFormat(c, &nchw_));
+  }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(0));
-    const pdk::Shape s = dy.shape();
-    PDK_RETURN_IF_ERROR(pdk::CheckRankAtLeast(ctx.op(), "out_backprop", s, 2));
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& dy = ctx->input(0);
+    const TensorShape& s = dy.shape();
+    OP_REQUIRES_OK(ctx, ::pdk::CheckRankAtLeast(type_string().c_str(), "out_backprop",
+                                                s.pdk_shape(), 2));
     const ChannelLayout l = LayoutOf(s, nchw_);
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{l.channels}));
-    if (l.channels == 0) return pdk::Status::OK();
-    T* o = out.data<T>();
-    if (dy.num_elements() == 0) {
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({l.channels}), &out));
+    if (l.channels == 0) return;
+    T* o = out->flat<T>().data();
+    if (dy.NumElements() == 0) {
       std::fill(o, o + l.channels, T(0));
-      return pdk::Status::OK();
+      return;
     }
     using A = pdk_compute::ComputeType<T>;  // the accumulator
-    pdk::Tensor acc_t;
+    Tensor acc_t;
     A* acc;
     if constexpr (pdk_compute::kIsHalfLike<T>) {
-      PDK_ASSIGN_OR_RETURN(acc_t, ctx.allocate_temp(TF_FLOAT, pdk::Shape{l.channels}));
-      acc = acc_t.data<float>();
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({l.channels}), &acc_t));
+      acc = acc_t.flat<float>().data();
     } else {
       acc = o;
     }
-    const T* in = dy.data<T>();
+    const T* in = dy.flat<T>().data();
     if (l.inner == 1) {
-      PDK_RETURN_IF_ERROR((ColumnSums<T, A>(ctx, in, l.outer, l.channels, acc)));
+      OP_REQUIRES_OK(ctx, (ColumnSums<T, A>(ctx, in, l.outer, l.channels, acc)));
     } else {
       // NCHW: first sum each contiguous [inner] row into a [outer, C] scratch,
       // then sum that over outer.
-      const int64_t inner = l.inner, rows = l.outer * l.channels;
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor row_sums, ctx.allocate_temp(pdk::kDataType<A>,
-                                                                   pdk::Shape{l.outer, l.channels}));
-      A* rs = row_sums.data<A>();
-      pdk_compute::Device(ctx).parallelFor(
+      const int64 inner = l.inner, rows = l.outer * l.channels;
+      Tensor row_sums;
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(DataTypeToEnum<A>::value,
+                                             TensorShape({l.outer, l.channels}), &row_sums));
+      A* rs = row_sums.flat<A>().data();
+      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
           rows, Eigen::TensorOpCost(inner * sizeof(T), sizeof(A), inner),
           [&](Index first, Index last) {
             for (Index r = first; r < last; ++r)
               rs[r] = Eigen::Map<const Vec<T>>(in + r * inner, inner).template cast<A>().sum();
           });
-      PDK_RETURN_IF_ERROR((ColumnSums<A, A>(ctx, rs, l.outer, l.channels, acc)));
+      OP_REQUIRES_OK(ctx, (ColumnSums<A, A>(ctx, rs, l.outer, l.channels, acc)));
     }
     if constexpr (pdk_compute::kIsHalfLike<T>)
-      pdk_compute::Convert<float, T>(pdk_compute::Device(ctx), acc, o, l.channels);
-    return pdk::Status::OK();
+      pdk_compute::Convert<float, T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(), acc, o,
+                                     l.channels);
   }
 
  private:
   bool nchw_ = false;
 };
 
+#define PDK_REGISTER_BIAS_ADD_(T)                                                        \
+  REGISTER_KERNEL_BUILDER(Name("BiasAdd").Device(DEVICE_PDK).TypeConstraint<T>("T"),     \
+                          BiasAddOp<T>);                                                 \
+  REGISTER_KERNEL_BUILDER(Name("BiasAddV1").Device(DEVICE_PDK).TypeConstraint<T>("T"),   \
+                          BiasAddOp<T>);                                                 \
+  REGISTER_KERNEL_BUILDER(Name("BiasAddGrad").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
+                          BiasAddGradOp<T>);
+PDK_REGISTER_BIAS_ADD_(float)
+PDK_REGISTER_BIAS_ADD_(double)
+PDK_REGISTER_BIAS_ADD_(Eigen::half)
+PDK_REGISTER_BIAS_ADD_(Eigen::bfloat16)
+#undef PDK_REGISTER_BIAS_ADD_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(NnBiasAdd, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<BiasAddOp<T>>("BiasAdd").Type("T", t));
-    r.Add(pdk::KernelDef<BiasAddOp<T>>("BiasAddV1").Type("T", t));
-    r.Add(pdk::KernelDef<BiasAddGradOp<T>>("BiasAddGrad").Type("T", t));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

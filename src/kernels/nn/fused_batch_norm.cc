@@ -56,6 +56,8 @@
 // accumulates a [C] double vector, shards are added in order, so results are
 // deterministic); elementwise passes split rows (channels-last) or the
 // contiguous (n, c) runs (channels-first) over the pool.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -64,9 +66,9 @@
 #include <vector>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 using Index = Eigen::Index;
@@ -85,27 +87,33 @@ struct Layout {
   int64_t per_channel() const { return outer * inner; }  // n
 };
 
-Layout LayoutOf(const pdk::Shape& s, bool channels_first) {
+Layout LayoutOf(const TensorShape& s, bool channels_first) {
   Layout l;
-  l.channel_dim = channels_first ? 1 : s.rank() - 1;
-  l.channels = s[l.channel_dim];
-  for (int i = 0; i < l.channel_dim; ++i) l.outer *= s[i];
-  for (int i = l.channel_dim + 1; i < s.rank(); ++i) l.inner *= s[i];
+  l.channel_dim = channels_first ? 1 : s.dims() - 1;
+  l.channels = s.dim_size(l.channel_dim);
+  for (int i = 0; i < l.channel_dim; ++i) l.outer *= s.dim_size(i);
+  for (int i = l.channel_dim + 1; i < s.dims(); ++i) l.inner *= s.dim_size(i);
   return l;
 }
 
+// Reads attribute `name` into *v if the node has it, else leaves the default.
+template <class V>
+Status GetOptionalAttr(OpKernelConstruction* c, const char* name, V* v) {
+  return c->HasAttr(name) ? c->GetAttr(name, v) : OkStatus();
+}
+
 // Decodes data_format: "NHWC"/"NDHWC" (channels last) or "NCHW"/"NCDHW".
-pdk::Status ParseFormat(const pdk::Attrs& a, std::string* format, bool* channels_first) {
-  PDK_RETURN_IF_ERROR(a.GetOptional("data_format", format));
+Status ParseFormat(OpKernelConstruction* c, std::string* format, bool* channels_first) {
+  TF_RETURN_IF_ERROR(GetOptionalAttr(c, "data_format", format));
   if (*format == "NHWC" || *format == "NDHWC") {
     *channels_first = false;
   } else if (*format == "NCHW" || *format == "NCDHW") {
     *channels_first = true;
   } else {
-    return pdk::InvalidArgument("data_format must be one of NHWC, NDHWC, NCHW, NCDHW, got \"",
-                                *format, "\"");
+    return errors::InvalidArgument("data_format must be one of NHWC, NDHWC, NCHW, NCDHW, got \"",
+                                   *format, "\"");
   }
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
 // Parameter views handed to the per-run bodies: a channels-last row sees every
@@ -170,20 +178,19 @@ void ForEachRun(const Eigen::ThreadPoolDevice& dev, const Layout& l,
 // order; channels-first runs are summed one per task and then added per
 // channel in order. Both orders are fixed, so the result is deterministic.
 template <int K, class Body>
-pdk::Status ChannelSums(const pdk::Context& ctx, const Layout& l, Body&& body,
-                        std::vector<double>* out) {
-  const auto& dev = pdk_compute::Device(ctx);
+Status ChannelSums(OpKernelContext* ctx, const Layout& l, Body&& body, std::vector<double>* out) {
+  const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
   const int64_t c = l.channels;
   out->assign(static_cast<size_t>(K * c), 0.0);
-  if (l.per_channel() == 0 || c == 0) return pdk::Status::OK();
+  if (l.per_channel() == 0 || c == 0) return OkStatus();
   if (l.inner == 1) {
     const int64_t rows = l.outer;
     constexpr int64_t kMinElementsPerShard = 16 * 1024;
     const int64_t shards = std::clamp<int64_t>(rows * c / kMinElementsPerShard, 1,
                                                std::min<int64_t>(rows, 4 * dev.numThreads()));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch,
-                         ctx.allocate_temp(TF_DOUBLE, pdk::Shape{shards, K * c}));
-    double* partial = scratch.data<double>();
+    Tensor scratch;
+    TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_DOUBLE, TensorShape({shards, K * c}), &scratch));
+    double* partial = scratch.flat<double>().data();
     std::fill(partial, partial + shards * K * c, 0.0);
     const int64_t per_shard = (rows + shards - 1) / shards;
     const double elems = static_cast<double>(per_shard * c);
@@ -197,11 +204,12 @@ pdk::Status ChannelSums(const pdk::Context& ctx, const Layout& l, Body&& body,
                     });
     MMap<double> o(out->data(), K * c);
     for (int64_t s = 0; s < shards; ++s) o += CMap<double>(partial + s * K * c, K * c);
-    return pdk::Status::OK();
+    return OkStatus();
   }
   const int64_t runs = l.outer * c, inner = l.inner;
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor scratch, ctx.allocate_temp(TF_DOUBLE, pdk::Shape{runs, K}));
-  double* run_sums = scratch.data<double>();
+  Tensor scratch;
+  TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_DOUBLE, TensorShape({runs, K}), &scratch));
+  double* run_sums = scratch.flat<double>().data();
   dev.parallelFor(runs, Eigen::TensorOpCost(inner * 8.0, K * 8.0, inner * 4.0 * K),
                   [&](Index first, Index last) {
                     for (Index r = first; r < last; ++r) {
@@ -212,87 +220,91 @@ pdk::Status ChannelSums(const pdk::Context& ctx, const Layout& l, Body&& body,
                   });
   for (int64_t r = 0; r < runs; ++r)
     for (int k = 0; k < K; ++k) (*out)[k * c + r % c] += run_sums[r * K + k];
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
 // `op: name must be rank 1 with C elements (the channels of x, data_format
 // dimension d), got shape S; x.shape X`.
-pdk::Status CheckChannelVector(const char* op, const char* name, const pdk::Shape& s,
-                               const Layout& l, const std::string& format, const char* xname,
-                               const pdk::Shape& xs) {
-  if (s.rank() != 1 || s[0] != l.channels)
-    return pdk::InvalidArgument(op, ": ", name, " must be rank 1 with ", l.channels,
-                                " elements (the channels of ", xname, ", ", format,
-                                " dimension ", l.channel_dim, "), got ", name, ".shape ", s,
-                                " vs. ", xname, ".shape ", xs);
-  return pdk::Status::OK();
+Status CheckChannelVector(const char* op, const char* name, const TensorShape& s,
+                          const Layout& l, const std::string& format, const char* xname,
+                          const TensorShape& xs) {
+  if (s.dims() != 1 || s.dim_size(0) != l.channels)
+    return errors::InvalidArgument(op, ": ", name, " must be rank 1 with ", l.channels,
+                                   " elements (the channels of ", xname, ", ", format,
+                                   " dimension ", l.channel_dim, "), got ", name, ".shape ", s,
+                                   " vs. ", xname, ".shape ", xs);
+  return OkStatus();
 }
 
-pdk::Status CheckRank4or5(const char* op, const char* name, const pdk::Shape& s) {
-  if (s.rank() != 4 && s.rank() != 5)
-    return pdk::InvalidArgument(op, ": ", name, " must be rank 4 or 5, got shape ", s);
-  return pdk::Status::OK();
+Status CheckRank4or5(const char* op, const char* name, const TensorShape& s) {
+  if (s.dims() != 4 && s.dims() != 5)
+    return errors::InvalidArgument(op, ": ", name, " must be rank 4 or 5, got shape ", s);
+  return OkStatus();
 }
 
 template <class U>
-void Fill(const pdk::Tensor& t, U v) {
-  std::fill(t.data<U>(), t.data<U>() + t.num_elements(), v);
+void Fill(Tensor* t, U v) {
+  U* p = t->flat<U>().data();
+  std::fill(p, p + t->NumElements(), v);
 }
 
 // ------------------------------------------------------------------- forward
 
 // kReserveSpace3: V3's sixth output. U == T for FusedBatchNorm (V1).
 template <class T, class U, bool kReserveSpace3>
-class FusedBatchNormOp {
+class FusedBatchNormOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
+  explicit FusedBatchNormOp(OpKernelConstruction* c) : OpKernel(c) {
     float epsilon = 1e-4f, factor = 1.0f;  // nn_ops.cc defaults
-    PDK_RETURN_IF_ERROR(a.GetOptional("epsilon", &epsilon));
-    PDK_RETURN_IF_ERROR(a.GetOptional("exponential_avg_factor", &factor));
-    PDK_RETURN_IF_ERROR(a.GetOptional("is_training", &is_training_));
-    PDK_RETURN_IF_ERROR(ParseFormat(a, &format_, &channels_first_));
+    OP_REQUIRES_OK(c, GetOptionalAttr(c, "epsilon", &epsilon));
+    OP_REQUIRES_OK(c, GetOptionalAttr(c, "exponential_avg_factor", &factor));
+    OP_REQUIRES_OK(c, GetOptionalAttr(c, "is_training", &is_training_));
+    OP_REQUIRES_OK(c, ParseFormat(c, &format_, &channels_first_));
     epsilon_ = static_cast<U>(epsilon);
     factor_ = static_cast<U>(factor);
-    return pdk::Status::OK();
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const char* op = ctx.op();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor scale, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor offset, ctx.input(2));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor mean_in, ctx.input(3));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor var_in, ctx.input(4));
-    const pdk::Shape xs = x.shape();
-    PDK_RETURN_IF_ERROR(CheckRank4or5(op, "x", xs));
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& x = ctx->input(0);
+    const Tensor& scale = ctx->input(1);
+    const Tensor& offset = ctx->input(2);
+    const Tensor& mean_in = ctx->input(3);
+    const Tensor& var_in = ctx->input(4);
+    const TensorShape& xs = x.shape();
+    OP_REQUIRES_OK(ctx, CheckRank4or5(op, "x", xs));
     const Layout l = LayoutOf(xs, channels_first_);
-    PDK_RETURN_IF_ERROR(CheckChannelVector(op, "scale", scale.shape(), l, format_, "x", xs));
-    PDK_RETURN_IF_ERROR(CheckChannelVector(op, "offset", offset.shape(), l, format_, "x", xs));
+    OP_REQUIRES_OK(ctx, CheckChannelVector(op, "scale", scale.shape(), l, format_, "x", xs));
+    OP_REQUIRES_OK(ctx, CheckChannelVector(op, "offset", offset.shape(), l, format_, "x", xs));
     // mean and variance must be 1-D even where they are not read (TensorFlow's
     // FusedBatchNormOp checks their rank first, with this wording); they are
     // read only for inference or a running average (TF passes empty ones when
     // training with exponential_avg_factor == 1).
-    if (mean_in.shape().rank() != 1)
-      return pdk::InvalidArgument("estimated_mean must be 1-dimensional", mean_in.shape(), " (",
-                                  op, ")");
-    if (var_in.shape().rank() != 1)
-      return pdk::InvalidArgument("estimated_variance must be 1-dimensional", var_in.shape(),
-                                  " (", op, ")");
+    OP_REQUIRES(ctx, mean_in.dims() == 1,
+                errors::InvalidArgument("estimated_mean must be 1-dimensional", mean_in.shape(),
+                                        " (", op, ")"));
+    OP_REQUIRES(ctx, var_in.dims() == 1,
+                errors::InvalidArgument("estimated_variance must be 1-dimensional",
+                                        var_in.shape(), " (", op, ")"));
     const bool use_running = !is_training_ || factor_ != U(1);
     if (use_running) {
-      PDK_RETURN_IF_ERROR(CheckChannelVector(op, "mean", mean_in.shape(), l, format_, "x", xs));
-      PDK_RETURN_IF_ERROR(
-          CheckChannelVector(op, "variance", var_in.shape(), l, format_, "x", xs));
+      OP_REQUIRES_OK(ctx,
+                     CheckChannelVector(op, "mean", mean_in.shape(), l, format_, "x", xs));
+      OP_REQUIRES_OK(ctx,
+                     CheckChannelVector(op, "variance", var_in.shape(), l, format_, "x", xs));
     }
 
-    const pdk::Shape cs{l.channels};
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.forward_or_allocate_output({0}, 0, xs));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor batch_mean, ctx.forward_or_allocate_output({3}, 1, cs));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor batch_var, ctx.forward_or_allocate_output({4}, 2, cs));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor saved_mean, ctx.allocate_output(3, cs));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor saved_var, ctx.allocate_output(4, cs));
+    const TensorShape cs({l.channels});
+    Tensor *y = nullptr, *batch_mean = nullptr, *batch_var = nullptr;
+    Tensor *saved_mean = nullptr, *saved_var = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, xs, &y));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({3}, 1, cs, &batch_mean));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({4}, 2, cs, &batch_var));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(3, cs, &saved_mean));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(4, cs, &saved_var));
     if constexpr (kReserveSpace3) {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor rs3, ctx.allocate_output(5, pdk::Shape{}));
+      Tensor* rs3 = nullptr;
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(5, TensorShape(), &rs3));
       Fill<U>(rs3, U(0));
     }
 
@@ -301,40 +313,40 @@ class FusedBatchNormOp {
       Fill<U>(batch_var, std::numeric_limits<U>::quiet_NaN());
       Fill<U>(saved_mean, U(0));
       Fill<U>(saved_var, U(0));
-      return pdk::Status::OK();
+      return;
     }
 
     const int64_t c = l.channels, n = l.per_channel();
-    const T* xd = x.data<T>();
+    const T* xd = x.flat<T>().data();
     std::vector<U> mean(c), var(c);
     if (is_training_) {
       std::vector<double> sums;
-      PDK_RETURN_IF_ERROR(ChannelSums<1>(ctx, l, [xd](int64_t off, int64_t len, auto, auto acc) {
+      OP_REQUIRES_OK(ctx, ChannelSums<1>(ctx, l, [xd](int64_t off, int64_t len, auto, auto acc) {
         acc(0) += CMap<T>(xd + off, len).template cast<U>().template cast<double>();
       }, &sums));
       for (int64_t i = 0; i < c; ++i) mean[i] = static_cast<U>(sums[i] / n);
       // Centred in U as TF does, squared and summed in double.
       const U* m = mean.data();
-      PDK_RETURN_IF_ERROR(
-          ChannelSums<1>(ctx, l, [xd, m](int64_t off, int64_t len, auto pick, auto acc) {
+      OP_REQUIRES_OK(
+          ctx, ChannelSums<1>(ctx, l, [xd, m](int64_t off, int64_t len, auto pick, auto acc) {
             acc(0) += (CMap<T>(xd + off, len).template cast<U>() - pick(m))
                           .template cast<double>()
                           .square();
           }, &sums));
       for (int64_t i = 0; i < c; ++i) var[i] = static_cast<U>(sums[i] / n);
     } else {
-      std::copy_n(mean_in.data<U>(), c, mean.begin());
-      std::copy_n(var_in.data<U>(), c, var.begin());
+      std::copy_n(mean_in.flat<U>().data(), c, mean.begin());
+      std::copy_n(var_in.flat<U>().data(), c, var.begin());
     }
 
     // y = (x - mean) * (rsqrt(var + epsilon) * scale) + offset, in U.
     std::vector<U> a(c);
-    const U* sc = scale.data<U>();
+    const U* sc = scale.flat<U>().data();
     for (int64_t i = 0; i < c; ++i) a[i] = sc[i] / std::sqrt(var[i] + epsilon_);
     {
-      const U *m = mean.data(), *ap = a.data(), *off_p = offset.data<U>();
-      T* yd = y.data<T>();
-      ForEachRun(pdk_compute::Device(ctx), l,
+      const U *m = mean.data(), *ap = a.data(), *off_p = offset.flat<U>().data();
+      T* yd = y->flat<T>().data();
+      ForEachRun(ctx->eigen_device<Eigen::ThreadPoolDevice>(), l,
                  Eigen::TensorOpCost(sizeof(T), sizeof(T), 4),
                  [=](int64_t off, int64_t len, auto pick) {
                    MMap<T>(yd + off, len) =
@@ -344,14 +356,14 @@ class FusedBatchNormOp {
                  });
     }
 
-    U* bm = batch_mean.data<U>();
-    U* bv = batch_var.data<U>();
-    std::copy(mean.begin(), mean.end(), saved_mean.data<U>());
-    std::copy(var.begin(), var.end(), saved_var.data<U>());
+    U* bm = batch_mean->flat<U>().data();
+    U* bv = batch_var->flat<U>().data();
+    std::copy(mean.begin(), mean.end(), saved_mean->flat<U>().data());
+    std::copy(var.begin(), var.end(), saved_var->flat<U>().data());
     if (!is_training_) {
       std::copy(mean.begin(), mean.end(), bm);
       std::copy(var.begin(), var.end(), bv);
-      return pdk::Status::OK();
+      return;
     }
     // Bessel's correction n / (n - 1), computed in U as TF does (1 when n == 1).
     const U adjust = static_cast<U>(n) / static_cast<U>(n > 1 ? n - 1 : 1);
@@ -362,15 +374,14 @@ class FusedBatchNormOp {
       }
     } else {
       // Read before write at the same index: safe if TF forwarded mean/variance.
-      const U* old_mean = mean_in.data<U>();
-      const U* old_var = var_in.data<U>();
+      const U* old_mean = mean_in.flat<U>().data();
+      const U* old_var = var_in.flat<U>().data();
       const U keep = U(1) - factor_;
       for (int64_t i = 0; i < c; ++i) {
         bm[i] = keep * old_mean[i] + factor_ * mean[i];
         bv[i] = keep * old_var[i] + (factor_ * adjust) * var[i];
       }
     }
-    return pdk::Status::OK();
   }
 
  private:
@@ -384,76 +395,80 @@ class FusedBatchNormOp {
 // ------------------------------------------------------------------ gradient
 
 template <class T, class U>
-class FusedBatchNormGradOp {
+class FusedBatchNormGradOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
+  explicit FusedBatchNormGradOp(OpKernelConstruction* c) : OpKernel(c) {
     float epsilon = 1e-4f;
-    PDK_RETURN_IF_ERROR(a.GetOptional("epsilon", &epsilon));
-    PDK_RETURN_IF_ERROR(a.GetOptional("is_training", &is_training_));
-    PDK_RETURN_IF_ERROR(ParseFormat(a, &format_, &channels_first_));
+    OP_REQUIRES_OK(c, GetOptionalAttr(c, "epsilon", &epsilon));
+    OP_REQUIRES_OK(c, GetOptionalAttr(c, "is_training", &is_training_));
+    OP_REQUIRES_OK(c, ParseFormat(c, &format_, &channels_first_));
     epsilon_ = static_cast<U>(epsilon);
-    return pdk::Status::OK();
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const char* op = ctx.op();
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor scale, ctx.input(2));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor mean_in, ctx.input(3));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor var_in, ctx.input(4));
-    const pdk::Shape xs = x.shape();
-    PDK_RETURN_IF_ERROR(CheckRank4or5(op, "y_backprop", dy.shape()));
-    PDK_RETURN_IF_ERROR(CheckRank4or5(op, "x", xs));
-    PDK_RETURN_IF_ERROR(pdk::CheckSameShape(op, "x", xs, "y_backprop", dy.shape()));
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& dy = ctx->input(0);
+    const Tensor& x = ctx->input(1);
+    const Tensor& scale = ctx->input(2);
+    const Tensor& mean_in = ctx->input(3);
+    const Tensor& var_in = ctx->input(4);
+    const TensorShape& xs = x.shape();
+    OP_REQUIRES_OK(ctx, CheckRank4or5(op, "y_backprop", dy.shape()));
+    OP_REQUIRES_OK(ctx, CheckRank4or5(op, "x", xs));
+    OP_REQUIRES_OK(ctx, ::pdk::CheckSameShape(op, "x", xs.pdk_shape(), "y_backprop",
+                                              dy.shape().pdk_shape()));
     const Layout l = LayoutOf(xs, channels_first_);
-    PDK_RETURN_IF_ERROR(CheckChannelVector(op, "scale", scale.shape(), l, format_, "x", xs));
-    PDK_RETURN_IF_ERROR(
-        CheckChannelVector(op, "reserve_space_1", mean_in.shape(), l, format_, "x", xs));
-    PDK_RETURN_IF_ERROR(
-        CheckChannelVector(op, "reserve_space_2", var_in.shape(), l, format_, "x", xs));
+    OP_REQUIRES_OK(ctx, CheckChannelVector(op, "scale", scale.shape(), l, format_, "x", xs));
+    OP_REQUIRES_OK(ctx, CheckChannelVector(op, "reserve_space_1", mean_in.shape(), l, format_,
+                                           "x", xs));
+    OP_REQUIRES_OK(ctx, CheckChannelVector(op, "reserve_space_2", var_in.shape(), l, format_,
+                                           "x", xs));
 
-    const pdk::Shape cs{l.channels};
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dx, ctx.allocate_output(0, xs));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dscale, ctx.allocate_output(1, cs));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor doffset, ctx.allocate_output(2, cs));
-    PDK_RETURN_IF_ERROR(ctx.allocate_output(3, pdk::Shape{0}).status());
-    PDK_RETURN_IF_ERROR(ctx.allocate_output(4, pdk::Shape{0}).status());
+    const TensorShape cs({l.channels});
+    Tensor *dx = nullptr, *dscale = nullptr, *doffset = nullptr, *unused = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, xs, &dx));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, cs, &dscale));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(2, cs, &doffset));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(3, TensorShape({0}), &unused));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(4, TensorShape({0}), &unused));
     if (xs.num_elements() == 0) {
       Fill<U>(dscale, U(0));
       Fill<U>(doffset, U(0));
-      return pdk::Status::OK();
+      return;
     }
-    if (!is_training_ && channels_first_)
-      return pdk::InvalidArgument(op, ": is_training=false supports only channels-last ",
-                                  "data_format (NHWC, NDHWC), as TensorFlow's CPU kernel; got ",
-                                  format_);
+    OP_REQUIRES(ctx, is_training_ || !channels_first_,
+                errors::InvalidArgument(op, ": is_training=false supports only channels-last ",
+                                        "data_format (NHWC, NDHWC), as TensorFlow's CPU "
+                                        "kernel; got ",
+                                        format_));
 
     const int64_t c = l.channels, n = l.per_channel();
-    const T* dyd = dy.data<T>();
-    const T* xd = x.data<T>();
-    const U* m = mean_in.data<U>();
-    const U* sc = scale.data<U>();
+    const T* dyd = dy.flat<T>().data();
+    const T* xd = x.flat<T>().data();
+    const U* m = mean_in.flat<U>().data();
+    const U* sc = scale.flat<U>().data();
+    const U* var = var_in.flat<U>().data();
     std::vector<U> k(c);  // rsqrt(variance + epsilon)
-    for (int64_t i = 0; i < c; ++i) k[i] = U(1) / std::sqrt(var_in.data<U>()[i] + epsilon_);
+    for (int64_t i = 0; i < c; ++i) k[i] = U(1) / std::sqrt(var[i] + epsilon_);
 
     // sums[0] = sum(dy), sums[1] = sum(dy * (x - mean)); products in U as TF.
     std::vector<double> sums;
-    PDK_RETURN_IF_ERROR(
-        ChannelSums<2>(ctx, l, [dyd, xd, m](int64_t off, int64_t len, auto pick, auto acc) {
+    OP_REQUIRES_OK(
+        ctx, ChannelSums<2>(ctx, l, [dyd, xd, m](int64_t off, int64_t len, auto pick, auto acc) {
           const auto g = CMap<T>(dyd + off, len).template cast<U>();
           acc(0) += g.template cast<double>();
           acc(1) += (g * (CMap<T>(xd + off, len).template cast<U>() - pick(m)))
                         .template cast<double>();
         }, &sums));
-    U* dsc = dscale.data<U>();
-    U* doff = doffset.data<U>();
+    U* dsc = dscale->flat<U>().data();
+    U* doff = doffset->flat<U>().data();
     for (int64_t i = 0; i < c; ++i) {
       doff[i] = static_cast<U>(sums[i]);
       dsc[i] = static_cast<U>(sums[c + i] * static_cast<double>(k[i]));
     }
 
-    T* dxd = dx.data<T>();
+    T* dxd = dx->flat<T>().data();
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     const Eigen::TensorOpCost cost(2 * sizeof(T), sizeof(T), 6);
     if (is_training_) {
       // dx = coef1 * (dy - dy_mean - (x - mean) * coef2), coef1 = scale * k,
@@ -465,7 +480,7 @@ class FusedBatchNormGradOp {
         dy_mean[i] = static_cast<U>(sums[i] / n);
       }
       const U *c1 = coef1.data(), *c2 = coef2.data(), *gm = dy_mean.data();
-      ForEachRun(pdk_compute::Device(ctx), l, cost, [=](int64_t off, int64_t len, auto pick) {
+      ForEachRun(dev, l, cost, [=](int64_t off, int64_t len, auto pick) {
         const auto g = CMap<T>(dyd + off, len).template cast<U>();
         const auto xc = CMap<T>(xd + off, len).template cast<U>() - pick(m);
         MMap<T>(dxd + off, len) =
@@ -475,12 +490,11 @@ class FusedBatchNormGradOp {
       std::vector<U> coef(c);  // scale * rsqrt(pop_var + epsilon)
       for (int64_t i = 0; i < c; ++i) coef[i] = sc[i] * k[i];
       const U* cp = coef.data();
-      ForEachRun(pdk_compute::Device(ctx), l, cost, [=](int64_t off, int64_t len, auto pick) {
+      ForEachRun(dev, l, cost, [=](int64_t off, int64_t len, auto pick) {
         MMap<T>(dxd + off, len) =
             (CMap<T>(dyd + off, len).template cast<U>() * pick(cp)).template cast<T>();
       });
     }
-    return pdk::Status::OK();
   }
 
  private:
@@ -490,29 +504,36 @@ class FusedBatchNormGradOp {
   std::string format_ = "NHWC";
 };
 
+REGISTER_KERNEL_BUILDER(Name("FusedBatchNorm").Device(DEVICE_PDK).TypeConstraint<float>("T"),
+                        FusedBatchNormOp<float, float, false>);
+REGISTER_KERNEL_BUILDER(
+    Name("FusedBatchNormGrad").Device(DEVICE_PDK).TypeConstraint<float>("T"),
+    FusedBatchNormGradOp<float, float>);
+#define PDK_REGISTER_FUSED_BATCH_NORM_(T)                                                   \
+  REGISTER_KERNEL_BUILDER(Name("FusedBatchNormV2")                                          \
+                              .Device(DEVICE_PDK)                                           \
+                              .TypeConstraint<T>("T")                                       \
+                              .TypeConstraint<float>("U"),                                  \
+                          FusedBatchNormOp<T, float, false>);                               \
+  REGISTER_KERNEL_BUILDER(Name("FusedBatchNormV3")                                          \
+                              .Device(DEVICE_PDK)                                           \
+                              .TypeConstraint<T>("T")                                       \
+                              .TypeConstraint<float>("U"),                                  \
+                          FusedBatchNormOp<T, float, true>);                                \
+  REGISTER_KERNEL_BUILDER(Name("FusedBatchNormGradV2")                                      \
+                              .Device(DEVICE_PDK)                                           \
+                              .TypeConstraint<T>("T")                                       \
+                              .TypeConstraint<float>("U"),                                  \
+                          FusedBatchNormGradOp<T, float>);                                  \
+  REGISTER_KERNEL_BUILDER(Name("FusedBatchNormGradV3")                                      \
+                              .Device(DEVICE_PDK)                                           \
+                              .TypeConstraint<T>("T")                                       \
+                              .TypeConstraint<float>("U"),                                  \
+                          FusedBatchNormGradOp<T, float>);
+PDK_REGISTER_FUSED_BATCH_NORM_(float)
+PDK_REGISTER_FUSED_BATCH_NORM_(Eigen::half)
+PDK_REGISTER_FUSED_BATCH_NORM_(Eigen::bfloat16)
+#undef PDK_REGISTER_FUSED_BATCH_NORM_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(NnFusedBatchNorm, r) {
-  r.Add(pdk::KernelDef<FusedBatchNormOp<float, float, false>>("FusedBatchNorm")
-            .Type("T", pdk::TypeTag<float>{}));
-  r.Add(pdk::KernelDef<FusedBatchNormGradOp<float, float>>("FusedBatchNormGrad")
-            .Type("T", pdk::TypeTag<float>{}));
-  pdk::ForEachType(pdk::TypeList<float, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    const pdk::TypeTag<float> u;
-    r.Add(pdk::KernelDef<FusedBatchNormOp<T, float, false>>("FusedBatchNormV2")
-              .Type("T", t)
-              .Type("U", u));
-    r.Add(pdk::KernelDef<FusedBatchNormOp<T, float, true>>("FusedBatchNormV3")
-              .Type("T", t)
-              .Type("U", u));
-    r.Add(pdk::KernelDef<FusedBatchNormGradOp<T, float>>("FusedBatchNormGradV2")
-              .Type("T", t)
-              .Type("U", u));
-    r.Add(pdk::KernelDef<FusedBatchNormGradOp<T, float>>("FusedBatchNormGradV3")
-              .Type("T", t)
-              .Type("U", u));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -13,52 +13,62 @@
 // 2, targets not rank 1, batch sizes that differ, k not a scalar.
 //
 // Parallelism: rows over the device pool.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 template <class T>
-class InTopKOp {
+class InTopKOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor pred, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor targets, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor k_t, ctx.input(2));
-    const pdk::Shape ps = pred.shape(), ts = targets.shape();
-    if (ps.rank() != 2)
-      return pdk::InvalidArgument("predictions must be 2-dimensional (", ctx.op(),
-                                  ": predictions of shape ", ps, ")");
-    if (ts.rank() != 1)
-      return pdk::InvalidArgument("targets must be 1-dimensional (", ctx.op(),
-                                  ": targets of shape ", ts, ")");
-    if (ps[0] != ts[0])
-      return pdk::InvalidArgument("First dimension of predictions ", ps[0],
-                                  " must match length of targets ", ts[0], " (", ctx.op(), ")");
-    if (k_t.rank() != 0)
-      return pdk::InvalidArgument("k must be 0 D, got shape ", k_t.shape(), " (", ctx.op(), ")");
-    const int64_t k = static_cast<int64_t>(k_t.data<T>()[0]);
-    const int64_t rows = ps[0], classes = ps[1];
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{rows}));
-    if (rows == 0) return pdk::Status::OK();
-    const float* p = pred.data<float>();
-    const T* t = targets.data<T>();
-    bool* o = out.data<bool>();
-    pdk_compute::Device(ctx).parallelFor(
+  explicit InTopKOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& pred = ctx->input(0);
+    const Tensor& targets = ctx->input(1);
+    const Tensor& k_t = ctx->input(2);
+    const TensorShape& ps = pred.shape();
+    const TensorShape& ts = targets.shape();
+    const std::string& op = type_string();
+    OP_REQUIRES(ctx, ps.dims() == 2,
+                errors::InvalidArgument("predictions must be 2-dimensional (", op,
+                                        ": predictions of shape ", ps, ")"));
+    OP_REQUIRES(ctx, ts.dims() == 1,
+                errors::InvalidArgument("targets must be 1-dimensional (", op,
+                                        ": targets of shape ", ts, ")"));
+    OP_REQUIRES(ctx, ps.dim_size(0) == ts.dim_size(0),
+                errors::InvalidArgument("First dimension of predictions ", ps.dim_size(0),
+                                        " must match length of targets ", ts.dim_size(0), " (",
+                                        op, ")"));
+    OP_REQUIRES(ctx, k_t.dims() == 0,
+                errors::InvalidArgument("k must be 0 D, got shape ", k_t.shape(), " (", op,
+                                        ")"));
+    const int64 k = static_cast<int64>(static_cast<const T*>(k_t.data())[0]);
+    const int64 rows = ps.dim_size(0), classes = ps.dim_size(1);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({rows}), &out));
+    if (rows == 0) return;
+    const float* p = pred.flat<float>().data();
+    const T* t = targets.flat<T>().data();
+    bool* o = out->flat<bool>().data();
+    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
         rows, Eigen::TensorOpCost(classes * 4.0, 1, classes * 2.0),
         [&](Eigen::Index first, Eigen::Index last) {
           for (Eigen::Index b = first; b < last; ++b) {
             const float* row = p + b * classes;
-            const int64_t target = static_cast<int64_t>(t[b]);
+            const int64 target = static_cast<int64>(t[b]);
             bool cannot_say = target < 0 || target >= classes || !std::isfinite(row[target]);
-            int64_t more = 0;
+            int64 more = 0;
             if (!cannot_say) {
               const float want = row[target];
-              for (int64_t c = 0; c < classes; ++c) {
+              for (int64 c = 0; c < classes; ++c) {
                 if (!std::isfinite(row[c])) {
                   cannot_say = true;
                   break;
@@ -69,16 +79,18 @@ class InTopKOp {
             o[b] = !cannot_say && more < k;
           }
         });
-    return pdk::Status::OK();
   }
 };
 
-PDK_REGISTER_KERNELS(NnInTopK, r) {
-  pdk::ForEachType(pdk::TypeList<int32_t, int64_t>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<InTopKOp<T>>("InTopKV2").Type("T", t).HostMemory("k"));
-  });
-}
+#define PDK_REGISTER_IN_TOP_K_(T)                           \
+  REGISTER_KERNEL_BUILDER(Name("InTopKV2")                  \
+                              .Device(DEVICE_PDK)           \
+                              .TypeConstraint<T>("T")       \
+                              .HostMemory("k"),             \
+                          InTopKOp<T>);
+PDK_REGISTER_IN_TOP_K_(int32)
+PDK_REGISTER_IN_TOP_K_(int64)
+#undef PDK_REGISTER_IN_TOP_K_
 
 }  // namespace
-}  // namespace pdk_kernels
+}  // namespace tensorflow

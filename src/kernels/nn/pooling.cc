@@ -42,6 +42,8 @@
 // the device pool, vectorized over channels. MaxPoolGrad accumulates into
 // overlapping windows, so it splits (image, channel block) units, which never
 // write the same element; within a unit it is vectorized over channels too.
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -51,10 +53,15 @@
 
 #include "compute/eigen.h"
 #include "kernels/nn/window.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
+
+using ::pdk_kernels::ListString;
+using ::pdk_kernels::Padding;
+using ::pdk_kernels::Window2D;
+using ::pdk_kernels::WindowedOutputSize;
 
 using Index = Eigen::Index;
 template <class T>
@@ -96,11 +103,12 @@ inline std::string CommaList(const std::vector<int64_t>& v) {
 
 // TensorFlow's CPU kernels read ksize and strides into std::vector<int32>:
 // a value outside int32 fails there, before any other check.
-pdk::Status CheckInt32(const char* name, const std::vector<int64_t>& v) {
+Status CheckInt32(const char* name, const std::vector<int64_t>& v) {
   for (int64_t x : v)
     if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
-      return pdk::InvalidArgument("Attr ", name, " has value ", x, " out of range for an int32");
-  return pdk::Status::OK();
+      return errors::InvalidArgument("Attr ", name, " has value ", x,
+                                     " out of range for an int32");
+  return OkStatus();
 }
 
 // Checks a pooling window (ksize, strides: NHWC 4-vectors) in the order and
@@ -129,57 +137,57 @@ pdk::Status CheckInt32(const char* name, const std::vector<int64_t>& v) {
 // ksize > 0, and its AvgPoolGrad never checks ksize > 0 at all. PDK answers as
 // the float32 kernel, for every dtype (tests/python/fuzz_exceptions.py lists
 // the float64 / float16 cases where the Eigen kernel's class differs).
-pdk::Status CheckPoolWindow(PoolKind kind, bool v2, const char* op, const std::vector<int64_t>& k,
-                            const std::vector<int64_t>& s, PoolWindow* pw) {
+Status CheckPoolWindow(PoolKind kind, bool v2, const char* op, const std::vector<int64_t>& k,
+                       const std::vector<int64_t>& s, PoolWindow* pw) {
   const bool grad = kind == PoolKind::kMaxGrad || kind == PoolKind::kAvgGrad;
   if (k.size() != 4)
-    return pdk::InvalidArgument("Sliding window ksize field must specify 4 dimensions (", op,
-                                ": ksize ", ListString(k), ")");
+    return errors::InvalidArgument("Sliding window ksize field must specify 4 dimensions (", op,
+                                   ": ksize ", ListString(k), ")");
   if (s.size() != 4)
-    return pdk::InvalidArgument("Sliding window ", grad ? "strides" : "stride",
-                                " field must specify 4 dimensions (", op, ": strides ",
-                                ListString(s), ")");
+    return errors::InvalidArgument("Sliding window ", grad ? "strides" : "stride",
+                                   " field must specify 4 dimensions (", op, ": strides ",
+                                   ListString(s), ")");
   const int64_t* nonpositive = nullptr;
   for (const int64_t& x : k)
     if (x <= 0 && !nonpositive) nonpositive = &x;
   if (kind != PoolKind::kMaxGrad && nonpositive) {
     if (v2)
-      return pdk::InvalidArgument("Sliding window ksize must be positive. (", op, ": ksize ",
-                                  ListString(k), ")");
-    return pdk::InvalidArgument(
-        "Sliding window ksize must be positive. The specified or inferred ksize is: ",
-        CommaList(k), " (", op, ")");
+      return errors::InvalidArgument("Sliding window ksize must be positive. (", op, ": ksize ",
+                                     ListString(k), ")");
+    return errors::InvalidArgument(
+        "Sliding window ksize must be positive. The specified or inferred ksize is: ", CommaList(k),
+        " (", op, ")");
   }
   if (k[0] != 1 || s[0] != 1)
-    return pdk::Unimplemented("Pooling is not yet supported on the batch dimension. (", op,
-                              ": ksize ", ListString(k), ", strides ", ListString(s), ")");
+    return errors::Unimplemented("Pooling is not yet supported on the batch dimension. (", op,
+                                 ": ksize ", ListString(k), ", strides ", ListString(s), ")");
   if (kind == PoolKind::kMaxGrad && (k[3] != 1 || s[3] != 1))
-    return pdk::Unimplemented("MaxPoolingGrad is not yet supported on the depth dimension. (",
-                              op, ": ksize ", ListString(k), ", strides ", ListString(s), ")");
+    return errors::Unimplemented("MaxPoolingGrad is not yet supported on the depth dimension. (",
+                                 op, ": ksize ", ListString(k), ", strides ", ListString(s), ")");
   if (kind != PoolKind::kMaxGrad && k[3] != 1) {
     if (k[1] != 1 || k[2] != 1)
-      return pdk::Unimplemented(
+      return errors::Unimplemented(
           "MaxPooling supports exactly one of pooling across depth or pooling across "
           "width/height. (",
           op, ": ksize ", ListString(k), ")");
     pw->depth_window = k[3];
     pw->depth_stride = s[3];
-    return pdk::Status::OK();
+    return OkStatus();
   }
   for (int i = 1; i <= 2; ++i)  // MaxPoolGrad: TensorFlow computes with such a window
     if (k[i] <= 0)
-      return pdk::InvalidArgument(
+      return errors::InvalidArgument(
           "Sliding window ksize must be positive. The specified or inferred ksize is: ",
           CommaList(k), " (", op, ")");
   for (int i = 1; i <= 2; ++i)
     if (s[i] <= 0)
-      return pdk::InvalidArgument("Stride must be > 0, but got ", s[i], " (", op, ": strides ",
-                                  ListString(s), ")");
+      return errors::InvalidArgument("Stride must be > 0, but got ", s[i], " (", op, ": strides ",
+                                     ListString(s), ")");
   pw->ksize[0] = k[1];
   pw->ksize[1] = k[2];
   pw->win.stride[0] = s[1];
   pw->win.stride[1] = s[2];
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
 // The op of `kind` whose window comes from attributes.
@@ -194,45 +202,54 @@ inline const char* PoolOpName(PoolKind kind) {
 }
 
 // Reads ksize and strides from attributes and checks them (CheckPoolWindow).
-pdk::Status WindowFromAttrs(const pdk::Attrs& a, PoolKind kind, PoolWindow* pw) {
+Status WindowFromAttrs(OpKernelConstruction* c, PoolKind kind, PoolWindow* pw) {
   const char* op = PoolOpName(kind);
   std::vector<int64_t> k, s;
-  PDK_RETURN_IF_ERROR(a.Get("ksize", &k));
-  PDK_RETURN_IF_ERROR(CheckInt32("ksize", k));
-  PDK_RETURN_IF_ERROR(a.Get("strides", &s));
-  PDK_RETURN_IF_ERROR(CheckInt32("strides", s));
+  TF_RETURN_IF_ERROR(c->GetAttr("ksize", &k));
+  TF_RETURN_IF_ERROR(CheckInt32("ksize", k));
+  TF_RETURN_IF_ERROR(c->GetAttr("strides", &s));
+  TF_RETURN_IF_ERROR(CheckInt32("strides", s));
   return CheckPoolWindow(kind, /*v2=*/false, op, k, s, pw);
 }
+
+// The node's attributes as window.h's parsers read them (pdk::Attrs over the
+// same TF_OpKernelConstruction: the same getters and messages as
+// OpKernelConstruction::GetAttr).
+::pdk::Attrs WindowAttrs(OpKernelConstruction* c) { return ::pdk::Attrs(c->raw()); }
 
 // Parses padding and explicit_paddings (and data_format) once the window is
 // known: the window's own strides are set already and pass ParseWindow's
 // checks (its channel stride, which the ops ignore, is not looked at).
-pdk::Status PaddingFromAttrs(const pdk::Attrs& a, bool allow_explicit, PoolWindow* pw) {
+Status PaddingFromAttrs(OpKernelConstruction* c, bool allow_explicit, PoolWindow* pw) {
   Window2D w;
-  PDK_RETURN_IF_ERROR(ParseWindow(a, allow_explicit, &w, nullptr, /*any_channel_stride=*/true));
+  TF_RETURN_IF_ERROR(::pdk_kernels::ParseWindow(WindowAttrs(c), allow_explicit, &w, nullptr,
+                                                /*any_channel_stride=*/true));
   pw->win.padding = w.padding;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j) pw->win.explicit_pad[i][j] = w.explicit_pad[i][j];
-  return pdk::Status::OK();
+  return OkStatus();
+}
+
+// data_format: "NHWC" only (window.h's ParseDataFormatNHWC).
+Status DataFormatNHWC(OpKernelConstruction* c) {
+  return ::pdk_kernels::ParseDataFormatNHWC(WindowAttrs(c));
 }
 
 // TensorFlow's PoolParameters: the input must be 4-D.
-pdk::Status CheckTensorIn(const char* op, const pdk::Shape& in) {
-  if (in.rank() != 4)
-    return pdk::InvalidArgument("tensor_in must be 4-dimensional (", op, ": input of shape ", in,
-                                ")");
-  return pdk::Status::OK();
+Status CheckTensorIn(const char* op, const TensorShape& in) {
+  if (in.dims() != 4)
+    return errors::InvalidArgument("tensor_in must be 4-dimensional (", op, ": input of shape ",
+                                   in, ")");
+  return OkStatus();
 }
 
-pdk::StatusOr<PoolGeom> MakePoolGeom(const char* op, const PoolWindow& pw, const pdk::Shape& in,
-                                     const char* name) {
-  (void)name;
-  PDK_RETURN_IF_ERROR(CheckTensorIn(op, in));
+Status MakePoolGeom(const char* op, const PoolWindow& pw, const TensorShape& in, PoolGeom* geom) {
+  TF_RETURN_IF_ERROR(CheckTensorIn(op, in));
   PoolGeom g{};
-  g.n = in[0];
-  g.h = in[1];
-  g.w = in[2];
-  g.c = in[3];
+  g.n = in.dim_size(0);
+  g.h = in.dim_size(1);
+  g.w = in.dim_size(2);
+  g.c = in.dim_size(3);
   g.kh = pw.ksize[0];
   g.kw = pw.ksize[1];
   g.sh = pw.win.stride[0];
@@ -247,77 +264,99 @@ pdk::StatusOr<PoolGeom> MakePoolGeom(const char* op, const PoolWindow& pw, const
                  {"Right", pw.win.explicit_pad[1][1], g.kw}};
     for (const auto& s : sides)
       if (s.pad >= s.window)
-        return pdk::InvalidArgument(s.side, " padding ", s.pad,
-                                    " needs to be smaller than the window size ", s.window, " (",
-                                    op, ": a window of padding only has no maximum)");
+        return errors::InvalidArgument(s.side, " padding ", s.pad,
+                                       " needs to be smaller than the window size ", s.window,
+                                       " (", op, ": a window of padding only has no maximum)");
   }
-  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "rows", g.h, g.kh, pw.win, 0, &g.oh, &g.pt));
-  PDK_RETURN_IF_ERROR(WindowedOutputSize(op, "cols", g.w, g.kw, pw.win, 1, &g.ow, &g.pl));
-  return g;
+  TF_RETURN_IF_ERROR(WindowedOutputSize(op, "rows", g.h, g.kh, pw.win, 0, &g.oh, &g.pt));
+  TF_RETURN_IF_ERROR(WindowedOutputSize(op, "cols", g.w, g.kw, pw.win, 1, &g.ow, &g.pl));
+  *geom = g;
+  return OkStatus();
 }
 
-pdk::Status CheckPooledShape(const char* op, const char* name, const pdk::Shape& s,
-                             const PoolGeom& g, const pdk::Shape& in) {
-  const pdk::Shape want{g.n, g.oh, g.ow, g.c};
+Status CheckPooledShape(const char* op, const char* name, const TensorShape& s,
+                        const PoolGeom& g, const TensorShape& in) {
+  const TensorShape want{g.n, g.oh, g.ow, g.c};
   if (s != want)
-    return pdk::InvalidArgument("Expected ", name, " shape to be ", want, ", but got ", s, " (",
-                                op, ": the pooled shape of orig_input ", in, ")");
-  return pdk::Status::OK();
+    return errors::InvalidArgument("Expected ", name, " shape to be ", want, ", but got ", s,
+                                   " (", op, ": the pooled shape of orig_input ", in, ")");
+  return OkStatus();
+}
+
+// The values of an int32 or int64 host tensor (ksize, strides,
+// orig_input_shape); another dtype is InvalidArgument "<op>: <name> must be
+// int32 or int64, got <dtype>", as pdk::ReadIntVector says it.
+Status ReadInts(const char* op, const char* name, const Tensor& t, std::vector<int64_t>* v) {
+  v->resize(static_cast<size_t>(t.NumElements()));
+  if (t.dtype() == DT_INT32) {
+    const int32_t* p = static_cast<const int32_t*>(t.data());
+    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
+  } else if (t.dtype() == DT_INT64) {
+    const int64_t* p = static_cast<const int64_t*>(t.data());
+    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
+  } else {
+    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
+                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
+  }
+  return OkStatus();
 }
 
 // Reads ksize and strides from host inputs (MaxPoolV2, MaxPoolGradV2) and
 // checks them (CheckPoolWindow).
-pdk::Status WindowFromInputs(pdk::Context& ctx, int ksize_index, PoolKind kind, PoolWindow* pw) {
+Status WindowFromInputs(OpKernelContext* ctx, int ksize_index, PoolKind kind, PoolWindow* pw) {
+  const char* op = ctx->op_kernel().type_string().c_str();
   const char* names[2] = {"ksize", "strides"};
   std::vector<int64_t> vs[2];
-  for (int i = 0; i < 2; ++i) {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(ksize_index + i));
-    PDK_ASSIGN_OR_RETURN(vs[i], pdk::ReadIntVector(ctx.op(), names[i], t));
-  }
-  return CheckPoolWindow(kind, /*v2=*/true, ctx.op(), vs[0], vs[1], pw);
+  for (int i = 0; i < 2; ++i)
+    TF_RETURN_IF_ERROR(ReadInts(op, names[i], ctx->input(ksize_index + i), &vs[i]));
+  return CheckPoolWindow(kind, /*v2=*/true, op, vs[0], vs[1], pw);
 }
 
-// Attributes: ksize/strides from attributes (v1) or inputs (v2, decoded per launch).
+// Attributes: ksize/strides from attributes (v1) or inputs (v2, decoded per
+// launch). `kind`: the op family, whose checks apply; the max-pooling ops
+// allow explicit padding, the average-pooling ones do not.
 template <bool kV2>
-class PoolBase {
- public:
-  pdk::Status Init(const pdk::Attrs& a) { return InitWindow(a, PoolKind::kMaxGrad); }
-
+class PoolBase : public OpKernel {
  protected:
-  pdk::Status InitWindow(const pdk::Attrs& a, PoolKind kind) {
-    kind_ = kind;
+  PoolBase(OpKernelConstruction* c, PoolKind kind) : OpKernel(c), kind_(kind) {
     if constexpr (kV2) {
-      PDK_RETURN_IF_ERROR(ParseDataFormatNHWC(a));
+      OP_REQUIRES_OK(c, DataFormatNHWC(c));
       std::string padding;
-      PDK_RETURN_IF_ERROR(a.Get("padding", &padding));
+      OP_REQUIRES_OK(c, c->GetAttr("padding", &padding));
       if (padding == "SAME") {
         pw_.win.padding = Padding::kSame;
       } else if (padding == "VALID") {
         pw_.win.padding = Padding::kValid;
       } else {
-        return pdk::InvalidArgument("padding \"", padding, "\" is not supported");
+        OP_REQUIRES(c, false,
+                    errors::InvalidArgument("padding \"", padding, "\" is not supported"));
       }
-      return pdk::Status::OK();
     } else {
-      PDK_RETURN_IF_ERROR(WindowFromAttrs(a, kind, &pw_));
-      if (pw_.depth_window != 1) return ParseDataFormatNHWC(a);
-      return PaddingFromAttrs(a, /*allow_explicit=*/true, &pw_);
+      OP_REQUIRES_OK(c, WindowFromAttrs(c, kind, &pw_));
+      if (pw_.depth_window != 1) {
+        OP_REQUIRES_OK(c, DataFormatNHWC(c));
+      } else {
+        const bool allow_explicit = kind == PoolKind::kMax || kind == PoolKind::kMaxGrad;
+        OP_REQUIRES_OK(c, PaddingFromAttrs(c, allow_explicit, &pw_));
+      }
     }
   }
 
-  pdk::StatusOr<PoolWindow> Window(pdk::Context& ctx, int ksize_index) const {
-    PoolWindow pw = pw_;
-    if constexpr (kV2) PDK_RETURN_IF_ERROR(WindowFromInputs(ctx, ksize_index, kind_, &pw));
-    return pw;
+  // The window of this launch: the node's, with ksize and strides read from
+  // inputs ksize_index, ksize_index + 1 for the v2 ops.
+  Status Window(OpKernelContext* ctx, int ksize_index, PoolWindow* pw) const {
+    *pw = pw_;
+    if constexpr (kV2) TF_RETURN_IF_ERROR(WindowFromInputs(ctx, ksize_index, kind_, pw));
+    return OkStatus();
   }
   PoolWindow pw_;
-  PoolKind kind_ = PoolKind::kMaxGrad;
+  const PoolKind kind_;
 };
 
 template <class T>
-void ParallelRows(const pdk::Context& ctx, int64_t units, double cost, const T& fn) {
-  pdk_compute::Device(ctx).parallelFor(units, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
-                                       [&](Index first, Index last) { fn(first, last); });
+void ParallelRows(const Eigen::ThreadPoolDevice& dev, int64_t units, double cost, const T& fn) {
+  dev.parallelFor(units, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
+                  [&](Index first, Index last) { fn(first, last); });
 }
 
 // The channel loops of MaxPool and MaxPoolGrad run on Eigen packets for
@@ -343,10 +382,10 @@ constexpr int64_t PacketSize() {
 // small C: MaxPool was 1.8x TensorFlow's time on [32,32,32,32]); parallel over
 // output rows.
 template <class T, class Init, class Combine, class Finish>
-void PoolForward(const pdk::Context& ctx, const PoolGeom& g, const T* x, T* y, Init init,
-                 Combine combine, Finish finish) {
+void PoolForward(const Eigen::ThreadPoolDevice& dev, const PoolGeom& g, const T* x, T* y,
+                 Init init, Combine combine, Finish finish) {
   const int64_t C = g.c;
-  ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * C), [&](int64_t first, int64_t last) {
+  ParallelRows(dev, g.n * g.oh, double(g.ow * g.kh * g.kw * C), [&](int64_t first, int64_t last) {
     for (int64_t r = first; r < last; ++r) {
       const int64_t n = r / g.oh, oh = r % g.oh;
       int64_t h0, h1;
@@ -367,24 +406,28 @@ void PoolForward(const pdk::Context& ctx, const PoolGeom& g, const T* x, T* y, I
 
 // Depth-only MaxPool: y[p, j] = max of x[p, j*K .. j*K+K) over every pixel p.
 template <class T>
-pdk::Status DepthMaxPool(pdk::Context& ctx, const pdk::Tensor& input, const PoolWindow& pw) {
-  const pdk::Shape is = input.shape();
-  PDK_RETURN_IF_ERROR(CheckTensorIn(ctx.op(), is));
-  const int64_t K = pw.depth_window, C = is[3];
+Status DepthMaxPool(OpKernelContext* ctx, const Tensor& input, const PoolWindow& pw) {
+  const char* op = ctx->op_kernel().type_string().c_str();
+  const TensorShape& is = input.shape();
+  TF_RETURN_IF_ERROR(CheckTensorIn(op, is));
+  const int64_t K = pw.depth_window, C = is.dim_size(3);
   if (C % K != 0)
-    return pdk::Unimplemented(
+    return errors::Unimplemented(
         "Depthwise max pooling requires the depth window to evenly divide the input depth. (",
-        ctx.op(), ": depth ", C, ", depth window ", K, ")");
+        op, ": depth ", C, ", depth window ", K, ")");
   if (pw.depth_stride != K)
-    return pdk::Unimplemented(
-        "Depthwise max pooling requires the depth window to equal the depth stride. (", ctx.op(),
+    return errors::Unimplemented(
+        "Depthwise max pooling requires the depth window to equal the depth stride. (", op,
         ": depth window ", K, ", depth stride ", pw.depth_stride, ")");
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{is[0], is[1], is[2], C / K}));
-  const int64_t groups = out.num_elements();
-  if (groups == 0) return pdk::Status::OK();
-  const T* x = input.data<T>();
-  T* y = out.data<T>();
-  ParallelRows(ctx, groups, double(K), [&](int64_t first, int64_t last) {
+  Tensor* out = nullptr;
+  TF_RETURN_IF_ERROR(ctx->allocate_output(
+      0, TensorShape({is.dim_size(0), is.dim_size(1), is.dim_size(2), C / K}), &out));
+  const int64_t groups = out->NumElements();
+  if (groups == 0) return OkStatus();
+  const T* x = input.flat<T>().data();
+  T* y = out->flat<T>().data();
+  const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+  ParallelRows(dev, groups, double(K), [&](int64_t first, int64_t last) {
     for (int64_t j = first; j < last; ++j) {
       const T* g = x + j * K;
       T acc = std::numeric_limits<T>::lowest();
@@ -392,23 +435,30 @@ pdk::Status DepthMaxPool(pdk::Context& ctx, const pdk::Tensor& input, const Pool
       y[j] = acc;
     }
   });
-  return pdk::Status::OK();
+  return OkStatus();
 }
 
 template <class T, bool kV2>
 class MaxPoolOp : public PoolBase<kV2> {
  public:
-  pdk::Status Init(const pdk::Attrs& a) { return this->InitWindow(a, PoolKind::kMax); }
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(PoolWindow pw, this->Window(ctx, 1));
-    if (pw.depth_window > 1) return DepthMaxPool<T>(ctx, input, pw);
-    const pdk::Shape is = input.shape();
-    PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw, is, "input"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.c}));
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    const T* x = input.data<T>();
-    T* y = out.data<T>();
+  explicit MaxPoolOp(OpKernelConstruction* c) : PoolBase<kV2>(c, PoolKind::kMax) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    PoolWindow pw;
+    OP_REQUIRES_OK(ctx, this->Window(ctx, 1, &pw));
+    if (pw.depth_window > 1) {
+      OP_REQUIRES_OK(ctx, DepthMaxPool<T>(ctx, input, pw));
+      return;
+    }
+    const TensorShape& is = input.shape();
+    PoolGeom g;
+    OP_REQUIRES_OK(ctx, MakePoolGeom(this->type_string().c_str(), pw, is, &g));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({g.n, g.oh, g.ow, g.c}), &out));
+    if (out->NumElements() == 0) return;
+    const T* x = input.flat<T>().data();
+    T* y = out->flat<T>().data();
     // acc < v ? v : acc is Eigen's max, pmax (std::max order): a NaN never
     // replaces the running maximum.
     namespace ei = Eigen::internal;
@@ -416,7 +466,8 @@ class MaxPoolOp : public PoolBase<kV2> {
     constexpr int64_t kP = PacketSize<T>();
     const int64_t C = g.c;
     const T lowest = std::numeric_limits<T>::lowest();
-    ParallelRows(ctx, g.n * g.oh, double(g.ow * g.kh * g.kw * C), [&](int64_t first, int64_t last) {
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    ParallelRows(dev, g.n * g.oh, double(g.ow * g.kh * g.kw * C), [&](int64_t first, int64_t last) {
       for (int64_t r = first; r < last; ++r) {
         const int64_t n = r / g.oh, oh = r % g.oh;
         const T* img = x + n * g.h * g.w * C;
@@ -448,37 +499,42 @@ class MaxPoolOp : public PoolBase<kV2> {
         }
       }
     });
-    return pdk::Status::OK();
   }
 };
 
 template <class T, bool kV2>
 class MaxPoolGradOp : public PoolBase<kV2> {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor orig_out, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor grad, ctx.input(2));
-    PDK_ASSIGN_OR_RETURN(PoolWindow pw, this->Window(ctx, 3));
-    const pdk::Shape is = input.shape();
+  explicit MaxPoolGradOp(OpKernelConstruction* c) : PoolBase<kV2>(c, PoolKind::kMaxGrad) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& orig_out = ctx->input(1);
+    const Tensor& grad = ctx->input(2);
+    const char* op = this->type_string().c_str();
+    PoolWindow pw;
+    OP_REQUIRES_OK(ctx, this->Window(ctx, 3, &pw));
+    const TensorShape& is = input.shape();
     // TensorFlow's MaxPoolingGradOp: the three ranks first.
     const struct {
       const char* tf_name;
-      pdk::Shape shape;
+      const TensorShape& shape;
     } ranked[] = {{"tensor_in", is}, {"tensor_out", orig_out.shape()},
                   {"out_backprop", grad.shape()}};
     for (const auto& r : ranked)
-      if (r.shape.rank() != 4)
-        return pdk::InvalidArgument(r.tf_name, " must be 4-dimensional (", ctx.op(), ": shape ",
-                                    r.shape, ")");
-    PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw, is, "orig_input"));
-    PDK_RETURN_IF_ERROR(CheckPooledShape(ctx.op(), "orig_output", orig_out.shape(), g, is));
-    PDK_RETURN_IF_ERROR(CheckPooledShape(ctx.op(), "grad", grad.shape(), g, is));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, is));
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    const T* x = input.data<T>();
-    const T* dy = grad.data<T>();
-    T* dx = out.data<T>();
+      OP_REQUIRES(ctx, r.shape.dims() == 4,
+                  errors::InvalidArgument(r.tf_name, " must be 4-dimensional (", op, ": shape ",
+                                          r.shape, ")"));
+    PoolGeom g;
+    OP_REQUIRES_OK(ctx, MakePoolGeom(op, pw, is, &g));
+    OP_REQUIRES_OK(ctx, CheckPooledShape(op, "orig_output", orig_out.shape(), g, is));
+    OP_REQUIRES_OK(ctx, CheckPooledShape(op, "grad", grad.shape(), g, is));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, is, &out));
+    if (out->NumElements() == 0) return;
+    const T* x = input.flat<T>().data();
+    const T* dy = grad.flat<T>().data();
+    T* dx = out->flat<T>().data();
     const int64_t C = g.c;
     constexpr int64_t kChannelBlock = 64;
     const int64_t blocks = (C + kChannelBlock - 1) / kChannelBlock;
@@ -491,7 +547,8 @@ class MaxPoolGradOp : public PoolBase<kV2> {
     namespace ei = Eigen::internal;
     using P = typename ei::packet_traits<T>::type;
     constexpr int64_t kP = PacketSize<T>();
-    ParallelRows(ctx, g.n * blocks, cost, [&](int64_t first, int64_t last) {
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    ParallelRows(dev, g.n * blocks, cost, [&](int64_t first, int64_t last) {
       for (int64_t u = first; u < last; ++u) {
         const int64_t n = u / blocks, c0 = (u % blocks) * kChannelBlock;
         const int64_t cn = std::min(kChannelBlock, C - c0);
@@ -554,7 +611,6 @@ class MaxPoolGradOp : public PoolBase<kV2> {
         }
       }
     });
-    return pdk::Status::OK();
   }
 };
 
@@ -569,37 +625,42 @@ inline int64_t WindowCount(const PoolGeom& g, int64_t oh, int64_t ow) {
 template <class T>
 class AvgPoolOp : public PoolBase<false> {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
-    PDK_RETURN_IF_ERROR(WindowFromAttrs(a, PoolKind::kAvg, &pw_));
-    if (pw_.depth_window != 1) return ParseDataFormatNHWC(a);
-    return PaddingFromAttrs(a, /*allow_explicit=*/false, &pw_);
-  }
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor input, ctx.input(0));
-    const pdk::Shape is = input.shape();
+  explicit AvgPoolOp(OpKernelConstruction* c) : PoolBase<false>(c, PoolKind::kAvg) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const TensorShape& is = input.shape();
+    const char* op = type_string().c_str();
     if (pw_.depth_window != 1) {
       // TensorFlow's PoolParameters accepts a depth-only window that divides
       // the depth and equals the depth stride; AvgPoolingOp then refuses it.
-      PDK_RETURN_IF_ERROR(CheckTensorIn(ctx.op(), is));
+      OP_REQUIRES_OK(ctx, CheckTensorIn(op, is));
       const int64_t K = pw_.depth_window;
-      if (is[3] % K != 0)
-        return pdk::Unimplemented("Depthwise max pooling requires the depth window to evenly "
-                                  "divide the input depth (", ctx.op(), ": depth ", is[3],
-                                  ", depth window ", K, ")");
-      if (pw_.depth_stride != K)
-        return pdk::Unimplemented("Depthwise max pooling requires the depth window to equal "
-                                  "the depth stride (", ctx.op(), ": depth window ", K,
-                                  ", depth stride ", pw_.depth_stride, ")");
-      return pdk::Unimplemented("Non-spatial pooling is not yet supported. Volunteers? :) (",
-                                ctx.op(), ": depth window ", K, ")");
+      OP_REQUIRES(ctx, is.dim_size(3) % K == 0,
+                  errors::Unimplemented("Depthwise max pooling requires the depth window to "
+                                        "evenly divide the input depth (",
+                                        op, ": depth ", is.dim_size(3), ", depth window ", K,
+                                        ")"));
+      OP_REQUIRES(ctx, pw_.depth_stride == K,
+                  errors::Unimplemented("Depthwise max pooling requires the depth window to "
+                                        "equal the depth stride (",
+                                        op, ": depth window ", K, ", depth stride ",
+                                        pw_.depth_stride, ")"));
+      OP_REQUIRES(ctx, false,
+                  errors::Unimplemented("Non-spatial pooling is not yet supported. "
+                                        "Volunteers? :) (",
+                                        op, ": depth window ", K, ")"));
     }
-    PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw_, is, "value"));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, pdk::Shape{g.n, g.oh, g.ow, g.c}));
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    const T* x = input.data<T>();
-    T* y = out.data<T>();
+    PoolGeom g;
+    OP_REQUIRES_OK(ctx, MakePoolGeom(op, pw_, is, &g));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({g.n, g.oh, g.ow, g.c}), &out));
+    if (out->NumElements() == 0) return;
+    const T* x = input.flat<T>().data();
+    T* y = out->flat<T>().data();
     PoolForward(
-        ctx, g, x, y, [](T* acc, int64_t C) { std::fill(acc, acc + C, T(0)); },
+        ctx->eigen_device<Eigen::ThreadPoolDevice>(), g, x, y,
+        [](T* acc, int64_t C) { std::fill(acc, acc + C, T(0)); },
         [](T* acc, const T* v, int64_t C) {
           for (int64_t c = 0; c < C; ++c) acc[c] += v[c];
         },
@@ -609,52 +670,53 @@ class AvgPoolOp : public PoolBase<false> {
           const T d = static_cast<T>(count);
           for (int64_t c = 0; c < C; ++c) acc[c] /= d;
         });
-    return pdk::Status::OK();
   }
 };
 
 template <class T>
 class AvgPoolGradOp : public PoolBase<false> {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
-    PDK_RETURN_IF_ERROR(WindowFromAttrs(a, PoolKind::kAvgGrad, &pw_));
-    if (pw_.depth_window != 1) return ParseDataFormatNHWC(a);
-    return PaddingFromAttrs(a, /*allow_explicit=*/false, &pw_);
-  }
+  explicit AvgPoolGradOp(OpKernelConstruction* c) : PoolBase<false>(c, PoolKind::kAvgGrad) {}
+
   // TensorFlow's AvgPoolingGradOp order: orig_input_shape and grad's ranks,
   // the shape's dimensions, an empty output (zeros, nothing else checked),
   // the depth window, the output size; then PDK checks grad against the
   // pooled shape (TensorFlow 2.21's CPU kernel does not: see
   // tests/python/fuzz_exceptions.py).
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor shape_t, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor grad, ctx.input(1));
-    if (shape_t.rank() != 1 || shape_t.num_elements() != 4)
-      return pdk::InvalidArgument("out_backprop must be 1-dimensional and 4 elements (",
-                                  ctx.op(), ": orig_input_shape of shape ", shape_t.shape(), ")");
-    if (grad.rank() != 4)
-      return pdk::InvalidArgument("out_backprop must be 4-dimensional (", ctx.op(),
-                                  ": grad of shape ", grad.shape(), ")");
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                         pdk::ReadIntVector(ctx.op(), "orig_input_shape", shape_t));
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& shape_t = ctx->input(0);
+    const Tensor& grad = ctx->input(1);
+    const char* op = type_string().c_str();
+    OP_REQUIRES(ctx, shape_t.dims() == 1 && shape_t.NumElements() == 4,
+                errors::InvalidArgument("out_backprop must be 1-dimensional and 4 elements (",
+                                        op, ": orig_input_shape of shape ", shape_t.shape(),
+                                        ")"));
+    OP_REQUIRES(ctx, grad.dims() == 4,
+                errors::InvalidArgument("out_backprop must be 4-dimensional (", op,
+                                        ": grad of shape ", grad.shape(), ")"));
+    std::vector<int64_t> dims;
+    OP_REQUIRES_OK(ctx, ReadInts(op, "orig_input_shape", shape_t, &dims));
     for (int64_t d : dims)
-      if (d < 0)
-        return pdk::InvalidArgument("Dimension ", d, " must be >= 0 (", ctx.op(),
-                                    ": orig_input_shape ", ListString(dims), ")");
-    const pdk::Shape is(dims);
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.allocate_output(0, is));
-    if (out.num_elements() == 0) return pdk::Status::OK();
-    if (pw_.depth_window != 1)
-      return pdk::Unimplemented("Non-spatial pooling is not yet supported. Volunteers? :) (",
-                                ctx.op(), ": depth window ", pw_.depth_window, ")");
-    PDK_ASSIGN_OR_RETURN(PoolGeom g, MakePoolGeom(ctx.op(), pw_, is, "orig_input_shape"));
-    PDK_RETURN_IF_ERROR(CheckPooledShape(ctx.op(), "grad", grad.shape(), g, is));
-    T* dx = out.data<T>();
-    if (grad.num_elements() == 0) {
-      std::fill(dx, dx + out.num_elements(), T(0));
-      return pdk::Status::OK();
+      OP_REQUIRES(ctx, d >= 0,
+                  errors::InvalidArgument("Dimension ", d, " must be >= 0 (", op,
+                                          ": orig_input_shape ", ListString(dims), ")"));
+    const TensorShape is(dims);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, is, &out));
+    if (out->NumElements() == 0) return;
+    OP_REQUIRES(ctx, pw_.depth_window == 1,
+                errors::Unimplemented("Non-spatial pooling is not yet supported. Volunteers? "
+                                      ":) (",
+                                      op, ": depth window ", pw_.depth_window, ")"));
+    PoolGeom g;
+    OP_REQUIRES_OK(ctx, MakePoolGeom(op, pw_, is, &g));
+    OP_REQUIRES_OK(ctx, CheckPooledShape(op, "grad", grad.shape(), g, is));
+    T* dx = out->flat<T>().data();
+    if (grad.NumElements() == 0) {
+      std::fill(dx, dx + out->NumElements(), T(0));
+      return;
     }
-    const T* dy = grad.data<T>();
+    const T* dy = grad.flat<T>().data();
     const int64_t C = g.c;
     // Output windows covering input row ih: oh*SH - PT <= ih < oh*SH - PT + KH.
     auto covering = [](int64_t i, int64_t pad, int64_t k, int64_t s, int64_t n_out,
@@ -663,7 +725,8 @@ class AvgPoolGradOp : public PoolBase<false> {
       *lo = a <= 0 ? 0 : (a + s - 1) / s;
       *hi = std::min<int64_t>((i + pad) / s + 1, n_out);
     };
-    ParallelRows(ctx, g.n * g.h, double(g.w * C * (g.kh / g.sh + 1) * (g.kw / g.sw + 1)),
+    ParallelRows(ctx->eigen_device<Eigen::ThreadPoolDevice>(), g.n * g.h,
+                 double(g.w * C * (g.kh / g.sh + 1) * (g.kw / g.sw + 1)),
                  [&](int64_t first, int64_t last) {
       for (int64_t r = first; r < last; ++r) {
         const int64_t n = r / g.h, ih = r % g.h;
@@ -681,30 +744,38 @@ class AvgPoolGradOp : public PoolBase<false> {
         }
       }
     });
-    return pdk::Status::OK();
   }
 };
 
+#define PDK_REGISTER_POOLING_(T)                                                           \
+  REGISTER_KERNEL_BUILDER(Name("MaxPool").Device(DEVICE_PDK).TypeConstraint<T>("T"),       \
+                          MaxPoolOp<T, false>);                                            \
+  REGISTER_KERNEL_BUILDER(Name("MaxPoolV2")                                                \
+                              .Device(DEVICE_PDK)                                          \
+                              .TypeConstraint<T>("T")                                      \
+                              .HostMemory("ksize")                                         \
+                              .HostMemory("strides"),                                      \
+                          MaxPoolOp<T, true>);                                             \
+  REGISTER_KERNEL_BUILDER(Name("MaxPoolGrad").Device(DEVICE_PDK).TypeConstraint<T>("T"),   \
+                          MaxPoolGradOp<T, false>);                                        \
+  REGISTER_KERNEL_BUILDER(Name("MaxPoolGradV2")                                            \
+                              .Device(DEVICE_PDK)                                          \
+                              .TypeConstraint<T>("T")                                      \
+                              .HostMemory("ksize")                                         \
+                              .HostMemory("strides"),                                      \
+                          MaxPoolGradOp<T, true>);                                         \
+  REGISTER_KERNEL_BUILDER(Name("AvgPool").Device(DEVICE_PDK).TypeConstraint<T>("T"),       \
+                          AvgPoolOp<T>);                                                   \
+  REGISTER_KERNEL_BUILDER(Name("AvgPoolGrad")                                              \
+                              .Device(DEVICE_PDK)                                          \
+                              .TypeConstraint<T>("T")                                      \
+                              .HostMemory("orig_input_shape"),                             \
+                          AvgPoolGradOp<T>);
+PDK_REGISTER_POOLING_(float)
+PDK_REGISTER_POOLING_(double)
+PDK_REGISTER_POOLING_(Eigen::half)
+PDK_REGISTER_POOLING_(Eigen::bfloat16)
+#undef PDK_REGISTER_POOLING_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(NnPooling, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<MaxPoolOp<T, false>>("MaxPool").Type("T", t));
-    r.Add(pdk::KernelDef<MaxPoolOp<T, true>>("MaxPoolV2")
-              .Type("T", t)
-              .HostMemory("ksize")
-              .HostMemory("strides"));
-    r.Add(pdk::KernelDef<MaxPoolGradOp<T, false>>("MaxPoolGrad").Type("T", t));
-    r.Add(pdk::KernelDef<MaxPoolGradOp<T, true>>("MaxPoolGradV2")
-              .Type("T", t)
-              .HostMemory("ksize")
-              .HostMemory("strides"));
-    r.Add(pdk::KernelDef<AvgPoolOp<T>>("AvgPool").Type("T", t));
-    r.Add(pdk::KernelDef<AvgPoolGradOp<T>>("AvgPoolGrad")
-              .Type("T", t)
-              .HostMemory("orig_input_shape"));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -40,6 +40,8 @@
 // pool; the gradients, whose windows overlap, split (image, channel block)
 // units that never write the same element, so each element's sum is taken in
 // TensorFlow's window order. Channels are the innermost loop (NDHWC).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -50,10 +52,15 @@
 #include "compute/channel_blocks.h"
 #include "compute/eigen.h"
 #include "kernels/nn/window.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
+
+using ::pdk_kernels::DataFormat;
+using ::pdk_kernels::ListString;
+using ::pdk_kernels::Window3D;
+using ::pdk_kernels::WindowedOutputSize;
 
 using Index = Eigen::Index;
 
@@ -72,58 +79,88 @@ struct Geom3 {
   int64_t OutOffset(int64_t b, int64_t p, int64_t r, int64_t q) const {
     return (((b * out[0] + p) * out[1] + r) * out[2] + q) * c;
   }
-  pdk::Shape InShape() const { return pdk::Shape{n, in[0], in[1], in[2], c}; }
-  pdk::Shape OutShape() const { return pdk::Shape{n, out[0], out[1], out[2], c}; }
+  TensorShape InShape() const { return TensorShape({n, in[0], in[1], in[2], c}); }
+  TensorShape OutShape() const { return TensorShape({n, out[0], out[1], out[2], c}); }
 };
 
+// The values of an int32 or int64 host tensor (orig_input_shape); another
+// dtype is InvalidArgument "<op>: <name> must be int32 or int64, got
+// <dtype>", as pdk::ReadIntVector says it.
+Status ReadInts(const char* op, const char* name, const Tensor& t, std::vector<int64_t>* v) {
+  v->resize(static_cast<size_t>(t.NumElements()));
+  if (t.dtype() == DT_INT32) {
+    const int32_t* p = static_cast<const int32_t*>(t.data());
+    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
+  } else if (t.dtype() == DT_INT64) {
+    const int64_t* p = static_cast<const int64_t*>(t.data());
+    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
+  } else {
+    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
+                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
+  }
+  return OkStatus();
+}
+
+// The node's attributes as window.h's parsers read them (pdk::Attrs over the
+// same TF_OpKernelConstruction: the same getters and messages as
+// OpKernelConstruction::GetAttr).
+Status ParseWindowAttrs(OpKernelConstruction* c, Window3D* win, int64_t ksize[3]) {
+  const ::pdk::Attrs a(c->raw());
+  TF_RETURN_IF_ERROR(::pdk_kernels::ParseWindow<3>(a, /*allow_explicit=*/false, win));
+  return ::pdk_kernels::ParseSpatial<3>(a, "ksize", DataFormat::kChannelsLast, ksize,
+                                        /*optional=*/false);
+}
+
 // ksize, strides, padding and data_format of one node.
-class Pool3DBase {
+class Pool3DBase : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& a) {
+  explicit Pool3DBase(OpKernelConstruction* c) : OpKernel(c) {
     // TensorFlow's Pooling3DOp, MaxPooling3dGradOp and AvgPooling3dGradOp
     // constructors (pooling_ops_3d.cc) refuse pooling across images or
     // channels as Unimplemented, before anything else about the window.
     std::vector<int64_t> ksize, strides;
-    PDK_RETURN_IF_ERROR(a.Get("ksize", &ksize));
-    PDK_RETURN_IF_ERROR(a.Get("strides", &strides));
+    OP_REQUIRES_OK(c, c->GetAttr("ksize", &ksize));
+    OP_REQUIRES_OK(c, c->GetAttr("strides", &strides));
     if (ksize.size() == 5 && strides.size() == 5) {
-      if (ksize[0] != 1 || strides[0] != 1)
-        return pdk::Unimplemented("Pooling is not yet supported on the batch dimension. (ksize ",
-                                  ListString(ksize), ", strides ", ListString(strides), ")");
-      if (ksize[4] != 1 || strides[4] != 1)
-        return pdk::Unimplemented("Pooling is not yet supported on the depth dimension. (ksize ",
-                                  ListString(ksize), ", strides ", ListString(strides), ")");
+      OP_REQUIRES(c, ksize[0] == 1 && strides[0] == 1,
+                  errors::Unimplemented(
+                      "Pooling is not yet supported on the batch dimension. (ksize ",
+                      ListString(ksize), ", strides ", ListString(strides), ")"));
+      OP_REQUIRES(c, ksize[4] == 1 && strides[4] == 1,
+                  errors::Unimplemented(
+                      "Pooling is not yet supported on the depth dimension. (ksize ",
+                      ListString(ksize), ", strides ", ListString(strides), ")"));
     }
-    PDK_RETURN_IF_ERROR(ParseWindow<3>(a, /*allow_explicit=*/false, &win_));
-    return ParseSpatial<3>(a, "ksize", DataFormat::kChannelsLast, ksize_, /*optional=*/false);
+    OP_REQUIRES_OK(c, ParseWindowAttrs(c, &win_, ksize_));
   }
 
  protected:
   // The geometry of pooling an input of `shape` (`name` in messages).
-  pdk::StatusOr<Geom3> MakeGeom(const char* op, const char* name, const pdk::Shape& shape) const {
-    PDK_RETURN_IF_ERROR(pdk::CheckRank(op, name, shape, 5));
+  Status MakeGeom(const char* op, const char* name, const TensorShape& shape, Geom3* geom) const {
+    TF_RETURN_IF_ERROR(::pdk::CheckRank(op, name, shape.pdk_shape(), 5));
     Geom3 g;
-    g.n = shape[0];
-    g.c = shape[4];
+    g.n = shape.dim_size(0);
+    g.c = shape.dim_size(4);
     const char* dims[3] = {"planes", "rows", "cols"};
     for (int i = 0; i < 3; ++i) {
-      g.in[i] = shape[i + 1];
+      g.in[i] = shape.dim_size(i + 1);
       g.k[i] = ksize_[i];
       g.s[i] = win_.stride[i];
-      PDK_RETURN_IF_ERROR(
+      TF_RETURN_IF_ERROR(
           WindowedOutputSize(op, dims[i], g.in[i], g.k[i], win_, i, &g.out[i], &g.pad[i]));
     }
-    return g;
+    *geom = g;
+    return OkStatus();
   }
 
-  static pdk::Status CheckPooled(const char* op, const char* name, const pdk::Shape& s,
-                                 const Geom3& g) {
-    const pdk::Shape want = g.OutShape();
+  static Status CheckPooled(const char* op, const char* name, const TensorShape& s,
+                            const Geom3& g) {
+    const TensorShape want = g.OutShape();
     if (s != want)
-      return pdk::InvalidArgument("Expected ", name, " shape to be ", want, ", but got ", s,
-                                  " (", op, ": the pooled shape of orig_input ", g.InShape(),
-                                  ")");
-    return pdk::Status::OK();
+      return errors::InvalidArgument("Expected ", name, " shape to be ", want, ", but got ", s,
+                                     " (", op, ": the pooled shape of orig_input ", g.InShape(),
+                                     ")");
+    return OkStatus();
   }
 
   Window3D win_;
@@ -133,16 +170,20 @@ class Pool3DBase {
 template <class T, bool kMax>
 class Pool3DOp : public Pool3DBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(Geom3 g, MakeGeom(ctx.op(), "input", x.shape()));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.allocate_output(0, g.OutShape()));
-    if (y.num_elements() == 0) return pdk::Status::OK();
-    const T* in = x.data<T>();
-    T* out = y.data<T>();
+  explicit Pool3DOp(OpKernelConstruction* c) : Pool3DBase(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    Geom3 g;
+    OP_REQUIRES_OK(ctx, MakeGeom(type_string().c_str(), "input", x.shape(), &g));
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, g.OutShape(), &y));
+    if (y->NumElements() == 0) return;
+    const T* in = x.flat<T>().data();
+    T* out = y->flat<T>().data();
     const int64_t rows = g.n * g.out[0] * g.out[1];
     const double cost = double(g.out[2] * g.c * g.k[0] * g.k[1] * g.k[2]);
-    pdk_compute::Device(ctx).parallelFor(
+    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
         rows, Eigen::TensorOpCost(cost * sizeof(T), g.out[2] * g.c * sizeof(T), cost),
         [&](Index first, Index last) {
           std::vector<T> acc(static_cast<size_t>(g.c));
@@ -185,7 +226,6 @@ class Pool3DOp : public Pool3DBase {
             }
           }
         });
-    return pdk::Status::OK();
   }
 };
 
@@ -224,22 +264,27 @@ void ScatterWindows(const Geom3& g, int64_t b, int64_t c0, int64_t c1, T* din, c
 template <class T>
 class MaxPool3DGradOp : public Pool3DBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(2));
-    PDK_ASSIGN_OR_RETURN(Geom3 g, MakeGeom(ctx.op(), "orig_input", x.shape()));
-    PDK_RETURN_IF_ERROR(CheckPooled(ctx.op(), "orig_output", y.shape(), g));
-    PDK_RETURN_IF_ERROR(CheckPooled(ctx.op(), "grad", dy.shape(), g));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dx, ctx.allocate_output(0, g.InShape()));
-    if (dx.num_elements() == 0) return pdk::Status::OK();
-    const T* in = x.data<T>();
-    const T* out = y.data<T>();
-    const T* grad = dy.data<T>();
-    T* din = dx.data<T>();
+  explicit MaxPool3DGradOp(OpKernelConstruction* c) : Pool3DBase(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    const Tensor& dy = ctx->input(2);
+    const char* op = type_string().c_str();
+    Geom3 g;
+    OP_REQUIRES_OK(ctx, MakeGeom(op, "orig_input", x.shape(), &g));
+    OP_REQUIRES_OK(ctx, CheckPooled(op, "orig_output", y.shape(), g));
+    OP_REQUIRES_OK(ctx, CheckPooled(op, "grad", dy.shape(), g));
+    Tensor* dx = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, g.InShape(), &dx));
+    if (dx->NumElements() == 0) return;
+    const T* in = x.flat<T>().data();
+    const T* out = y.flat<T>().data();
+    const T* grad = dy.flat<T>().data();
+    T* din = dx->flat<T>().data();
     const T tol = T(1e-5f);
-    pdk_compute::ForEachImageChannelBlock(ctx, g.n, g.c, WindowCost(g),
-                                          [&](int64_t b, int64_t c0, int64_t c1) {
+    pdk_compute::ForEachImageChannelBlock(ctx->eigen_device<Eigen::ThreadPoolDevice>(), g.n, g.c,
+                                          WindowCost(g), [&](int64_t b, int64_t c0, int64_t c1) {
       ScatterWindows(g, b, c0, c1, din, [&](int64_t o, int64_t i, int64_t) {
         for (int64_t ch = c0; ch < c1; ++ch) {
           const T diff = in[i + ch] - out[o + ch];
@@ -247,31 +292,35 @@ class MaxPool3DGradOp : public Pool3DBase {
         }
       });
     });
-    return pdk::Status::OK();
   }
 };
 
 template <class T>
 class AvgPool3DGradOp : public Pool3DBase {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor shape_t, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dy, ctx.input(1));
-    if (shape_t.rank() != 1 || shape_t.num_elements() != 5)
-      return pdk::InvalidArgument("tensor_in must be 1-dimensional and 5 elements (",
-                                  ctx.op(), ": orig_input_shape of shape ", shape_t.shape(), ")");
-    PDK_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                         pdk::ReadIntVector(ctx.op(), "orig_input_shape", shape_t));
-    const pdk::Shape in_shape(dims);
-    PDK_RETURN_IF_ERROR(pdk::CheckShape(ctx.op(), "output", 0, in_shape));
-    PDK_ASSIGN_OR_RETURN(Geom3 g, MakeGeom(ctx.op(), "orig_input_shape", in_shape));
-    PDK_RETURN_IF_ERROR(CheckPooled(ctx.op(), "grad", dy.shape(), g));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor dx, ctx.allocate_output(0, in_shape));
-    if (dx.num_elements() == 0) return pdk::Status::OK();
-    const T* grad = dy.data<T>();
-    T* din = dx.data<T>();
-    pdk_compute::ForEachImageChannelBlock(ctx, g.n, g.c, WindowCost(g),
-                                          [&](int64_t b, int64_t c0, int64_t c1) {
+  explicit AvgPool3DGradOp(OpKernelConstruction* c) : Pool3DBase(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& shape_t = ctx->input(0);
+    const Tensor& dy = ctx->input(1);
+    const char* op = type_string().c_str();
+    OP_REQUIRES(ctx, shape_t.dims() == 1 && shape_t.NumElements() == 5,
+                errors::InvalidArgument("tensor_in must be 1-dimensional and 5 elements (", op,
+                                        ": orig_input_shape of shape ", shape_t.shape(), ")"));
+    std::vector<int64_t> dims;
+    OP_REQUIRES_OK(ctx, ReadInts(op, "orig_input_shape", shape_t, &dims));
+    const TensorShape in_shape(dims);
+    OP_REQUIRES_OK(ctx, ::pdk::CheckShape(op, "output", 0, in_shape.pdk_shape()));
+    Geom3 g;
+    OP_REQUIRES_OK(ctx, MakeGeom(op, "orig_input_shape", in_shape, &g));
+    OP_REQUIRES_OK(ctx, CheckPooled(op, "grad", dy.shape(), g));
+    Tensor* dx = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, in_shape, &dx));
+    if (dx->NumElements() == 0) return;
+    const T* grad = dy.flat<T>().data();
+    T* din = dx->flat<T>().data();
+    pdk_compute::ForEachImageChannelBlock(ctx->eigen_device<Eigen::ThreadPoolDevice>(), g.n, g.c,
+                                          WindowCost(g), [&](int64_t b, int64_t c0, int64_t c1) {
       ScatterWindows(g, b, c0, c1, din, [&](int64_t o, int64_t i, int64_t size) {
         // TensorFlow's scale: T(1.0f / size), the size counted in float.
         const T scale = T(1.0f / static_cast<float>(size));
@@ -281,21 +330,27 @@ class AvgPool3DGradOp : public Pool3DBase {
         }
       });
     });
-    return pdk::Status::OK();
   }
 };
 
-PDK_REGISTER_KERNELS(NnPooling3D, r) {
-  pdk::ForEachType(pdk::TypeList<float, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<Pool3DOp<T, true>>("MaxPool3D").Type("T", t));
-    r.Add(pdk::KernelDef<Pool3DOp<T, false>>("AvgPool3D").Type("T", t));
-    r.Add(pdk::KernelDef<MaxPool3DGradOp<T>>("MaxPool3DGrad").Type("T", t).Type("TInput", t));
-    r.Add(pdk::KernelDef<AvgPool3DGradOp<T>>("AvgPool3DGrad")
-              .Type("T", t)
-              .HostMemory("orig_input_shape"));
-  });
-}
+#define PDK_REGISTER_POOLING_3D_(T)                                                         \
+  REGISTER_KERNEL_BUILDER(Name("MaxPool3D").Device(DEVICE_PDK).TypeConstraint<T>("T"),      \
+                          Pool3DOp<T, true>);                                               \
+  REGISTER_KERNEL_BUILDER(Name("AvgPool3D").Device(DEVICE_PDK).TypeConstraint<T>("T"),      \
+                          Pool3DOp<T, false>);                                              \
+  REGISTER_KERNEL_BUILDER(Name("MaxPool3DGrad")                                             \
+                              .Device(DEVICE_PDK)                                           \
+                              .TypeConstraint<T>("T")                                       \
+                              .TypeConstraint<T>("TInput"),                                 \
+                          MaxPool3DGradOp<T>);                                              \
+  REGISTER_KERNEL_BUILDER(Name("AvgPool3DGrad")                                             \
+                              .Device(DEVICE_PDK)                                           \
+                              .TypeConstraint<T>("T")                                       \
+                              .HostMemory("orig_input_shape"),                              \
+                          AvgPool3DGradOp<T>);
+PDK_REGISTER_POOLING_3D_(float)
+PDK_REGISTER_POOLING_3D_(Eigen::bfloat16)
+#undef PDK_REGISTER_POOLING_3D_
 
 }  // namespace
-}  // namespace pdk_kernels
+}  // namespace tensorflow

@@ -20,12 +20,12 @@
 //
 // Each kernel is a single fused Eigen expression evaluated on the device's
 // thread pool; outputs reuse an input buffer when TensorFlow allows it (the
-// inputs are borrowed views, so nothing of the kernel's holds them).
+// inputs are borrowed views, so nothing of the kernel's holds them). The
+// kernel classes are activation_op.h's, shared with activations.cc.
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h), as a port from
 // TensorFlow's CPU kernels would be.
-#include <type_traits>
-
+#include "kernels/nn/activation_op.h"
 #include "kernels/nn/relu_functors.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -33,62 +33,8 @@ namespace tensorflow {
 namespace {
 
 using namespace ::pdk_kernels::relu;  // NOLINT: the functors of relu_functors.h
-
-// y = Fn(x), elementwise. `HasAlpha` reads the `alpha` attribute (LeakyRelu).
-template <class T, class Fn, bool HasAlpha = false>
-class UnaryActivationOp : public OpKernel {
- public:
-  explicit UnaryActivationOp(OpKernelConstruction* c) : OpKernel(c) {
-    if constexpr (HasAlpha) {
-      float alpha = 0.2f;  // nn_ops.cc default
-      if (c->HasAttr("alpha")) OP_REQUIRES_OK(c, c->GetAttr("alpha", &alpha));
-      alpha_ = static_cast<T>(alpha);
-    }
-  }
-
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &y));
-    if (x.NumElements() == 0) return;
-    y->flat<T>().device(ctx->eigen_device<Eigen::ThreadPoolDevice>()) = Fn()(x.flat<T>(), alpha_);
-  }
-
- private:
-  T alpha_ = T(0);
-};
-
-// dx = Fn(gradients, features-or-outputs). Both inputs must have one shape.
-template <class T, class Fn, bool HasAlpha = false>
-class ActivationGradOp : public OpKernel {
- public:
-  explicit ActivationGradOp(OpKernelConstruction* c) : OpKernel(c) {
-    if constexpr (HasAlpha) {
-      float alpha = 0.2f;
-      if (c->HasAttr("alpha")) OP_REQUIRES_OK(c, c->GetAttr("alpha", &alpha));
-      alpha_ = static_cast<T>(alpha);
-    }
-  }
-
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& g = ctx->input(0);
-    const Tensor& x = ctx->input(1);
-    OP_REQUIRES_OK(ctx, ::pdk::CheckSameShape(type_string().c_str(), "gradients",
-                                              g.shape().pdk_shape(), SecondName(),
-                                              x.shape().pdk_shape()));
-    Tensor* dx = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, g.shape(), &dx));
-    if (g.NumElements() == 0) return;
-    dx->flat<T>().device(ctx->eigen_device<Eigen::ThreadPoolDevice>()) =
-        Fn()(g.flat<T>(), x.flat<T>(), alpha_);
-  }
-
- private:
-  static constexpr const char* SecondName() {
-    return std::is_same_v<Fn, EluGradFn> ? "outputs" : "features";
-  }
-  T alpha_ = T(0);
-};
+using ::pdk_kernels::ActivationGradOp;
+using ::pdk_kernels::UnaryActivationOp;
 
 #define PDK_REGISTER_ACTIVATIONS_(T)                                                           \
   REGISTER_KERNEL_BUILDER(Name("Relu").Device(DEVICE_PDK).TypeConstraint<T>("T"),             \

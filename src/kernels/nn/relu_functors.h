@@ -4,7 +4,9 @@
 // group computes each element with the same code as the standalone kernels.
 //
 //   forward:  Fn()(x, alpha) -> Eigen expression of x's shape
-//   gradient: Fn()(g, x_or_y, alpha) -> Eigen expression of g's shape
+//   gradient: Fn()(g, x_or_y, alpha) -> Eigen expression of g's shape;
+//             Fn::kSecond names input 1 ("features", or "outputs" for EluGrad)
+//             in the kernels' shape-mismatch error (activation_op.h)
 // x, g: Eigen tensor expressions of element type T (float types); alpha: the
 // LeakyRelu slope (ignored by the others).
 #ifndef PDK_SRC_KERNELS_NN_RELU_FUNCTORS_H_
@@ -53,6 +55,7 @@ struct LeakyReluFn {
 // The 0/1 masks are built with select rather than cast<T>() of the boolean
 // comparison: Eigen 3.4 does not vectorize bool -> float casts, select is.
 struct ReluGradFn {
+  static constexpr const char* kSecond = "features";
   template <class T, class G, class X>
   auto operator()(const G& g, const X& x, T) const {
     return g * (x > T(0)).select(x.constant(T(1)), x.constant(T(0)));
@@ -60,6 +63,7 @@ struct ReluGradFn {
 };
 
 struct Relu6GradFn {
+  static constexpr const char* kSecond = "features";
   template <class T, class G, class X>
   auto operator()(const G& g, const X& x, T) const {
     const auto one = x.constant(T(1)), zero = x.constant(T(0));
@@ -69,6 +73,7 @@ struct Relu6GradFn {
 
 // Input 1 is Elu's output y, not its input: dElu/dx = exp(x) = y + 1 for x < 0.
 struct EluGradFn {
+  static constexpr const char* kSecond = "outputs";
   template <class T, class G, class Y>
   auto operator()(const G& g, const Y& y, T) const {
     return (y < T(0)).select((y + T(1)) * g, g);
@@ -76,6 +81,7 @@ struct EluGradFn {
 };
 
 struct LeakyReluGradFn {
+  static constexpr const char* kSecond = "features";
   template <class T, class G, class X>
   auto operator()(const G& g, const X& x, T alpha) const {
     return (x > T(0)).select(g, g * alpha);

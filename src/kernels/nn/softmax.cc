@@ -14,12 +14,14 @@
 // Rows are independent: the pool splits them, and each row is processed
 // while it is in cache (max, exp+sum, scale) with vectorized Eigen array ops.
 // The output may reuse the input buffer (every pass is elementwise per row).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cmath>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
+#include "pdk/tf/op_kernel.h"
 
-namespace pdk_kernels {
+namespace tensorflow {
 namespace {
 
 using Index = Eigen::Index;
@@ -30,12 +32,14 @@ using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 constexpr double kCyclesPerElement = 24;
 
 template <class T, bool kLog>
-class SoftmaxOp {
+class SoftmaxOp : public OpKernel {
  public:
+  explicit SoftmaxOp(OpKernelConstruction* c) : OpKernel(c) {}
+
   // y = softmax(x) (or log-softmax) of one row, in C (T, or float for the
   // 16-bit floats); y may alias x.
   template <class X, class C>
-  static void Row(const X& x_in, C* y_data, int64_t classes) {
+  static void Row(const X& x_in, C* y_data, int64 classes) {
     Eigen::Map<Vec<C>> y(y_data, classes);
     const C m = x_in.maxCoeff();
     if constexpr (kLog) {
@@ -47,46 +51,50 @@ class SoftmaxOp {
     }
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor logits, ctx.input(0));
-    const pdk::Shape shape = logits.shape();
-    PDK_RETURN_IF_ERROR(pdk::CheckRankAtLeast(ctx.op(), "logits", shape, 1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor out, ctx.forward_or_allocate_output({0}, 0, shape));
-    const int64_t classes = shape.dim(-1);
-    if (logits.num_elements() == 0) return pdk::Status::OK();
-    const int64_t rows = logits.num_elements() / classes;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& logits = ctx->input(0);
+    const TensorShape& shape = logits.shape();
+    OP_REQUIRES_OK(ctx, ::pdk::CheckRankAtLeast(type_string().c_str(), "logits",
+                                                 shape.pdk_shape(), 1));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, shape, &out));
+    const int64 classes = shape.dim_size(shape.dims() - 1);
+    if (logits.NumElements() == 0) return;
+    const int64 rows = logits.NumElements() / classes;
 
-    const T* in = logits.data<T>();
-    T* o = out.data<T>();
+    const T* in = static_cast<const T*>(logits.data());
+    T* o = static_cast<T*>(out->data());
     const Eigen::TensorOpCost row_cost(classes * sizeof(T), classes * sizeof(T),
                                        classes * kCyclesPerElement);
-    pdk_compute::Device(ctx).parallelFor(rows, row_cost, [&](Index first, Index last) {
-      if constexpr (pdk_compute::kIsHalfLike<T>) {
-        // 16-bit floats: each row is widened to float32, computed there, and
-        // rounded once (TF's CPU kernel computes in T; this is as or more exact).
-        Vec<float> buf(classes);
-        for (Index r = first; r < last; ++r) {
-          buf = Eigen::Map<const Vec<T>>(in + r * classes, classes).template cast<float>();
-          Row(buf, buf.data(), classes);
-          Eigen::Map<Vec<T>>(o + r * classes, classes) = buf.template cast<T>();
-        }
-      } else {
-        for (Index r = first; r < last; ++r)
-          Row(Eigen::Map<const Vec<T>>(in + r * classes, classes), o + r * classes, classes);
-      }
-    });
-    return pdk::Status::OK();
+    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
+        rows, row_cost, [&](Index first, Index last) {
+          if constexpr (pdk_compute::kIsHalfLike<T>) {
+            // 16-bit floats: each row is widened to float32, computed there, and
+            // rounded once (TF's CPU kernel computes in T; this is as or more exact).
+            Vec<float> buf(classes);
+            for (Index r = first; r < last; ++r) {
+              buf = Eigen::Map<const Vec<T>>(in + r * classes, classes).template cast<float>();
+              Row(buf, buf.data(), classes);
+              Eigen::Map<Vec<T>>(o + r * classes, classes) = buf.template cast<T>();
+            }
+          } else {
+            for (Index r = first; r < last; ++r)
+              Row(Eigen::Map<const Vec<T>>(in + r * classes, classes), o + r * classes, classes);
+          }
+        });
   }
 };
 
+#define PDK_REGISTER_SOFTMAX_(T)                                                        \
+  REGISTER_KERNEL_BUILDER(Name("Softmax").Device(DEVICE_PDK).TypeConstraint<T>("T"),    \
+                          SoftmaxOp<T, false>);                                         \
+  REGISTER_KERNEL_BUILDER(Name("LogSoftmax").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
+                          SoftmaxOp<T, true>);
+PDK_REGISTER_SOFTMAX_(float)
+PDK_REGISTER_SOFTMAX_(double)
+PDK_REGISTER_SOFTMAX_(Eigen::half)
+PDK_REGISTER_SOFTMAX_(Eigen::bfloat16)
+#undef PDK_REGISTER_SOFTMAX_
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(NnSoftmax, r) {
-  pdk::ForEachType(pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16>{}, [&](auto t) {
-    using T = typename decltype(t)::type;
-    r.Add(pdk::KernelDef<SoftmaxOp<T, false>>("Softmax").Type("T", t));
-    r.Add(pdk::KernelDef<SoftmaxOp<T, true>>("LogSoftmax").Type("T", t));
-  });
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow
