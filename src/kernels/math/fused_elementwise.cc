@@ -37,6 +37,8 @@
 // prefixed by the op name and the fused node's name (shapes that don't
 // broadcast, *Grad operands of different sizes or shapes); a malformed
 // program (operand or output index out of range, wrong dtype).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -48,8 +50,8 @@
 #include "kernels/math/cwise_functors.h"
 #include "kernels/math/fused_elementwise.h"
 #include "kernels/nn/relu_functors.h"
-#include "pdk/kernel.h"
 #include "pdk/tf/op.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
 
@@ -65,12 +67,12 @@ REGISTER_OP("_PdkFusedElementwise")
     .Attr("args: list(int)")
     .Attr("outputs: list(int)");
 
-}  // namespace tensorflow
-
-namespace pdk_kernels {
 namespace {
 
 namespace ei = Eigen::internal;
+namespace functors = ::pdk_kernels::functors;
+namespace relu = ::pdk_kernels::relu;
+namespace unary = ::pdk_kernels::unary;
 using pdk_compute::ConstFlat;
 using pdk_compute::Flat;
 using pdk_fused::Code;
@@ -213,16 +215,16 @@ template <class T>
 struct TensorEval {
   const Eigen::ThreadPoolDevice& dev;
   const char* label;
-  const pdk::Tensor* a[3];
-  const pdk::Tensor* out;
-  pdk::Status status;
+  const Tensor* a[3];
+  const Tensor* out;
+  Status status;
 
-  int64_t n() const { return out->num_elements(); }
+  int64_t n() const { return out->NumElements(); }
   template <class U>
   ConstFlat<U> in(int i) const {
-    return ConstFlat<U>(a[i]->data<U>(), a[i]->num_elements());
+    return ConstFlat<U>(static_cast<const U*>(a[i]->data()), a[i]->NumElements());
   }
-  Flat<T> o() const { return Flat<T>(out->data<T>(), n()); }
+  Flat<T> o() const { return Flat<T>(static_cast<T*>(out->data()), n()); }
 
   template <class F>
   void Unary() {
@@ -230,13 +232,15 @@ struct TensorEval {
   }
   template <class F>
   void Binary(const F& f) {
-    auto plan = pdk_compute::PlanBroadcast<2>(label, {"x", "y"}, {a[0]->shape(), a[1]->shape()});
+    auto plan = pdk_compute::PlanBroadcastOf<2>(
+        label, {"x", "y"}, {&a[0]->shape().pdk_shape(), &a[1]->shape().pdk_shape()});
     if (!plan.ok()) {
       status = plan.status();
       return;
     }
-    pdk_compute::EvalBinary<T, T>(dev, *plan, a[0]->data<T>(), a[1]->data<T>(),
-                                  out->data<T>(), f);
+    pdk_compute::EvalBinary<T, T>(dev, *plan, static_cast<const T*>(a[0]->data()),
+                                  static_cast<const T*>(a[1]->data()),
+                                  static_cast<T*>(out->data()), f);
   }
   template <class F>
   void Grad(const F& f) {  // cwise_binary.cc's GradOp: equal element counts
@@ -248,20 +252,22 @@ struct TensorEval {
   }
   void Cast() {
     if (n() == 0) return;
-    VisitCastSource(a[0]->dtype(), [&](auto s) {
+    VisitCastSource(static_cast<TF_DataType>(a[0]->dtype()), [&](auto s) {
       using Src = decltype(s);
       o().device(dev) = in<Src>(0).template cast<T>();
     });
   }
   void Select() {
-    auto plan = pdk_compute::PlanBroadcast<3>(label, {"condition", "t", "e"},
-                                              {a[0]->shape(), a[1]->shape(), a[2]->shape()});
+    auto plan = pdk_compute::PlanBroadcastOf<3>(
+        label, {"condition", "t", "e"},
+        {&a[0]->shape().pdk_shape(), &a[1]->shape().pdk_shape(), &a[2]->shape().pdk_shape()});
     if (!plan.ok()) {
       status = plan.status();
       return;
     }
-    pdk_compute::EvalSelect<T>(dev, *plan, a[0]->data<bool>(), a[1]->data<T>(),
-                               a[2]->data<T>(), out->data<T>());
+    pdk_compute::EvalSelect<T>(dev, *plan, static_cast<const bool*>(a[0]->data()),
+                               static_cast<const T*>(a[1]->data()),
+                               static_cast<const T*>(a[2]->data()), static_cast<T*>(out->data()));
   }
 };
 
@@ -272,107 +278,119 @@ struct Instr {
 };
 
 template <class T>
-class FusedElementwiseOp {
+class FusedElementwiseOp : public OpKernel {
  public:
-  pdk::Status Init(const pdk::Attrs& attrs) {
-    name_ = attrs.node_name();
-    std::vector<int64_t> ops, args, outputs;
-    PDK_RETURN_IF_ERROR(attrs.Get("ops", &ops));
-    PDK_RETURN_IF_ERROR(attrs.Get("args", &args));
-    PDK_RETURN_IF_ERROR(attrs.Get("outputs", &outputs));
-    size_t k = 0;
-    for (int64_t c : ops) {
-      if (c < 0 || c >= pdk_fused::kNumFusedOps)
-        return pdk::InvalidArgument("_PdkFusedElementwise '", name_, "': unknown op code ", c);
-      Instr in{static_cast<Code>(c), pdk_fused::kFusedOps[c].kind, {-1, -1, -1}};
-      const int arity = pdk_fused::Arity(in.kind);
-      if (k + arity > args.size()) break;
-      for (int i = 0; i < arity; ++i) in.arg[i] = static_cast<int>(args[k++]);
-      program_.push_back(in);
-      labels_.push_back(std::string(pdk_fused::kFusedOps[c].name) +
-                        " (fused into _PdkFusedElementwise '" + name_ + "')");
-    }
-    if (program_.size() != ops.size() || k != args.size())
-      return pdk::InvalidArgument("_PdkFusedElementwise '", name_, "': ", args.size(),
-                                  " operands do not fit the ", ops.size(), " ops");
-    outputs_.assign(outputs.begin(), outputs.end());
-    return pdk::Status::OK();
+  explicit FusedElementwiseOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, ReadProgram(c));
   }
 
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const int num_inputs = ctx.num_inputs();
+  void Compute(OpKernelContext* ctx) override {
+    const int num_inputs = ctx->num_inputs();
     const int num_values = num_inputs + static_cast<int>(program_.size());
-    PDK_RETURN_IF_ERROR(Validate(ctx, num_inputs));
+    OP_REQUIRES_OK(ctx, Validate(ctx, num_inputs));
 
-    std::vector<pdk::Tensor> inputs(num_inputs);
-    std::vector<pdk::Shape> shapes(num_values);
+    // Every value's shape: the inputs' are their views' own (no copy), the
+    // instructions' are computed into `results`.
+    std::vector<const TensorShape*> shapes(num_values);
+    std::vector<TensorShape> results(program_.size());
     std::vector<TF_DataType> dtypes(num_values, pdk::kDataType<T>);
     for (int i = 0; i < num_inputs; ++i) {
-      PDK_ASSIGN_OR_RETURN(inputs[i], ctx.input(i));
-      shapes[i] = inputs[i].shape();
-      dtypes[i] = inputs[i].dtype();
+      const Tensor& x = ctx->input(i);
+      shapes[i] = &x.shape();
+      dtypes[i] = static_cast<TF_DataType>(x.dtype());
     }
+    OP_REQUIRES_OK(ctx, ctx->status());  // an input that could not be read
     // Shapes (and the unfused ops' checks) in program order.
     for (size_t j = 0; j < program_.size(); ++j) {
-      PDK_RETURN_IF_ERROR(InferShape(program_[j], labels_[j], dtypes, &shapes, num_inputs + j));
+      shapes[num_inputs + j] = &results[j];
+      OP_REQUIRES_OK(ctx, InferShape(program_[j], labels_[j], dtypes, shapes, &results[j]));
     }
 
     // Fast path: every value has shape S (the largest) or one element.
     int64_t n = 0;
-    const pdk::Shape* s = nullptr;
+    const TensorShape* s = nullptr;
     for (int v = 0; v < num_values; ++v)
-      if (!s || shapes[v].num_elements() > n) {
-        n = shapes[v].num_elements();
-        s = &shapes[v];
+      if (!s || shapes[v]->num_elements() > n) {
+        n = shapes[v]->num_elements();
+        s = shapes[v];
       }
     bool fast = true;  // also when every value holds one element (or none)
     for (int v = 0; v < num_values && fast; ++v)
-      fast = shapes[v].num_elements() == 1 || shapes[v] == *s;
+      fast = shapes[v]->num_elements() == 1 || *shapes[v] == *s;
 
-    std::vector<pdk::Tensor> outs(outputs_.size());
     if (!fast) {
+      std::vector<Tensor*> outs(outputs_.size());
       for (size_t k = 0; k < outputs_.size(); ++k) {
-        PDK_ASSIGN_OR_RETURN(outs[k],
-                             ctx.allocate_output(static_cast<int>(k), shapes[outputs_[k]]));
+        OP_REQUIRES_OK(ctx, ctx->allocate_output(static_cast<int>(k), *shapes[outputs_[k]],
+                                                 &outs[k]));
       }
-      return RunTensors(ctx, inputs, shapes, dtypes, outs);
+      OP_REQUIRES_OK(ctx, RunTensors(ctx, shapes, outs));
+      return;
     }
     // The fast path reads inputs through their data pointers, valid for the
-    // whole Compute; releasing the handles lets TensorFlow forward an input's
-    // buffer (one no other op reads) to an output.
+    // whole Compute. The inputs are borrowed views, which hold no handle, so
+    // TensorFlow may forward an input's buffer (one no other op reads) to an
+    // output.
     std::vector<const void*> in_data(num_inputs);
-    for (int i = 0; i < num_inputs; ++i) in_data[i] = inputs[i].raw_data();
-    inputs.clear();
-    PDK_RETURN_IF_ERROR(AllocateOutputs(ctx, shapes, dtypes, num_inputs, &outs));
-    return RunBlocks(ctx, in_data, shapes, dtypes, n, outs);
+    for (int i = 0; i < num_inputs; ++i) in_data[i] = ctx->input(i).data();
+    std::vector<pdk::Tensor> outs(outputs_.size());
+    OP_REQUIRES_OK(ctx, AllocateOutputs(ctx, shapes, dtypes, num_inputs, &outs));
+    RunBlocks(ctx->eigen_device<Eigen::ThreadPoolDevice>(), in_data, shapes, dtypes, n, outs);
   }
 
  private:
-  pdk::Status Validate(const pdk::Context& ctx, int num_inputs) const {
+  // The program from attrs ops, args and outputs.
+  Status ReadProgram(OpKernelConstruction* c) {
+    std::vector<int64> ops, args, outputs;
+    TF_RETURN_IF_ERROR(c->GetAttr("ops", &ops));
+    TF_RETURN_IF_ERROR(c->GetAttr("args", &args));
+    TF_RETURN_IF_ERROR(c->GetAttr("outputs", &outputs));
+    size_t k = 0;
+    for (int64_t code : ops) {
+      if (code < 0 || code >= pdk_fused::kNumFusedOps)
+        return errors::InvalidArgument("_PdkFusedElementwise '", name(), "': unknown op code ",
+                                       code);
+      Instr in{static_cast<Code>(code), pdk_fused::kFusedOps[code].kind, {-1, -1, -1}};
+      const int arity = pdk_fused::Arity(in.kind);
+      if (k + arity > args.size()) break;
+      for (int i = 0; i < arity; ++i) in.arg[i] = static_cast<int>(args[k++]);
+      program_.push_back(in);
+      labels_.push_back(std::string(pdk_fused::kFusedOps[code].name) +
+                        " (fused into _PdkFusedElementwise '" + name() + "')");
+    }
+    if (program_.size() != ops.size() || k != args.size())
+      return errors::InvalidArgument("_PdkFusedElementwise '", name(), "': ", args.size(),
+                                     " operands do not fit the ", ops.size(), " ops");
+    outputs_.assign(outputs.begin(), outputs.end());
+    return OkStatus();
+  }
+
+  Status Validate(const OpKernelContext* ctx, int num_inputs) const {
     const int num_values = num_inputs + static_cast<int>(program_.size());
     for (size_t j = 0; j < program_.size(); ++j)
       for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i)
         if (program_[j].arg[i] < 0 || program_[j].arg[i] >= num_inputs + static_cast<int>(j))
-          return pdk::InvalidArgument("_PdkFusedElementwise '", name_, "': op ", j,
-                                      " reads value ", program_[j].arg[i], " (", num_inputs,
-                                      " inputs, ", j, " earlier ops)");
-    if (static_cast<int>(outputs_.size()) != ctx.num_outputs())
-      return pdk::InvalidArgument("_PdkFusedElementwise '", name_, "': ", outputs_.size(),
-                                  " outputs listed for ", ctx.num_outputs());
+          return errors::InvalidArgument("_PdkFusedElementwise '", name(), "': op ", j,
+                                         " reads value ", program_[j].arg[i], " (", num_inputs,
+                                         " inputs, ", j, " earlier ops)");
+    if (static_cast<int>(outputs_.size()) != ctx->num_outputs())
+      return errors::InvalidArgument("_PdkFusedElementwise '", name(), "': ", outputs_.size(),
+                                     " outputs listed for ", ctx->num_outputs());
     for (size_t k = 0; k < outputs_.size(); ++k) {
       if (outputs_[k] < num_inputs || outputs_[k] >= num_values ||
           std::count(outputs_.begin(), outputs_.end(), outputs_[k]) != 1)
-        return pdk::InvalidArgument("_PdkFusedElementwise '", name_, "': output ", k,
-                                    " names value ", outputs_[k],
-                                    ", not one op result listed once");
+        return errors::InvalidArgument("_PdkFusedElementwise '", name(), "': output ", k,
+                                       " names value ", outputs_[k],
+                                       ", not one op result listed once");
     }
-    return pdk::Status::OK();
+    return OkStatus();
   }
 
-  // shapes[v] for instruction `in`, with the unfused kernel's checks.
-  pdk::Status InferShape(const Instr& in, const std::string& label,
-                         const std::vector<TF_DataType>& dtypes,
-                         std::vector<pdk::Shape>* shapes, size_t v) const {
+  // *out: the shape of instruction `in`'s result, with the unfused kernel's
+  // checks; its operands' shapes are in `shapes`.
+  Status InferShape(const Instr& in, const std::string& label,
+                    const std::vector<TF_DataType>& dtypes,
+                    const std::vector<const TensorShape*>& shapes, TensorShape* out) const {
     const TF_DataType t = pdk::kDataType<T>;
     for (int i = 0; i < pdk_fused::Arity(in.kind); ++i) {
       const TF_DataType dt = dtypes[in.arg[i]];
@@ -380,50 +398,51 @@ class FusedElementwiseOp {
                       : in.kind == Kind::kSelect && i == 0 ? dt == TF_BOOL
                                                             : dt == t;
       if (!ok)
-        return pdk::InvalidArgument(label, ": operand ", i, " has dtype ",
-                                    pdk::DataTypeName(dt));
+        return errors::InvalidArgument(label, ": operand ", i, " has dtype ",
+                                       pdk::DataTypeName(dt));
     }
-    const pdk::Shape& a = (*shapes)[in.arg[0]];
-    pdk::Shape& out = (*shapes)[v];
+    const pdk::Shape& a = shapes[in.arg[0]]->pdk_shape();
     switch (in.kind) {
       case Kind::kUnary:
       case Kind::kCast:
-        out = a;
-        return pdk::Status::OK();
+        *out = *shapes[in.arg[0]];
+        return OkStatus();
       case Kind::kBinary: {
-        PDK_ASSIGN_OR_RETURN(auto plan, pdk_compute::PlanBroadcast<2>(
-                                            label.c_str(), {"x", "y"}, {a, (*shapes)[in.arg[1]]}));
-        out = plan.out;
-        return pdk::Status::OK();
+        const auto plan = pdk_compute::PlanBroadcastOf<2>(
+            label.c_str(), {"x", "y"}, {&a, &shapes[in.arg[1]]->pdk_shape()});
+        TF_RETURN_IF_ERROR(plan.status());
+        *out = TensorShape(plan->out);
+        return OkStatus();
       }
       case Kind::kGrad: {
-        const pdk::Shape& b = (*shapes)[in.arg[1]];
+        const pdk::Shape& b = shapes[in.arg[1]]->pdk_shape();
         if (a.num_elements() != b.num_elements())
-          return pdk::InvalidArgument(label, ": y.shape ", a, " and dy.shape ", b,
-                                      " must have the same number of elements");
-        out = a;
-        return pdk::Status::OK();
+          return errors::InvalidArgument(label, ": y.shape ", a, " and dy.shape ", b,
+                                         " must have the same number of elements");
+        *out = *shapes[in.arg[0]];
+        return OkStatus();
       }
       case Kind::kAddN:
-        PDK_RETURN_IF_ERROR(pdk::CheckSameShape(label.c_str(), "inputs[0]", a, "inputs[i]",
-                                                (*shapes)[in.arg[1]]));
-        out = a;
-        return pdk::Status::OK();
+        TF_RETURN_IF_ERROR(pdk::CheckSameShape(label.c_str(), "inputs[0]", a, "inputs[i]",
+                                               shapes[in.arg[1]]->pdk_shape()));
+        *out = *shapes[in.arg[0]];
+        return OkStatus();
       case Kind::kReluGrad:
-        PDK_RETURN_IF_ERROR(pdk::CheckSameShape(
+        TF_RETURN_IF_ERROR(pdk::CheckSameShape(
             label.c_str(), "gradients", a, in.code == Code::kEluGrad ? "outputs" : "features",
-            (*shapes)[in.arg[1]]));
-        out = a;
-        return pdk::Status::OK();
+            shapes[in.arg[1]]->pdk_shape()));
+        *out = *shapes[in.arg[0]];
+        return OkStatus();
       case Kind::kSelect: {
-        PDK_ASSIGN_OR_RETURN(auto plan, pdk_compute::PlanBroadcast<3>(
-                                            label.c_str(), {"condition", "t", "e"},
-                                            {a, (*shapes)[in.arg[1]], (*shapes)[in.arg[2]]}));
-        out = plan.out;
-        return pdk::Status::OK();
+        const auto plan = pdk_compute::PlanBroadcastOf<3>(
+            label.c_str(), {"condition", "t", "e"},
+            {&a, &shapes[in.arg[1]]->pdk_shape(), &shapes[in.arg[2]]->pdk_shape()});
+        TF_RETURN_IF_ERROR(plan.status());
+        *out = TensorShape(plan->out);
+        return OkStatus();
       }
     }
-    return pdk::Status::OK();
+    return OkStatus();
   }
 
   // The fast path's outputs. Output k (value v, computed by instruction j) may
@@ -433,9 +452,13 @@ class FusedElementwiseOp {
   // elementwise functor reads element e before it writes element e), and
   // blocks cover disjoint elements. TensorFlow forwards only a buffer no one
   // else holds (TF_ForwardInputOrAllocateOutput), each input to one output.
-  pdk::Status AllocateOutputs(pdk::Context& ctx, const std::vector<pdk::Shape>& shapes,
-                              const std::vector<TF_DataType>& dtypes, int num_inputs,
-                              std::vector<pdk::Tensor>* outs) const {
+  // The candidates are a list computed here, which the TF-style
+  // forward_input_or_allocate_output (an std::initializer_list) cannot take:
+  // the kit context behind ctx forwards them (pdk::Context::
+  // forward_or_allocate_output, the same TF_ForwardInputOrAllocateOutput).
+  Status AllocateOutputs(OpKernelContext* ctx, const std::vector<const TensorShape*>& shapes,
+                         const std::vector<TF_DataType>& dtypes, int num_inputs,
+                         std::vector<pdk::Tensor>* outs) const {
     std::vector<int> last_use(num_inputs, -1);
     for (size_t j = 0; j < program_.size(); ++j)
       for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i)
@@ -446,24 +469,26 @@ class FusedElementwiseOp {
       std::vector<int> candidates;
       for (int i = 0; i < num_inputs && j >= 0; ++i)
         if (!taken[i] && last_use[i] <= j && dtypes[i] == pdk::kDataType<T> &&
-            shapes[i] == shapes[v] && shapes[i].num_elements() > 1)
+            *shapes[i] == *shapes[v] && shapes[i]->num_elements() > 1)
           candidates.push_back(i);
       int forwarded = -1;
-      PDK_ASSIGN_OR_RETURN((*outs)[k], ctx.forward_or_allocate_output(
-                                           candidates, static_cast<int>(k), shapes[v], &forwarded));
+      pdk::StatusOr<pdk::Tensor> out = ctx->pdk_context().forward_or_allocate_output(
+          candidates, static_cast<int>(k), shapes[v]->pdk_shape(), &forwarded);
+      TF_RETURN_IF_ERROR(out.status());
+      (*outs)[k] = std::move(out).value();
       if (forwarded >= 0) taken[forwarded] = true;
     }
-    return pdk::Status::OK();
+    return OkStatus();
   }
 
   // The fast path: one-element values once, then the rest block by block.
-  pdk::Status RunBlocks(pdk::Context& ctx, const std::vector<const void*>& in_data,
-                        const std::vector<pdk::Shape>& shapes,
-                        const std::vector<TF_DataType>& dtypes, int64_t n,
-                        std::vector<pdk::Tensor>& outs) const {
+  void RunBlocks(const Eigen::ThreadPoolDevice& dev, const std::vector<const void*>& in_data,
+                 const std::vector<const TensorShape*>& shapes,
+                 const std::vector<TF_DataType>& dtypes, int64_t n,
+                 const std::vector<pdk::Tensor>& outs) const {
     const int num_inputs = static_cast<int>(in_data.size());
     const int num_values = num_inputs + static_cast<int>(program_.size());
-    auto is_full = [&](int v) { return shapes[v].num_elements() != 1; };
+    auto is_full = [&](int v) { return shapes[v]->num_elements() != 1; };
 
     // Where each value lives: output tensor, scratch slot, or (one element)
     // scalar storage.
@@ -526,7 +551,7 @@ class FusedElementwiseOp {
                                    double(kBlock * 8 * program_.size()));
     bool any_full = false;
     for (int v = num_inputs; v < num_values; ++v) any_full = any_full || is_full(v);
-    if (!any_full || n == 0) return pdk::Status::OK();
+    if (!any_full || n == 0) return;
     const int64_t blocks = (n + kBlock - 1) / kBlock;
     auto run = [&, num_slots](Eigen::Index first, Eigen::Index last) {
       std::vector<T> scratch(static_cast<size_t>(num_slots) * kBlock);
@@ -551,50 +576,47 @@ class FusedElementwiseOp {
         }
       }
     };
-    pdk_compute::Device(ctx).parallelFor(blocks, cost, run);
-    return pdk::Status::OK();
+    dev.parallelFor(blocks, cost, run);
   }
 
   // The general path: op by op over whole tensors, with broadcasting.
-  pdk::Status RunTensors(pdk::Context& ctx, const std::vector<pdk::Tensor>& inputs,
-                         const std::vector<pdk::Shape>& shapes,
-                         const std::vector<TF_DataType>& dtypes,
-                         std::vector<pdk::Tensor>& outs) const {
-    const int num_inputs = static_cast<int>(inputs.size());
-    std::vector<const pdk::Tensor*> values(num_inputs + program_.size(), nullptr);
-    for (int i = 0; i < num_inputs; ++i) values[i] = &inputs[i];
+  Status RunTensors(OpKernelContext* ctx, const std::vector<const TensorShape*>& shapes,
+                    const std::vector<Tensor*>& outs) const {
+    const int num_inputs = ctx->num_inputs();
+    std::vector<const Tensor*> values(num_inputs + program_.size(), nullptr);
+    for (int i = 0; i < num_inputs; ++i) values[i] = &ctx->input(i);
     std::vector<int> out_of(values.size(), -1);
     for (size_t k = 0; k < outputs_.size(); ++k) out_of[outputs_[k]] = static_cast<int>(k);
-    std::vector<pdk::Tensor> temps(program_.size());
+    std::vector<Tensor> temps(program_.size());
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     for (size_t j = 0; j < program_.size(); ++j) {
       const int v = num_inputs + static_cast<int>(j);
       if (out_of[v] >= 0) {
-        values[v] = &outs[out_of[v]];
+        values[v] = outs[out_of[v]];
       } else {
-        PDK_ASSIGN_OR_RETURN(temps[j], ctx.allocate_temp(pdk::kDataType<T>, shapes[v]));
+        TF_RETURN_IF_ERROR(ctx->allocate_temp(DataTypeToEnum<T>::value, *shapes[v], &temps[j]));
         values[v] = &temps[j];
       }
       const Instr& in = program_[j];
-      TensorEval<T> e{pdk_compute::Device(ctx), labels_[j].c_str(), {}, values[v],
-                      pdk::Status::OK()};
+      TensorEval<T> e{dev, labels_[j].c_str(), {}, values[v], OkStatus()};
       for (int i = 0; i < pdk_fused::Arity(in.kind); ++i) e.a[i] = values[in.arg[i]];
       Visit<T>(in.code, e);
-      PDK_RETURN_IF_ERROR(e.status);
+      TF_RETURN_IF_ERROR(e.status);
     }
-    return pdk::Status::OK();
+    return OkStatus();
   }
 
-  std::string name_;
   std::vector<Instr> program_;
   std::vector<std::string> labels_;  // per instruction, for messages
   std::vector<int> outputs_;
 };
 
+REGISTER_KERNEL_BUILDER(
+    Name("_PdkFusedElementwise").Device(DEVICE_PDK).TypeConstraint<float>("T"),
+    FusedElementwiseOp<float>);
+REGISTER_KERNEL_BUILDER(
+    Name("_PdkFusedElementwise").Device(DEVICE_PDK).TypeConstraint<double>("T"),
+    FusedElementwiseOp<double>);
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(PdkFusedElementwise, r) {
-  r.Add(pdk::KernelDef<FusedElementwiseOp<float>>("_PdkFusedElementwise").Type<float>("T"));
-  r.Add(pdk::KernelDef<FusedElementwiseOp<double>>("_PdkFusedElementwise").Type<double>("T"));
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow
