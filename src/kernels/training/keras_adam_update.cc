@@ -2,7 +2,7 @@
 // (src/graph/rewrites/keras_adam.cc) from the ~11 elementwise ops that Keras
 // 3's Adam (and AdamW) optimizer emits per variable. Not a TensorFlow op: it is
 // defined here with REGISTER_OP (pdk/tf/op.h, over the op C API), next to its
-// kernel (written in the kit's own style, pdk/kernel.h).
+// kernel.
 //
 //   _PdkKerasAdamUpdate(var, m, v, grad, one_minus_beta_1, one_minus_beta_2,
 //                       alpha, epsilon; T) -> (var_out, m_out, v_out)
@@ -37,12 +37,14 @@
 // Errors: InvalidArgument when var, m, v and grad differ in shape, or a
 // coefficient is not a single element of rank <= rank(var) (both messages
 // name the operands and their shapes).
+//
+// Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 
 #include "compute/eigen.h"
 #include "compute/exact_sqrt.h"
-#include "pdk/kernel.h"
 #include "pdk/tf/op.h"
+#include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
 
@@ -65,51 +67,52 @@ REGISTER_OP("_PdkKerasAdamUpdate")
       return OkStatus();
     });
 
-}  // namespace tensorflow
-
-namespace pdk_kernels {
 namespace {
 
 template <class T>
-class KerasAdamUpdateOp {
+class KerasAdamUpdateOp : public OpKernel {
  public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor var, ctx.input(0));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor m, ctx.input(1));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor v, ctx.input(2));
-    const pdk::Shape s = var.shape();
-    PDK_RETURN_IF_ERROR(pdk::CheckSameShape(ctx.op(), "var", s, "m", m.shape()));
-    PDK_RETURN_IF_ERROR(pdk::CheckSameShape(ctx.op(), "var", s, "v", v.shape()));
-    const T* pg;
-    {  // released before forwarding: a held handle blocks buffer reuse
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor grad, ctx.input(3));
-      PDK_RETURN_IF_ERROR(pdk::CheckSameShape(ctx.op(), "var", s, "grad", grad.shape()));
-      pg = grad.data<T>();
-    }
+  explicit KerasAdamUpdateOp(OpKernelConstruction* c) : OpKernel(c) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const char* op = type_string().c_str();
+    const Tensor& var = ctx->input(0);
+    const Tensor& m = ctx->input(1);
+    const Tensor& v = ctx->input(2);
+    const TensorShape& s = var.shape();
+    OP_REQUIRES_OK(ctx, pdk::CheckSameShape(op, "var", s.pdk_shape(), "m", m.shape().pdk_shape()));
+    OP_REQUIRES_OK(ctx, pdk::CheckSameShape(op, "var", s.pdk_shape(), "v", v.shape().pdk_shape()));
+    // A borrowed view: it does not keep grad's buffer from being forwarded.
+    const Tensor& grad = ctx->input(3);
+    OP_REQUIRES_OK(ctx,
+                   pdk::CheckSameShape(op, "var", s.pdk_shape(), "grad", grad.shape().pdk_shape()));
+    const T* pg = grad.flat<T>().data();
     static const char* const kCoeff[] = {"one_minus_beta_1", "one_minus_beta_2", "alpha",
                                          "epsilon"};
     T c[4];
     for (int i = 0; i < 4; ++i) {
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(4 + i));
-      if (t.num_elements() != 1 || t.shape().rank() > s.rank())
-        return pdk::InvalidArgument(ctx.op(), ": ", kCoeff[i],
-                                    " must hold one element of rank <= rank(var) (var.shape ", s,
-                                    "), got shape ", t.shape());
-      c[i] = t.data<T>()[0];
+      const Tensor& t = ctx->input(4 + i);
+      OP_REQUIRES(ctx, t.NumElements() == 1 && t.dims() <= s.dims(),
+                  errors::InvalidArgument(type_string(), ": ", kCoeff[i],
+                                          " must hold one element of rank <= rank(var) (var.shape ",
+                                          s.pdk_shape(), "), got shape ", t.shape().pdk_shape()));
+      c[i] = t.flat<T>().data()[0];
     }
     // The gradient is usually read by this kernel alone (it replaced Sub and
     // Square): then its buffer becomes var_out, one allocation less. Each
     // element of grad is read before var_out's element is written (same
     // index, same block), so the aliasing is safe. The variables' own
     // buffers are never written: other readers may still hold them.
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor var_out, ctx.forward_or_allocate_output({3}, 0, s));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor m_out, ctx.allocate_output(1, s));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor v_out, ctx.allocate_output(2, s));
+    Tensor *var_out = nullptr, *m_out = nullptr, *v_out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({3}, 0, s, &var_out));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, s, &m_out));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(2, s, &v_out));
     const int64_t n = s.num_elements();
-    if (n == 0) return pdk::Status::OK();
+    if (n == 0) return;
 
-    const T *pvar = var.data<T>(), *pm = m.data<T>(), *pv = v.data<T>();
-    T *ovar = var_out.data<T>(), *om = m_out.data<T>(), *ov = v_out.data<T>();
+    const T *pvar = var.flat<T>().data(), *pm = m.flat<T>().data(), *pv = v.flat<T>().data();
+    T *ovar = var_out->flat<T>().data(), *om = m_out->flat<T>().data(),
+      *ov = v_out->flat<T>().data();
     const T c1 = c[0], c2 = c[1], alpha = c[2], eps = c[3];
     using Index = Eigen::Index;
     auto block = [=](Index first, Index last) {
@@ -125,17 +128,15 @@ class KerasAdamUpdateOp {
       }
     };
     // Per element: 4 loads, 3 stores, ~10 flops incl. a sqrt and a division.
-    pdk_compute::Device(ctx).parallelFor(
+    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
         n, Eigen::TensorOpCost(4 * sizeof(T), 3 * sizeof(T), 40), block);
-    return pdk::Status::OK();
   }
 };
 
+REGISTER_KERNEL_BUILDER(Name("_PdkKerasAdamUpdate").Device(DEVICE_PDK).TypeConstraint<float>("T"),
+                        KerasAdamUpdateOp<float>);
+REGISTER_KERNEL_BUILDER(Name("_PdkKerasAdamUpdate").Device(DEVICE_PDK).TypeConstraint<double>("T"),
+                        KerasAdamUpdateOp<double>);
+
 }  // namespace
-
-PDK_REGISTER_KERNELS(PdkKerasAdamUpdate, r) {
-  r.Add(pdk::KernelDef<KerasAdamUpdateOp<float>>("_PdkKerasAdamUpdate").Type<float>("T"));
-  r.Add(pdk::KernelDef<KerasAdamUpdateOp<double>>("_PdkKerasAdamUpdate").Type<double>("T"));
-}
-
-}  // namespace pdk_kernels
+}  // namespace tensorflow
