@@ -181,13 +181,28 @@ class Context {
   StatusOr<Tensor> forward_or_allocate_output(const std::vector<int>& candidates, int i,
                                               const Shape& shape,
                                               int* forwarded_input = nullptr) const {
+    return forward_or_allocate_output(candidates.data(), static_cast<int>(candidates.size()), i,
+                                      shape, forwarded_input);
+  }
+  // The same with the candidates as an array of n.
+  StatusOr<Tensor> forward_or_allocate_output(const int* candidates, int n, int i,
+                                              const Shape& shape,
+                                              int* forwarded_input = nullptr) const {
     PDK_RETURN_IF_ERROR(CheckAllocatable(op_, "output", i, shape, output_dtype(i)));
     TFStatusPtr s = NewTFStatus();
     int forwarded = -1;
-    std::vector<int> cand(candidates);  // the C API takes a non-const array
-    Tensor t(TF_ForwardInputOrAllocateOutput(c_, cand.data(), static_cast<int>(cand.size()), i,
-                                             shape.dims().data(), shape.rank(), &forwarded,
-                                             s.get()));
+    // The C API takes a non-const array: a copy, on the stack when small.
+    int small[8];
+    std::vector<int> large;
+    int* cand = small;
+    if (n > 8) {
+      large.assign(candidates, candidates + n);
+      cand = large.data();
+    } else {
+      std::copy(candidates, candidates + n, small);
+    }
+    Tensor t(TF_ForwardInputOrAllocateOutput(c_, cand, n, i, shape.dims().data(), shape.rank(),
+                                             &forwarded, s.get()));
     if (forwarded_input) *forwarded_input = forwarded;
     if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
     if (forwarded < 0)

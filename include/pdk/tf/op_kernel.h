@@ -647,11 +647,16 @@ class OpKernelContext : public kit_internal::FailureState {
   Status forward_input_or_allocate_output(std::initializer_list<int> candidates, int index,
                                           const TensorShape& shape, Tensor** out,
                                           int* forwarded_input = nullptr) {
-    TF_RETURN_IF_ERROR(CheckOutput(index));
-    ::pdk::StatusOr<::pdk::Tensor> t = ctx_.forward_or_allocate_output(
-        candidates, index, shape.pdk_shape(), forwarded_input);
-    if (!t.ok()) return t.status();
-    return Keep(index, std::move(t).value(), out);
+    return Forward(candidates.begin(), static_cast<int>(candidates.size()), index, shape, out,
+                   forwarded_input);
+  }
+  // The same with candidates chosen at run time (TensorFlow's takes a
+  // gtl::ArraySlice<int>).
+  Status forward_input_or_allocate_output(const std::vector<int>& candidates, int index,
+                                          const TensorShape& shape, Tensor** out,
+                                          int* forwarded_input = nullptr) {
+    return Forward(candidates.data(), static_cast<int>(candidates.size()), index, shape, out,
+                   forwarded_input);
   }
   // A scratch tensor on the device, freed with the last copy of *out.
   Status allocate_temp(DataType type, const TensorShape& shape, Tensor* out) {
@@ -733,6 +738,30 @@ class OpKernelContext : public kit_internal::FailureState {
     Tensor tensor;
     bool fetched = false;
   };
+  // The inputs' or outputs' slots: inline up to kInline (no allocation per
+  // launch for the usual op), on the heap beyond.
+  class Slots {
+   public:
+    static constexpr int kInline = 4;
+    explicit Slots(int n) : n_(n > 0 ? n : 0) {
+      if (n_ > kInline) heap_ = std::make_unique<Slot[]>(n_);
+    }
+    int size() const { return n_; }
+    Slot& operator[](int i) { return heap_ ? heap_[i] : inline_[i]; }
+
+   private:
+    int n_;
+    Slot inline_[kInline];
+    std::unique_ptr<Slot[]> heap_;
+  };
+  Status Forward(const int* candidates, int n, int index, const TensorShape& shape, Tensor** out,
+                 int* forwarded_input) {
+    TF_RETURN_IF_ERROR(CheckOutput(index));
+    ::pdk::StatusOr<::pdk::Tensor> t = ctx_.forward_or_allocate_output(
+        candidates, n, index, shape.pdk_shape(), forwarded_input);
+    if (!t.ok()) return t.status();
+    return Keep(index, std::move(t).value(), out);
+  }
   Status CheckOutput(int index) const {
     if (index < 0 || index >= num_outputs())
       return errors::InvalidArgument("output index ", index, " out of range [0, ",
@@ -768,8 +797,8 @@ class OpKernelContext : public kit_internal::FailureState {
   ::pdk::Context& ctx_;
   const OpKernel* kernel_;
   mutable DeviceBase device_;
-  mutable std::vector<Slot> inputs_;
-  std::vector<Slot> outputs_;
+  mutable Slots inputs_;
+  Slots outputs_;
   Tensor empty_;
 };
 

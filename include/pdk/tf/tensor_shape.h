@@ -41,6 +41,7 @@ class TensorShape {
   explicit TensorShape(const C& dims)
       : shape_(std::vector<int64>(dims.data(), dims.data() + dims.size())) {}
   explicit TensorShape(const ::pdk::Shape& s) : shape_(s) {}
+  explicit TensorShape(::pdk::Shape&& s) : shape_(std::move(s)) {}
 
   int dims() const { return shape_.rank(); }
   int64 dim_size(int i) const { return shape_[i]; }

@@ -333,7 +333,7 @@ class FusedElementwiseOp : public OpKernel {
     // output.
     std::vector<const void*> in_data(num_inputs);
     for (int i = 0; i < num_inputs; ++i) in_data[i] = ctx->input(i).data();
-    std::vector<pdk::Tensor> outs(outputs_.size());
+    std::vector<Tensor*> outs(outputs_.size(), nullptr);
     OP_REQUIRES_OK(ctx, AllocateOutputs(ctx, shapes, dtypes, num_inputs, &outs));
     RunBlocks(ctx->eigen_device<Eigen::ThreadPoolDevice>(), in_data, shapes, dtypes, n, outs);
   }
@@ -452,13 +452,11 @@ class FusedElementwiseOp : public OpKernel {
   // elementwise functor reads element e before it writes element e), and
   // blocks cover disjoint elements. TensorFlow forwards only a buffer no one
   // else holds (TF_ForwardInputOrAllocateOutput), each input to one output.
-  // The candidates are a list computed here, which the TF-style
-  // forward_input_or_allocate_output (an std::initializer_list) cannot take:
-  // the kit context behind ctx forwards them (pdk::Context::
-  // forward_or_allocate_output, the same TF_ForwardInputOrAllocateOutput).
+  // The candidates are a list computed here (forward_input_or_allocate_output
+  // with a vector, as TensorFlow's takes an ArraySlice).
   Status AllocateOutputs(OpKernelContext* ctx, const std::vector<const TensorShape*>& shapes,
                          const std::vector<TF_DataType>& dtypes, int num_inputs,
-                         std::vector<pdk::Tensor>* outs) const {
+                         std::vector<Tensor*>* outs) const {
     std::vector<int> last_use(num_inputs, -1);
     for (size_t j = 0; j < program_.size(); ++j)
       for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i)
@@ -472,10 +470,8 @@ class FusedElementwiseOp : public OpKernel {
             *shapes[i] == *shapes[v] && shapes[i]->num_elements() > 1)
           candidates.push_back(i);
       int forwarded = -1;
-      pdk::StatusOr<pdk::Tensor> out = ctx->pdk_context().forward_or_allocate_output(
-          candidates, static_cast<int>(k), shapes[v]->pdk_shape(), &forwarded);
-      TF_RETURN_IF_ERROR(out.status());
-      (*outs)[k] = std::move(out).value();
+      TF_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(
+          candidates, static_cast<int>(k), *shapes[v], &(*outs)[k], &forwarded));
       if (forwarded >= 0) taken[forwarded] = true;
     }
     return OkStatus();
@@ -485,7 +481,7 @@ class FusedElementwiseOp : public OpKernel {
   void RunBlocks(const Eigen::ThreadPoolDevice& dev, const std::vector<const void*>& in_data,
                  const std::vector<const TensorShape*>& shapes,
                  const std::vector<TF_DataType>& dtypes, int64_t n,
-                 const std::vector<pdk::Tensor>& outs) const {
+                 const std::vector<Tensor*>& outs) const {
     const int num_inputs = static_cast<int>(in_data.size());
     const int num_values = num_inputs + static_cast<int>(program_.size());
     auto is_full = [&](int v) { return shapes[v]->num_elements() != 1; };
@@ -506,7 +502,7 @@ class FusedElementwiseOp : public OpKernel {
       e.cast_src = dtypes[program_[j].arg[0]];
       Visit<T>(program_[j].code, e);
       scalar_ptr[v] = &scalar[v];
-      if (out_of[v] >= 0) *outs[out_of[v]].template data<T>() = scalar[v];
+      if (out_of[v] >= 0) *static_cast<T*>(outs[out_of[v]]->data()) = scalar[v];
     }
 
     // Scratch slots for full intermediates, reused after their last read.
@@ -539,7 +535,7 @@ class FusedElementwiseOp : public OpKernel {
     for (int i = 0; i < num_inputs; ++i)
       base[i] = static_cast<const char*>(in_data[i]);
     for (int v = num_inputs; v < num_values; ++v)
-      if (out_of[v] >= 0) base[v] = static_cast<const char*>(outs[out_of[v]].raw_data());
+      if (out_of[v] >= 0) base[v] = static_cast<const char*>(outs[out_of[v]]->data());
     std::vector<int> elem_size(num_values, sizeof(T));
     for (int i = 0; i < num_inputs; ++i) elem_size[i] = static_cast<int>(TF_DataTypeSize(dtypes[i]));
 
