@@ -8,6 +8,7 @@
 
 #include "compute/copy.h"
 #include "kernels/array/tf_array_util.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {

@@ -9,6 +9,7 @@
 
 #include "compute/eigen.h"
 #include "kernels/array/tf_array_util.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {

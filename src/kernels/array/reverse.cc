@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kernels/array/tf_array_util.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {

@@ -17,6 +17,7 @@
 
 #include "kernels/array/box_copy.h"
 #include "kernels/array/tf_array_util.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {

@@ -22,7 +22,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/array/tf_array_util.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace pdk_kernels {

@@ -7,18 +7,15 @@
 //                                             kernels are registered apart with
 //                                             their int32 arguments in host
 //                                             memory (kernels/int32_on_host.h)
-//   ReadIntVector(op, name, t)                pdk::ReadIntVector (pdk/tensor.h)
-//                                             of a tensorflow::Tensor: the same
-//                                             values and error text
+//
+// (Reading an int32/int64 shape or axis argument: kernels/tensor_util.h.)
 //
 // The static_assert below keeps the macro list equal to the kit's
 // DataMovementTypes, so a type added to one cannot be missed by the other.
 #ifndef PDK_SRC_KERNELS_ARRAY_TF_ARRAY_UTIL_H_
 #define PDK_SRC_KERNELS_ARRAY_TF_ARRAY_UTIL_H_
 
-#include <cstdint>
 #include <type_traits>
-#include <vector>
 
 #include "compute/eigen.h"
 #include "pdk/tf/op_kernel.h"
@@ -57,25 +54,6 @@ static_assert(0 PDK_CALL_DATA_MOVEMENT_TYPES(PDK_TF_ARRAY_UTIL_COUNT_) ==
               "PDK_CALL_DATA_MOVEMENT_TYPES must list pdk_compute::DataMovementTypes");
 #undef PDK_TF_ARRAY_UTIL_COUNT_
 }  // namespace tf_array_util_internal
-
-// The values of an int32 or int64 tensor (a shape, axis or index argument) as
-// int64; another dtype is InvalidArgument "<op>: <name> must be int32 or
-// int64, got <dtype>", as pdk::ReadIntVector says it.
-inline pdk::StatusOr<std::vector<int64_t>> ReadIntVector(const char* op, const char* name,
-                                                         const tensorflow::Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.NumElements()));
-  if (t.dtype() == tensorflow::DT_INT32) {
-    const int32_t* p = static_cast<const int32_t*>(t.data());
-    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-  } else if (t.dtype() == tensorflow::DT_INT64) {
-    const int64_t* p = static_cast<const int64_t*>(t.data());
-    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-  } else {
-    return pdk::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
-                                pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
-  }
-  return v;
-}
 
 }  // namespace pdk_kernels
 
