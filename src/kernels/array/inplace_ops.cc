@@ -47,6 +47,7 @@
 
 #include "compute/copy.h"
 #include "compute/eigen.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -214,18 +215,7 @@ class EmptyOp : public OpKernel {
                 errors::InvalidArgument("shape must be a vector of int32, got shape ",
                                         shape_t.shape()));
     std::vector<int64> dims;
-    if (shape_t.dtype() == DT_INT32) {  // pdk::ReadIntVector's reading and error
-      const auto f = shape_t.flat<int32>();
-      dims.assign(f.data(), f.data() + f.size());
-    } else if (shape_t.dtype() == DT_INT64) {
-      const auto f = shape_t.flat<int64>();
-      dims.assign(f.data(), f.data() + f.size());
-    } else {
-      ctx->CtxFailure(errors::InvalidArgument(
-          op, ": shape must be int32 or int64, got ",
-          ::pdk::DataTypeName(static_cast<TF_DataType>(shape_t.dtype()))));
-      return;
-    }
+    OP_REQUIRES_OK(ctx, pdk_kernels::ReadIntVector(op, "shape", shape_t, &dims));
     TensorShape shape;
     OP_REQUIRES_OK(ctx, CheckedShape(op, "shape", dims, &shape));
     Tensor* out = nullptr;

@@ -30,6 +30,7 @@
 
 #include "compute/eigen.h"
 #include "kernels/array/box_copy.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -49,17 +50,8 @@ Status ReadPaddings(const std::string& op, const Tensor& p, const TensorShape& i
     return errors::InvalidArgument("The first dimension of paddings must be the rank of inputs",
                                    p.shape(), mirror ? ", " : " ", in, " (", op,
                                    ": paddings must have shape [", rank, ", 2])");
-  std::vector<int64> v;  // pdk::ReadIntVector's reading and its error for another dtype
-  if (p.dtype() == DT_INT32) {
-    const auto f = p.flat<int32>();
-    v.assign(f.data(), f.data() + f.size());
-  } else if (p.dtype() == DT_INT64) {
-    const auto f = p.flat<int64>();
-    v.assign(f.data(), f.data() + f.size());
-  } else {
-    return errors::InvalidArgument(op, ": paddings must be int32 or int64, got ",
-                                   ::pdk::DataTypeName(static_cast<TF_DataType>(p.dtype())));
-  }
+  std::vector<int64> v;
+  TF_RETURN_IF_ERROR(pdk_kernels::ReadIntVector(op, "paddings", p, &v));
   before->resize(rank);
   after->resize(rank);
   for (int i = 0; i < rank; ++i) {

@@ -15,27 +15,11 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
 namespace {
-
-// The int32 or int64 values of host tensor `t` (pdk::ReadIntVector's reading
-// and its error for another dtype).
-Status ReadIntVector(const std::string& op, const char* name, const Tensor& t,
-                     std::vector<int64>* v) {
-  if (t.dtype() == DT_INT32) {
-    const auto f = t.flat<int32>();
-    v->assign(f.data(), f.data() + f.size());
-  } else if (t.dtype() == DT_INT64) {
-    const auto f = t.flat<int64>();
-    v->assign(f.data(), f.data() + f.size());
-  } else {
-    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
-                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
-  }
-  return OkStatus();
-}
 
 // Output 0 is `x`'s buffer under `shape` (same element count): no copy.
 void SetOutputReshaped(OpKernelContext* ctx, const Tensor& x, const TensorShape& shape) {
@@ -57,7 +41,7 @@ class ReshapeOp : public OpKernel {
                 errors::InvalidArgument("sizes input must be 1-D, not ", sizes.shape(), " (", op,
                                         ": shape must be a vector)"));
     std::vector<int64> req;
-    OP_REQUIRES_OK(ctx, ReadIntVector(op, "shape", sizes, &req));
+    OP_REQUIRES_OK(ctx, pdk_kernels::ReadIntVector(op, "shape", sizes, &req));
 
     const TensorShape& in = x.shape();
     std::vector<int64> dims(req.size());
@@ -131,7 +115,7 @@ class ExpandDimsOp : public OpKernel {
                 errors::InvalidArgument(op, ": dim must be a tensor with a single value, ",
                                         "got shape ", dim_t.shape()));
     std::vector<int64> dv;
-    OP_REQUIRES_OK(ctx, ReadIntVector(op, "dim", dim_t, &dv));
+    OP_REQUIRES_OK(ctx, pdk_kernels::ReadIntVector(op, "dim", dim_t, &dv));
     const int rank = x.dims();
     int64 dim = dv[0];
     OP_REQUIRES(ctx, dim >= -1 - rank && dim <= rank,

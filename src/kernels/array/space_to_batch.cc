@@ -31,27 +31,11 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
 namespace {
-
-// The int32 or int64 values of host tensor `t` (pdk::ReadIntVector's reading
-// and its error for another dtype).
-Status ReadIntVector(const std::string& op, const char* name, const Tensor& t,
-                     std::vector<int64>* v) {
-  if (t.dtype() == DT_INT32) {
-    const auto f = t.flat<int32>();
-    v->assign(f.data(), f.data() + f.size());
-  } else if (t.dtype() == DT_INT64) {
-    const auto f = t.flat<int64>();
-    v->assign(f.data(), f.data() + f.size());
-  } else {
-    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
-                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
-  }
-  return OkStatus();
-}
 
 struct BlockGeometry {
   int m = 0;                        // number of spatial (block) dimensions
@@ -77,9 +61,9 @@ Status ReadBlockGeometry(OpKernelContext* ctx, const TensorShape& in, const char
     return errors::InvalidArgument(op, ": input must have rank >= ", 1 + g.m,
                                    " (batch + block_shape's ", g.m,
                                    " spatial dimensions), got shape ", in);
-  TF_RETURN_IF_ERROR(ReadIntVector(op, "block_shape", block_t, &g.block));
+  TF_RETURN_IF_ERROR(pdk_kernels::ReadIntVector(op, "block_shape", block_t, &g.block));
   std::vector<int64> pads;
-  TF_RETURN_IF_ERROR(ReadIntVector(op, pad_name, pad_t, &pads));
+  TF_RETURN_IF_ERROR(pdk_kernels::ReadIntVector(op, pad_name, pad_t, &pads));
   for (int j = 0; j < g.m; ++j) {
     if (g.block[j] < 1)
       return errors::InvalidArgument(op, ": block_shape[", j, "] must be >= 1, got ",

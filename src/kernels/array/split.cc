@@ -26,27 +26,11 @@
 
 #include "compute/copy.h"
 #include "compute/eigen.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
 namespace {
-
-// The int32 or int64 values of host tensor `t` (pdk::ReadIntVector's reading
-// and its error for another dtype).
-Status ReadIntVector(const std::string& op, const char* name, const Tensor& t,
-                     std::vector<int64>* v) {
-  if (t.dtype() == DT_INT32) {
-    const auto f = t.flat<int32>();
-    v->assign(f.data(), f.data() + f.size());
-  } else if (t.dtype() == DT_INT64) {
-    const auto f = t.flat<int64>();
-    v->assign(f.data(), f.data() + f.size());
-  } else {
-    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
-                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
-  }
-  return OkStatus();
-}
 
 // Splits `value` along `axis` (already validated) into pieces of `sizes`.
 Status SplitInto(OpKernelContext* ctx, const Tensor& value, int axis,
@@ -90,7 +74,7 @@ Status ReadSplitDim(const std::string& op, const Tensor& t, const TensorShape& i
     return errors::InvalidArgument("split_dim must be a scalar but has rank ", t.dims(), " (",
                                    op, ": split_dim of shape ", t.shape(), ")");
   std::vector<int64> v;
-  TF_RETURN_IF_ERROR(ReadIntVector(op, "split_dim", t, &v));
+  TF_RETURN_IF_ERROR(pdk_kernels::ReadIntVector(op, "split_dim", t, &v));
   int64 a = v[0];
   if (a < -in.dims() || a >= in.dims())
     return errors::InvalidArgument("-input rank(-", in.dims(), ") <= split_dim < input rank (",
@@ -146,7 +130,7 @@ class SplitVOp : public OpKernel {
                     ": size_splits must be a vector of length num_split = ", num_split_,
                     ", got shape ", sizes_t.shape(), ")"));
     std::vector<int64> sizes;
-    OP_REQUIRES_OK(ctx, ReadIntVector(op, "size_splits", sizes_t, &sizes));
+    OP_REQUIRES_OK(ctx, pdk_kernels::ReadIntVector(op, "size_splits", sizes_t, &sizes));
     OP_REQUIRES(ctx, num_split_ != 1 || sizes[0] == in.dim_size(axis),  // TF: no -1 for one output
                 errors::InvalidArgument(
                     "If there is only one output, it must have the same size as the input. "

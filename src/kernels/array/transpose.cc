@@ -21,6 +21,7 @@
 
 #include "compute/eigen.h"
 #include "compute/transpose.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -109,23 +110,6 @@ void StridedTranspose(const Eigen::ThreadPoolDevice& dev, const U* src, U* dst,
       });
 }
 
-// The int32 or int64 values of host tensor `t` (pdk::ReadIntVector's reading
-// and its error for another dtype).
-Status ReadIntVector(const std::string& op, const char* name, const Tensor& t,
-                     std::vector<int64>* v) {
-  if (t.dtype() == DT_INT32) {
-    const auto f = t.flat<int32>();
-    v->assign(f.data(), f.data() + f.size());
-  } else if (t.dtype() == DT_INT64) {
-    const auto f = t.flat<int64>();
-    v->assign(f.data(), f.data() + f.size());
-  } else {
-    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
-                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
-  }
-  return OkStatus();
-}
-
 // Moves elements of `Bytes` bytes as pdk::UIntOfSizeT<Bytes> (one kernel per
 // element size).
 template <size_t Bytes>
@@ -150,7 +134,7 @@ class TransposeOp : public OpKernel {
                                         ": perm must have one entry per dimension of x, shape ",
                                         in, ")"));
     std::vector<int64> pv;
-    OP_REQUIRES_OK(ctx, ReadIntVector(op, "perm", perm_t, &pv));
+    OP_REQUIRES_OK(ctx, pdk_kernels::ReadIntVector(op, "perm", perm_t, &pv));
     std::vector<int> perm(rank);
     std::vector<bool> seen(rank, false);
     TensorShape out_shape;

@@ -44,6 +44,7 @@
 
 #include "compute/eigen.h"
 #include "kernels/random/philox.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -54,30 +55,13 @@ using pdk_random::Philox;
 constexpr int32_t kAlgPhilox = 1;
 constexpr int32_t kAlgAutoSelect = 3;
 
-// The int32 or int64 values of host tensor `t` (pdk::ReadIntVector's reading
-// and its error for another dtype).
-Status ReadIntVector(const std::string& op, const char* name, const Tensor& t,
-                     std::vector<int64>* v) {
-  if (t.dtype() == DT_INT32) {
-    const auto f = t.flat<int32>();
-    v->assign(f.data(), f.data() + f.size());
-  } else if (t.dtype() == DT_INT64) {
-    const auto f = t.flat<int64>();
-    v->assign(f.data(), f.data() + f.size());
-  } else {
-    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
-                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
-  }
-  return OkStatus();
-}
-
 // Output shape from the host `shape` input.
 Status ReadShape(const std::string& op, const Tensor& t, TensorShape* shape) {
   if (t.dims() != 1)
     return errors::InvalidArgument(op, ": shape must be a vector, got a tensor of shape ",
                                    t.shape());
   std::vector<int64> dims;
-  TF_RETURN_IF_ERROR(ReadIntVector(op, "shape", t, &dims));
+  TF_RETURN_IF_ERROR(pdk_kernels::ReadIntVector(op, "shape", t, &dims));
   for (size_t i = 0; i < dims.size(); ++i)
     if (dims[i] < 0)
       return errors::InvalidArgument(op, ": shape[", i, "] must be >= 0, got ", dims[i]);
@@ -90,7 +74,7 @@ Status GeneratorFromSeed(const std::string& op, const Tensor& seed, Philox* gen)
   if (seed.dims() != 1 || seed.dim_size(0) != 2)
     return errors::InvalidArgument(op, ": seed must have shape [2], got shape ", seed.shape());
   std::vector<int64> s;
-  TF_RETURN_IF_ERROR(ReadIntVector(op, "seed", seed, &s));
+  TF_RETURN_IF_ERROR(pdk_kernels::ReadIntVector(op, "seed", seed, &s));
   *gen = pdk_random::FromSeed(static_cast<uint64_t>(s[0]), static_cast<uint64_t>(s[1]));
   return OkStatus();
 }
