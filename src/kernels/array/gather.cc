@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -69,8 +70,8 @@ class GatherV2Op : public OpKernel {
     OP_REQUIRES(ctx, axis_t.dims() == 0,
                 errors::InvalidArgument("axis must be scalar (", op, ": axis of shape ",
                                         axis_t.shape(), ")"));
-    int64 axis = axis_t.dtype() == DT_INT32 ? axis_t.scalar<int32>()()
-                                            : axis_t.scalar<int64>()();
+    int64 axis = 0;
+    OP_REQUIRES_OK(ctx, pdk_kernels::ReadIntScalar(op, "axis", axis_t, &axis));
     OP_REQUIRES(ctx, axis < std::numeric_limits<int64>::max(),
                 errors::InvalidArgument(
                     "axis must be less than std::numeric_limits<int64_t>::max()"));

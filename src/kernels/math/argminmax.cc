@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -40,20 +41,6 @@ namespace {
 
 constexpr int64_t kBlock = 256;
 constexpr int kLanes = 16;
-
-// The value of a scalar `dimension` (Tidx: int16, int32 or int64 in the op's
-// def; PDK reads int32 and int64), with pdk::ReadIntVector's wording.
-Status ReadDimension(const char* op, const Tensor& t, int64_t* v) {
-  if (t.dtype() == DT_INT32) {
-    *v = t.scalar<int32>()();
-  } else if (t.dtype() == DT_INT64) {
-    *v = t.scalar<int64>()();
-  } else {
-    return errors::InvalidArgument(op, ": dimension must be int32 or int64, got ",
-                                   pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
-  }
-  return OkStatus();
-}
 
 template <class T, class OutT, bool kMax>
 class ArgOp : public OpKernel {
@@ -68,8 +55,8 @@ class ArgOp : public OpKernel {
     OP_REQUIRES(ctx, dim_t.dims() == 0,
                 errors::InvalidArgument(op, ": dimension must be a scalar, got shape ",
                                         dim_t.shape()));
-    int64_t d = 0;
-    OP_REQUIRES_OK(ctx, ReadDimension(op, dim_t, &d));
+    int64_t d = 0;  // Tidx: int16, int32 or int64 in the op's def; PDK reads int32 and int64
+    OP_REQUIRES_OK(ctx, pdk_kernels::ReadIntScalar(op, "dimension", dim_t, &d));
     const int rank = shape.dims();
     OP_REQUIRES(ctx, d >= -rank && d < rank,
                 errors::InvalidArgument(op, ": dimension ", d, " out of range: expected in [",

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -47,9 +48,8 @@ class ScanOp : public OpKernel {
                 errors::InvalidArgument(type_string(),
                                         ": axis must be a scalar, got a tensor of shape ",
                                         axis_t.shape()));
-    // Tidx is int32 or int64 (the registrations below).
-    int64_t axis = axis_t.dtype() == DT_INT32 ? int64_t{axis_t.scalar<int32>()()}
-                                              : int64_t{axis_t.scalar<int64>()()};
+    int64_t axis = 0;
+    OP_REQUIRES_OK(ctx, pdk_kernels::ReadIntScalar(type_string(), "axis", axis_t, &axis));
     OP_REQUIRES(ctx, axis >= -rank && axis < rank,
                 errors::InvalidArgument(type_string(), ": expected axis in the range [", -rank,
                                         ", ", rank, ") for x of shape ", in, ", but got ",

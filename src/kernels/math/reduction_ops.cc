@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -191,13 +192,7 @@ class ReductionOp : public OpKernel {
     const Tensor& data = ctx->input(0);
     const Tensor& axes_t = ctx->input(1);
     std::vector<int64> axes;  // reduction_indices, read flattened
-    if (axes_t.dtype() == DT_INT32) {
-      const auto v = axes_t.flat<int32>();
-      axes.assign(v.data(), v.data() + v.size());
-    } else {
-      const auto v = axes_t.flat<int64>();
-      axes.assign(v.data(), v.data() + v.size());
-    }
+    OP_REQUIRES_OK(ctx, pdk_kernels::ReadIntVector(op, "reduction_indices", axes_t, &axes));
     const TensorShape& shape = data.shape();
     const int rank = shape.dims();
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -39,9 +40,8 @@ class TopKOp : public OpKernel {
     OP_REQUIRES(ctx, k_t.dims() == 0,
                 errors::InvalidArgument("k must be scalar, got shape ", k_t.shape(), " (", op,
                                         ")"));
-    // Tk is int32 or int64 (the registrations below).
-    const int64_t k = k_t.dtype() == DT_INT32 ? int64_t{k_t.scalar<int32>()()}
-                                              : int64_t{k_t.scalar<int64>()()};
+    int64_t k = 0;
+    OP_REQUIRES_OK(ctx, pdk_kernels::ReadIntScalar(op, "k", k_t, &k));
     const int64_t n = in.dim_size(in.dims() - 1);
     OP_REQUIRES(ctx, k >= 0,
                 errors::InvalidArgument("Need k >= 0, got ", k, " (", op, ": input shape ", in,
