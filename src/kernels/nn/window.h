@@ -1,7 +1,7 @@
 // Window geometry shared by the convolution and pooling kernels
 // (src/kernels/nn/{conv2d,conv3d,depthwise_conv2d,pooling}.cc): the strides /
 // dilations / padding / data_format attributes of tensorflow/core/ops/nn_ops.cc,
-// decoded once in a kernel's Init, and TensorFlow's output-size rule, for D
+// decoded once at kernel construction, and TensorFlow's output-size rule, for D
 // spatial dimensions (D = 2: NHWC / NCHW, D = 3: NDHWC / NCDHW).
 //
 // Strides, dilations and window sizes are (D + 2)-vectors in data_format order
@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/tensor_util.h"
 #include "pdk/kernel.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -400,41 +401,47 @@ inline pdk::Status CheckOutBackprop(const char* op, const ConvGeom& g, const pdk
 }
 
 // Reads a shape argument (input_sizes / filter_sizes / orig_input_shape) of
-// `rank` ints (int32 or int64), host memory.
-inline pdk::StatusOr<pdk::Shape> ReadShapeN(pdk::Context& ctx, int index, const char* name,
-                                            int rank) {
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor t, ctx.input(index));
-  if (t.rank() != 1 || t.num_elements() != rank)
-    return pdk::InvalidArgument(ctx.op(), ": ", name, " must be a ", rank,
+// `rank` ints (int32 or int64, ReadIntVector of kernels/tensor_util.h), host
+// memory. Errors name the op and the argument.
+inline pdk::StatusOr<pdk::Shape> ReadShapeN(tensorflow::OpKernelContext* ctx, int index,
+                                            const char* name, int rank) {
+  const std::string& op = ctx->op_kernel().type_string();
+  const tensorflow::Tensor& t = ctx->input(index);
+  if (t.dims() != 1 || t.NumElements() != rank)
+    return pdk::InvalidArgument(op, ": ", name, " must be a ", rank,
                                 "-element vector, got shape ", t.shape());
-  PDK_ASSIGN_OR_RETURN(std::vector<int64_t> v, pdk::ReadIntVector(ctx.op(), name, t));
+  std::vector<int64_t> v;
+  PDK_RETURN_IF_ERROR(pdk_kernels::ReadIntVector(op, name, t, &v));
   for (int64_t d : v)
     if (d < 0)
-      return pdk::InvalidArgument(ctx.op(), ": ", name, " ", ListString(v),
+      return pdk::InvalidArgument(op, ": ", name, " ", ListString(v),
                                   " has a negative dimension");
   return pdk::Shape(std::move(v));
 }
 
-inline pdk::StatusOr<pdk::Shape> ReadShape4(pdk::Context& ctx, int index, const char* name) {
+inline pdk::StatusOr<pdk::Shape> ReadShape4(tensorflow::OpKernelContext* ctx, int index,
+                                            const char* name) {
   return ReadShapeN(ctx, index, name, 4);
 }
 
-// ReadShapeN of a TF-style kernel: the same checks and messages.
-inline pdk::StatusOr<pdk::Shape> ReadShapeN(tensorflow::OpKernelContext* ctx, int index,
-                                            const char* name, int rank) {
-  return ReadShapeN(ctx->pdk_context(), index, name, rank);
-}
-inline pdk::StatusOr<pdk::Shape> ReadShape4(tensorflow::OpKernelContext* ctx, int index,
-                                            const char* name) {
-  return ReadShapeN(ctx->pdk_context(), index, name, 4);
-}
-
-// ParseWindow of a TF-style kernel's constructor: the same attributes, checks
-// and messages (the node's attributes, read as the kit's pdk::Attrs).
+// The parsers above in a TF-style kernel's constructor: the same attributes,
+// checks and messages (the node's attributes, read as the kit's pdk::Attrs
+// over the same TF_OpKernelConstruction, whose getters and messages are
+// OpKernelConstruction::GetAttr's).
 template <int D>
 pdk::Status ParseWindow(tensorflow::OpKernelConstruction* c, bool allow_explicit, Window<D>* w,
                         DataFormat* format = nullptr, bool any_channel_stride = false) {
   return ParseWindow<D>(pdk::Attrs(c->raw()), allow_explicit, w, format, any_channel_stride);
+}
+
+template <int D>
+pdk::Status ParseSpatial(tensorflow::OpKernelConstruction* c, const char* name, DataFormat f,
+                         int64_t out[D], bool optional, bool any_channel = false) {
+  return ParseSpatial<D>(pdk::Attrs(c->raw()), name, f, out, optional, any_channel);
+}
+
+inline pdk::Status ParseDataFormatNHWC(tensorflow::OpKernelConstruction* c) {
+  return ParseDataFormatNHWC(pdk::Attrs(c->raw()));
 }
 
 }  // namespace pdk_kernels
