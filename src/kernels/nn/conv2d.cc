@@ -74,6 +74,7 @@
 #include "kernels/nn/channels_first.h"
 #include "kernels/nn/conv_compute.h"
 #include "kernels/nn/window.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -119,23 +120,6 @@ void Col2ImGather(const ConvGeom& g, const T* dy, int64_t r0, int64_t r1, T* col
       }
     }
   }
-}
-
-// pdk::ReadIntVector of a TF-style tensor (int32 or int64): the same message.
-Status ReadIntVector(const char* op, const char* name, const Tensor& t,
-                     std::vector<int64>* v) {
-  v->assign(static_cast<size_t>(t.NumElements()), 0);
-  if (t.dtype() == DT_INT32) {
-    const int32* p = static_cast<const int32*>(t.data());
-    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
-  } else if (t.dtype() == DT_INT64) {
-    const int64* p = static_cast<const int64*>(t.data());
-    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
-  } else {
-    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
-                                   pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
-  }
-  return OkStatus();
 }
 
 // Common attribute decoding for the three ops; the NCHW <-> NHWC layout
@@ -240,7 +224,7 @@ class Conv2DBackpropInputOp : public ConvBase {
     TF_RETURN_IF_ERROR(pdk::CheckRank(op, "filter", fs, 4));
     TF_RETURN_IF_ERROR(pdk::CheckRank(op, "out_backprop", ds, 4));
     std::vector<int64> sz;
-    TF_RETURN_IF_ERROR(ReadIntVector(op, "input_sizes", sizes, &sz));
+    TF_RETURN_IF_ERROR(pdk_kernels::ReadIntVector(op, "input_sizes", sizes, &sz));
     pdk::Shape is;
     if (sizes.dims() == 1 && sz.size() == 4) {
       is = channels_first() ? ToLast(pdk::Shape(sz)) : pdk::Shape(sz);

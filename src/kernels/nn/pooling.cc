@@ -53,6 +53,7 @@
 
 #include "compute/eigen.h"
 #include "kernels/nn/window.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -60,6 +61,7 @@ namespace {
 
 using ::pdk_kernels::ListString;
 using ::pdk_kernels::Padding;
+using ::pdk_kernels::ParseDataFormatNHWC;
 using ::pdk_kernels::Window2D;
 using ::pdk_kernels::WindowedOutputSize;
 
@@ -212,27 +214,17 @@ Status WindowFromAttrs(OpKernelConstruction* c, PoolKind kind, PoolWindow* pw) {
   return CheckPoolWindow(kind, /*v2=*/false, op, k, s, pw);
 }
 
-// The node's attributes as window.h's parsers read them (pdk::Attrs over the
-// same TF_OpKernelConstruction: the same getters and messages as
-// OpKernelConstruction::GetAttr).
-::pdk::Attrs WindowAttrs(OpKernelConstruction* c) { return ::pdk::Attrs(c->raw()); }
-
 // Parses padding and explicit_paddings (and data_format) once the window is
 // known: the window's own strides are set already and pass ParseWindow's
 // checks (its channel stride, which the ops ignore, is not looked at).
 Status PaddingFromAttrs(OpKernelConstruction* c, bool allow_explicit, PoolWindow* pw) {
   Window2D w;
-  TF_RETURN_IF_ERROR(::pdk_kernels::ParseWindow(WindowAttrs(c), allow_explicit, &w, nullptr,
+  TF_RETURN_IF_ERROR(::pdk_kernels::ParseWindow(c, allow_explicit, &w, nullptr,
                                                 /*any_channel_stride=*/true));
   pw->win.padding = w.padding;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j) pw->win.explicit_pad[i][j] = w.explicit_pad[i][j];
   return OkStatus();
-}
-
-// data_format: "NHWC" only (window.h's ParseDataFormatNHWC).
-Status DataFormatNHWC(OpKernelConstruction* c) {
-  return ::pdk_kernels::ParseDataFormatNHWC(WindowAttrs(c));
 }
 
 // TensorFlow's PoolParameters: the input must be 4-D.
@@ -283,24 +275,6 @@ Status CheckPooledShape(const char* op, const char* name, const TensorShape& s,
   return OkStatus();
 }
 
-// The values of an int32 or int64 host tensor (ksize, strides,
-// orig_input_shape); another dtype is InvalidArgument "<op>: <name> must be
-// int32 or int64, got <dtype>", as pdk::ReadIntVector says it.
-Status ReadInts(const char* op, const char* name, const Tensor& t, std::vector<int64_t>* v) {
-  v->resize(static_cast<size_t>(t.NumElements()));
-  if (t.dtype() == DT_INT32) {
-    const int32_t* p = static_cast<const int32_t*>(t.data());
-    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
-  } else if (t.dtype() == DT_INT64) {
-    const int64_t* p = static_cast<const int64_t*>(t.data());
-    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
-  } else {
-    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
-                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
-  }
-  return OkStatus();
-}
-
 // Reads ksize and strides from host inputs (MaxPoolV2, MaxPoolGradV2) and
 // checks them (CheckPoolWindow).
 Status WindowFromInputs(OpKernelContext* ctx, int ksize_index, PoolKind kind, PoolWindow* pw) {
@@ -308,7 +282,8 @@ Status WindowFromInputs(OpKernelContext* ctx, int ksize_index, PoolKind kind, Po
   const char* names[2] = {"ksize", "strides"};
   std::vector<int64_t> vs[2];
   for (int i = 0; i < 2; ++i)
-    TF_RETURN_IF_ERROR(ReadInts(op, names[i], ctx->input(ksize_index + i), &vs[i]));
+    TF_RETURN_IF_ERROR(
+        ::pdk_kernels::ReadIntVector(op, names[i], ctx->input(ksize_index + i), &vs[i]));
   return CheckPoolWindow(kind, /*v2=*/true, op, vs[0], vs[1], pw);
 }
 
@@ -320,7 +295,7 @@ class PoolBase : public OpKernel {
  protected:
   PoolBase(OpKernelConstruction* c, PoolKind kind) : OpKernel(c), kind_(kind) {
     if constexpr (kV2) {
-      OP_REQUIRES_OK(c, DataFormatNHWC(c));
+      OP_REQUIRES_OK(c, ParseDataFormatNHWC(c));  // "NHWC" only
       std::string padding;
       OP_REQUIRES_OK(c, c->GetAttr("padding", &padding));
       if (padding == "SAME") {
@@ -334,7 +309,7 @@ class PoolBase : public OpKernel {
     } else {
       OP_REQUIRES_OK(c, WindowFromAttrs(c, kind, &pw_));
       if (pw_.depth_window != 1) {
-        OP_REQUIRES_OK(c, DataFormatNHWC(c));
+        OP_REQUIRES_OK(c, ParseDataFormatNHWC(c));  // "NHWC" only
       } else {
         const bool allow_explicit = kind == PoolKind::kMax || kind == PoolKind::kMaxGrad;
         OP_REQUIRES_OK(c, PaddingFromAttrs(c, allow_explicit, &pw_));
@@ -695,7 +670,7 @@ class AvgPoolGradOp : public PoolBase<false> {
                 errors::InvalidArgument("out_backprop must be 4-dimensional (", op,
                                         ": grad of shape ", grad.shape(), ")"));
     std::vector<int64_t> dims;
-    OP_REQUIRES_OK(ctx, ReadInts(op, "orig_input_shape", shape_t, &dims));
+    OP_REQUIRES_OK(ctx, ::pdk_kernels::ReadIntVector(op, "orig_input_shape", shape_t, &dims));
     for (int64_t d : dims)
       OP_REQUIRES(ctx, d >= 0,
                   errors::InvalidArgument("Dimension ", d, " must be >= 0 (", op,

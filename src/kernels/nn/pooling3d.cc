@@ -52,6 +52,7 @@
 #include "compute/channel_blocks.h"
 #include "compute/eigen.h"
 #include "kernels/nn/window.h"
+#include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -83,31 +84,11 @@ struct Geom3 {
   TensorShape OutShape() const { return TensorShape({n, out[0], out[1], out[2], c}); }
 };
 
-// The values of an int32 or int64 host tensor (orig_input_shape); another
-// dtype is InvalidArgument "<op>: <name> must be int32 or int64, got
-// <dtype>", as pdk::ReadIntVector says it.
-Status ReadInts(const char* op, const char* name, const Tensor& t, std::vector<int64_t>* v) {
-  v->resize(static_cast<size_t>(t.NumElements()));
-  if (t.dtype() == DT_INT32) {
-    const int32_t* p = static_cast<const int32_t*>(t.data());
-    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
-  } else if (t.dtype() == DT_INT64) {
-    const int64_t* p = static_cast<const int64_t*>(t.data());
-    for (size_t i = 0; i < v->size(); ++i) (*v)[i] = p[i];
-  } else {
-    return errors::InvalidArgument(op, ": ", name, " must be int32 or int64, got ",
-                                   ::pdk::DataTypeName(static_cast<TF_DataType>(t.dtype())));
-  }
-  return OkStatus();
-}
-
-// The node's attributes as window.h's parsers read them (pdk::Attrs over the
-// same TF_OpKernelConstruction: the same getters and messages as
-// OpKernelConstruction::GetAttr).
+// The window (window.h's ParseWindow: data_format, strides, padding) and
+// ksize, from the node's attributes.
 Status ParseWindowAttrs(OpKernelConstruction* c, Window3D* win, int64_t ksize[3]) {
-  const ::pdk::Attrs a(c->raw());
-  TF_RETURN_IF_ERROR(::pdk_kernels::ParseWindow<3>(a, /*allow_explicit=*/false, win));
-  return ::pdk_kernels::ParseSpatial<3>(a, "ksize", DataFormat::kChannelsLast, ksize,
+  TF_RETURN_IF_ERROR(::pdk_kernels::ParseWindow<3>(c, /*allow_explicit=*/false, win));
+  return ::pdk_kernels::ParseSpatial<3>(c, "ksize", DataFormat::kChannelsLast, ksize,
                                         /*optional=*/false);
 }
 
@@ -308,7 +289,7 @@ class AvgPool3DGradOp : public Pool3DBase {
                 errors::InvalidArgument("tensor_in must be 1-dimensional and 5 elements (", op,
                                         ": orig_input_shape of shape ", shape_t.shape(), ")"));
     std::vector<int64_t> dims;
-    OP_REQUIRES_OK(ctx, ReadInts(op, "orig_input_shape", shape_t, &dims));
+    OP_REQUIRES_OK(ctx, ::pdk_kernels::ReadIntVector(op, "orig_input_shape", shape_t, &dims));
     const TensorShape in_shape(dims);
     OP_REQUIRES_OK(ctx, ::pdk::CheckShape(op, "output", 0, in_shape.pdk_shape()));
     Geom3 g;
