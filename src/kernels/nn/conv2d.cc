@@ -81,7 +81,7 @@ namespace tensorflow {
 namespace {
 
 using pdk_compute::GemmBlock;
-using pdk_compute::WidenToFloat;
+using pdk_compute::RunWidened;
 using pdk_kernels::ConvGeom;
 using pdk_kernels::conv::Im2Col;
 using pdk_kernels::conv::MakeTiling;
@@ -182,23 +182,10 @@ class Conv2DOp : public ConvBase {
     TF_RETURN_IF_ERROR(AllocateLast(ctx, DataTypeToEnum<T>::value,
                                     TensorShape({g.n, g.oh, g.ow, g.f}), out));
     if (out->NumElements() == 0) return OkStatus();
-    T* y = static_cast<T*>(out->data());
-    if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
-      Tensor xf, wf, yf;
-      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, input, &xf));
-      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, filter, &wf));
-      TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_FLOAT, out->shape(), &yf));
-      TF_RETURN_IF_ERROR(conv::Conv2DForward<float>(ctx, g, static_cast<const float*>(xf.data()),
-                                                    static_cast<const float*>(wf.data()),
-                                                    static_cast<float*>(yf.data())));
-      pdk_compute::Convert<float, T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
-                                     static_cast<const float*>(yf.data()), y,
-                                     out->NumElements());
-      return OkStatus();
-    } else {
-      return conv::Conv2DForward<T>(ctx, g, static_cast<const T*>(input.data()),
-                                    static_cast<const T*>(filter.data()), y);
-    }
+    // 16-bit floats: computed in float32, rounded once.
+    return RunWidened<T>(ctx, input, filter, out, [&](const auto* x, const auto* w, auto* y) {
+      return conv::Conv2DForward(ctx, g, x, w, y);
+    });
   }
 };
 
@@ -250,22 +237,10 @@ class Conv2DBackpropInputOp : public ConvBase {
       std::fill(dx, dx + out->NumElements(), T(0));
       return OkStatus();
     }
-    if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
-      Tensor dyf, wf, dxf;
-      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, dy_t, &dyf));
-      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, filter, &wf));
-      TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_FLOAT, out->shape(), &dxf));
-      TF_RETURN_IF_ERROR(Run<float>(ctx, g, static_cast<const float*>(dyf.data()),
-                                    static_cast<const float*>(wf.data()),
-                                    static_cast<float*>(dxf.data())));
-      pdk_compute::Convert<float, T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
-                                     static_cast<const float*>(dxf.data()), dx,
-                                     out->NumElements());
-      return OkStatus();
-    } else {
-      return Run<T>(ctx, g, static_cast<const T*>(dy_t.data()),
-                    static_cast<const T*>(filter.data()), dx);
-    }
+    // 16-bit floats: computed in float32, rounded once.
+    return RunWidened<T>(ctx, dy_t, filter, out, [&](const auto* dy, const auto* w, auto* d) {
+      return Run(ctx, g, dy, w, d);
+    });
   }
 
   template <class V>
@@ -345,22 +320,10 @@ class Conv2DBackpropFilterOp : public ConvBase {
       std::fill(dw, dw + out->NumElements(), T(0));
       return OkStatus();
     }
-    if constexpr (pdk_compute::kIsHalfLike<T>) {  // computed in float32, rounded once
-      Tensor xf, dyf, dwf;
-      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, input, &xf));
-      TF_RETURN_IF_ERROR(WidenToFloat<T>(ctx, dy_t, &dyf));
-      TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_FLOAT, out->shape(), &dwf));
-      TF_RETURN_IF_ERROR(Run<float>(ctx, g, static_cast<const float*>(xf.data()),
-                                    static_cast<const float*>(dyf.data()),
-                                    static_cast<float*>(dwf.data())));
-      pdk_compute::Convert<float, T>(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
-                                     static_cast<const float*>(dwf.data()), dw,
-                                     out->NumElements());
-      return OkStatus();
-    } else {
-      return Run<T>(ctx, g, static_cast<const T*>(input.data()),
-                    static_cast<const T*>(dy_t.data()), dw);
-    }
+    // 16-bit floats: computed in float32, rounded once.
+    return RunWidened<T>(ctx, input, dy_t, out, [&](const auto* x, const auto* dy, auto* d) {
+      return Run(ctx, g, x, dy, d);
+    });
   }
 
   template <class C>
