@@ -20,6 +20,7 @@
 
 #include "compute/broadcast.h"
 #include "compute/eigen.h"
+#include "kernels/nn/channel_layout.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -29,21 +30,8 @@ using Index = Eigen::Index;
 template <class T>
 using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 
-struct ChannelLayout {
-  int channel_dim;
-  int64 outer, channels, inner;
-};
-
-ChannelLayout LayoutOf(const TensorShape& s, bool nchw) {
-  ChannelLayout l;
-  l.channel_dim = nchw ? 1 : s.dims() - 1;
-  l.channels = s.dim_size(l.channel_dim);
-  l.outer = 1;
-  l.inner = 1;
-  for (int i = 0; i < l.channel_dim; ++i) l.outer *= s.dim_size(i);
-  for (int i = l.channel_dim + 1; i < s.dims(); ++i) l.inner *= s.dim_size(i);
-  return l;
-}
+using ::pdk_kernels::ChannelLayout;
+using ::pdk_kernels::ChannelLayoutOf;
 
 Status ParseDataFormat(OpKernelConstruction* c, bool* nchw) {
   std::string format = "NHWC";  // BiasAddV1 has no data_format attribute
@@ -70,7 +58,7 @@ class BiasAddOp : public OpKernel {
     const char* op = type_string().c_str();
     OP_REQUIRES_OK(ctx, ::pdk::CheckRankAtLeast(op, "value", vs.pdk_shape(), 2));
     OP_REQUIRES_OK(ctx, ::pdk::CheckRank(op, "bias", bs.pdk_shape(), 1));
-    const ChannelLayout l = LayoutOf(vs, nchw_);
+    const ChannelLayout l = ChannelLayoutOf(vs, nchw_);
     OP_REQUIRES(ctx, bs.dim_size(0) == l.channels,
                 errors::InvalidArgument(
                     op, ": must provide as many biases as the channel dimension (",
@@ -195,7 +183,7 @@ class BiasAddGradOp : public OpKernel {
     const TensorShape& s = dy.shape();
     OP_REQUIRES_OK(ctx, ::pdk::CheckRankAtLeast(type_string().c_str(), "out_backprop",
                                                 s.pdk_shape(), 2));
-    const ChannelLayout l = LayoutOf(s, nchw_);
+    const ChannelLayout l = ChannelLayoutOf(s, nchw_);
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({l.channels}), &out));
     if (l.channels == 0) return;

@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "kernels/nn/channel_layout.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -79,22 +80,9 @@ using CMap = Eigen::Map<const Vec<T>>;
 template <class T>
 using MMap = Eigen::Map<Vec<T>>;
 
-// x viewed as [outer, C, inner]: channels-last has inner == 1 (rows of C),
-// channels-first has outer = N and inner = H*W[*D] (contiguous runs per (n, c)).
-struct Layout {
-  int channel_dim = 0;
-  int64_t outer = 1, channels = 0, inner = 1;
-  int64_t per_channel() const { return outer * inner; }  // n
-};
-
-Layout LayoutOf(const TensorShape& s, bool channels_first) {
-  Layout l;
-  l.channel_dim = channels_first ? 1 : s.dims() - 1;
-  l.channels = s.dim_size(l.channel_dim);
-  for (int i = 0; i < l.channel_dim; ++i) l.outer *= s.dim_size(i);
-  for (int i = l.channel_dim + 1; i < s.dims(); ++i) l.inner *= s.dim_size(i);
-  return l;
-}
+// x viewed as [outer, C, inner] (kernels/nn/channel_layout.h).
+using Layout = ::pdk_kernels::ChannelLayout;
+using ::pdk_kernels::ChannelLayoutOf;
 
 // Reads attribute `name` into *v if the node has it, else leaves the default.
 template <class V>
@@ -273,7 +261,7 @@ class FusedBatchNormOp : public OpKernel {
     const Tensor& var_in = ctx->input(4);
     const TensorShape& xs = x.shape();
     OP_REQUIRES_OK(ctx, CheckRank4or5(op, "x", xs));
-    const Layout l = LayoutOf(xs, channels_first_);
+    const Layout l = ChannelLayoutOf(xs, channels_first_);
     OP_REQUIRES_OK(ctx, CheckChannelVector(op, "scale", scale.shape(), l, format_, "x", xs));
     OP_REQUIRES_OK(ctx, CheckChannelVector(op, "offset", offset.shape(), l, format_, "x", xs));
     // mean and variance must be 1-D even where they are not read (TensorFlow's
@@ -417,7 +405,7 @@ class FusedBatchNormGradOp : public OpKernel {
     OP_REQUIRES_OK(ctx, CheckRank4or5(op, "x", xs));
     OP_REQUIRES_OK(ctx, ::pdk::CheckSameShape(op, "x", xs.pdk_shape(), "y_backprop",
                                               dy.shape().pdk_shape()));
-    const Layout l = LayoutOf(xs, channels_first_);
+    const Layout l = ChannelLayoutOf(xs, channels_first_);
     OP_REQUIRES_OK(ctx, CheckChannelVector(op, "scale", scale.shape(), l, format_, "x", xs));
     OP_REQUIRES_OK(ctx, CheckChannelVector(op, "reserve_space_1", mean_in.shape(), l, format_,
                                            "x", xs));
