@@ -196,24 +196,20 @@ class FusedConv2DOp : public OpKernel {
       auto chan = [&](const float* p) {
         return pdk_compute::ConstMapped<float, 2>(p, DS2(1, oc)).broadcast(per_row);
       };
+      // y = act1(z [+ the same-shape side]), one pass.
+      auto assign = [&](const auto& z) {
+        if (fused_side) {
+          AssignActivation(dev, y,
+                           z + pdk_compute::ConstMapped<float, 2>(data(side), DS2(rows, oc)),
+                           act1, alpha_);
+        } else {
+          AssignActivation(dev, y, z, act1, alpha_);
+        }
+      };
       if (!batch_norm_) {
-        const auto z = y + chan(data(args[0]));
-        if (fused_side) {
-          AssignActivation(dev, y,
-                           z + pdk_compute::ConstMapped<float, 2>(data(side), DS2(rows, oc)),
-                           act1, alpha_);
-        } else {
-          AssignActivation(dev, y, z, act1, alpha_);
-        }
+        assign(y + chan(data(args[0])));
       } else {
-        const auto z = (y - chan(data(args[2]))) * chan(k.data()) + chan(data(args[1]));
-        if (fused_side) {
-          AssignActivation(dev, y,
-                           z + pdk_compute::ConstMapped<float, 2>(data(side), DS2(rows, oc)),
-                           act1, alpha_);
-        } else {
-          AssignActivation(dev, y, z, act1, alpha_);
-        }
+        assign((y - chan(data(args[2]))) * chan(k.data()) + chan(data(args[1])));
       }
     }
     if (side_ && !fused_side) {  // Pass 2: broadcasting side input, then the activation.
