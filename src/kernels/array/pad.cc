@@ -65,6 +65,30 @@ Status ReadPaddings(const std::string& op, const Tensor& p, const TensorShape& i
   return OkStatus();
 }
 
+// Output 0 of the padded shape (dimension i: before[i] + in[i] + after[i],
+// into *out_dims): `input` itself under that shape when nothing is padded (no
+// copy, also rank 0; *out null), else a new output in *out.
+Status AllocatePadded(OpKernelContext* ctx, const Tensor& input, const std::vector<int64>& before,
+                      const std::vector<int64>& after, std::vector<int64>* out_dims,
+                      Tensor** out) {
+  const TensorShape& in = input.shape();
+  out_dims->resize(in.dims());
+  bool none = true;
+  for (int i = 0; i < in.dims(); ++i) {
+    (*out_dims)[i] = before[i] + in.dim_size(i) + after[i];
+    none = none && before[i] == 0 && after[i] == 0;
+  }
+  const TensorShape out_shape(*out_dims);
+  *out = nullptr;
+  if (none) {
+    Tensor y;
+    y.CopyFrom(input, out_shape);
+    ctx->set_output(0, y);
+    return OkStatus();
+  }
+  return ctx->allocate_output(0, out_shape, out);
+}
+
 // ------------------------------------------------------------------ Pad, PadV2
 
 template <class T>
@@ -88,23 +112,11 @@ class PadOp : public OpKernel {
                                           " (", op, ")"));
       value = c.flat<T>()(0);
     }
-    const std::vector<int64> in_dims = in.dim_sizes();
-    std::vector<int64> out_dims(rank);
-    bool none = true;
-    for (int i = 0; i < rank; ++i) {
-      out_dims[i] = before[i] + in_dims[i] + after[i];
-      none = none && before[i] == 0 && after[i] == 0;
-    }
-    const TensorShape out_shape(out_dims);
-    if (none) {  // no copy
-      Tensor y;
-      y.CopyFrom(input, out_shape);
-      ctx->set_output(0, y);
-      return;
-    }
+    std::vector<int64> out_dims;
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
-    if (out_shape.num_elements() == 0) return;
+    OP_REQUIRES_OK(ctx, AllocatePadded(ctx, input, before, after, &out_dims, &out));
+    if (out == nullptr || out->NumElements() == 0) return;  // forwarded, or empty
+    const std::vector<int64> in_dims = in.dim_sizes();
     const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     out->flat<T>().device(dev) = out->flat<T>().constant(value);
     if (in.num_elements() == 0) return;
@@ -166,28 +178,16 @@ class MirrorPadOp : public OpKernel {
     std::vector<int64> before, after;
     OP_REQUIRES_OK(ctx, ReadPaddings(op, pad_t, in_shape, true, &before, &after));
     OP_REQUIRES_OK(ctx, CheckMirror(op, offset_, in_shape, before, after));
-    const std::vector<int64> in = in_shape.dim_sizes();
-    std::vector<int64> od(rank);
-    bool none = true;
-    for (int i = 0; i < rank; ++i) {
-      od[i] = before[i] + in[i] + after[i];
-      none = none && before[i] == 0 && after[i] == 0;
-    }
-    const TensorShape out_shape(od);
-    if (none) {  // no copy (also rank 0)
-      Tensor y;
-      y.CopyFrom(input, out_shape);
-      ctx->set_output(0, y);
-      return;
-    }
+    std::vector<int64> od;
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
-    if (out_shape.num_elements() == 0) return;
+    OP_REQUIRES_OK(ctx, AllocatePadded(ctx, input, before, after, &od, &out));
+    if (out == nullptr || out->NumElements() == 0) return;  // forwarded, or empty
+    const std::vector<int64> in = in_shape.dim_sizes();
     const int64 elem = static_cast<int64>(DataTypeSize(input.dtype()));
     std::vector<int64> is(rank, 1);  // input strides in elements
     for (int k = rank - 2; k >= 0; --k) is[k] = is[k + 1] * in[k + 1];
     const int last = rank - 1;
-    const int64 orow = od[last], rows = out_shape.num_elements() / orow;
+    const int64 orow = od[last], rows = out->NumElements() / orow;
     const char* src = static_cast<const char*>(input.data());
     char* dst = static_cast<char*>(out->data());
     const int64 off = offset_;
