@@ -37,12 +37,6 @@ void ForEachImageChannelBlock(const Eigen::ThreadPoolDevice& dev, int64_t batch,
                           });
 }
 
-template <class Fn>
-void ForEachImageChannelBlock(const pdk::Context& ctx, int64_t batch, int64_t channels,
-                              double cost_per_channel, const Fn& fn) {
-  ForEachImageChannelBlock(Device(ctx), batch, channels, cost_per_channel, fn);
-}
-
 }  // namespace pdk_compute
 
 #endif  // PDK_SRC_COMPUTE_CHANNEL_BLOCKS_H_

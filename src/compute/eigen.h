@@ -1,5 +1,5 @@
 // Eigen's Tensor module for PDK kernels: element-type mappings for the 16-bit
-// floats, and views of pdk::Tensor as Eigen tensors.
+// floats, Eigen views of raw buffers, conversions on the device pool.
 //
 // Eigen (https://eigen.tuxfamily.org) is the library TensorFlow's own CPU
 // kernels are written in; PDK compiles against the copy in TensorFlow's include
@@ -13,8 +13,6 @@
 #include <type_traits>
 
 #include "pdk/eigen.h"  // Eigen's Tensor module, Eigen::half/bfloat16 dtypes, device pools
-#include "pdk/kernel.h"
-#include "pdk/tensor.h"
 #include "pdk/types.h"
 
 namespace pdk_compute {
@@ -36,31 +34,6 @@ template <class T, int N>
 using ConstMapped =
     Eigen::TensorMap<Eigen::Tensor<const T, N, Eigen::RowMajor, Eigen::DenseIndex>>;
 
-// The whole tensor as a 1-D Eigen view.
-template <class T>
-Flat<T> flat(const pdk::Tensor& t) {
-  return Flat<T>(t.data<T>(), t.num_elements());
-}
-template <class T>
-ConstFlat<T> cflat(const pdk::Tensor& t) {
-  return ConstFlat<T>(t.data<T>(), t.num_elements());
-}
-
-// An N-D view with explicit dimensions (e.g. a reshaped or collapsed view).
-template <class T, int N>
-Mapped<T, N> view(const pdk::Tensor& t, const Eigen::DSizes<Eigen::DenseIndex, N>& dims) {
-  return Mapped<T, N>(t.data<T>(), dims);
-}
-template <class T, int N>
-ConstMapped<T, N> cview(const pdk::Tensor& t, const Eigen::DSizes<Eigen::DenseIndex, N>& dims) {
-  return ConstMapped<T, N>(t.data<T>(), dims);
-}
-
-// The Eigen thread-pool device of the kernel's PDK device (the kit's pool).
-inline const Eigen::ThreadPoolDevice& Device(const pdk::Context& ctx) {
-  return pdk::DeviceEigen(ctx.device_id());
-}
-
 // The 16-bit floats (Eigen::half = float16, Eigen::bfloat16) that PDK kernels
 // compute in float32: inputs are widened, the work (and every accumulation) is
 // done in float, results are rounded back once.
@@ -77,15 +50,6 @@ template <class From, class To>
 void Convert(const Eigen::ThreadPoolDevice& dev, const From* in, To* out, int64_t n) {
   if (n <= 0) return;
   Flat<To>(out, n).device(dev) = ConstFlat<From>(in, n).template cast<To>();
-}
-
-// A float32 scratch copy of `t` (any 16-bit float tensor), released with the
-// returned Tensor.
-template <class T>
-pdk::StatusOr<pdk::Tensor> WidenToFloat(const pdk::Context& ctx, const pdk::Tensor& t) {
-  PDK_ASSIGN_OR_RETURN(pdk::Tensor f, ctx.allocate_temp(TF_FLOAT, t.shape()));
-  Convert<T, float>(Device(ctx), t.data<T>(), f.data<float>(), t.num_elements());
-  return f;
 }
 
 }  // namespace pdk_compute

@@ -8,7 +8,6 @@
 #include <cstdint>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
 
 namespace pdk_compute {
 
@@ -49,15 +48,6 @@ inline void BatchedTranspose2D(const Eigen::ThreadPoolDevice& dev, const U* src,
           }
         }
       });
-}
-
-// The same on tensors of the kernel context (U: the element type or its
-// same-size storage).
-template <class U>
-inline void BatchedTranspose2D(const pdk::Context& ctx, const pdk::Tensor& in,
-                               const pdk::Tensor& out, int64_t batch, int64_t rows,
-                               int64_t cols) {
-  BatchedTranspose2D<U>(Device(ctx), in.bits<U>(), out.bits<U>(), batch, rows, cols);
 }
 
 }  // namespace pdk_compute

@@ -15,7 +15,6 @@
 #include <cstdint>
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace pdk_compute {
@@ -39,31 +38,6 @@ class UnaryOp : public tensorflow::OpKernel {
     } else {
       Flat<T>(y_data, n).device(dev) = F::Apply(ConstFlat<T>(x_data, n));
     }
-  }
-};
-
-// The same as a kit kernel (pdk/kernel.h), for kernels not yet in TF style.
-template <class T, class F>
-class KitUnaryOp {
- public:
-  pdk::Status Compute(pdk::Context& ctx) const {
-    const T* x_data;
-    pdk::Shape shape;
-    {  // released before forwarding: a held handle blocks buffer reuse
-      PDK_ASSIGN_OR_RETURN(pdk::Tensor x, ctx.input(0));
-      shape = x.shape();
-      x_data = x.data<T>();
-    }
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor y, ctx.forward_or_allocate_output({0}, 0, shape));
-    const int64_t n = shape.num_elements();
-    if (n == 0) return pdk::Status::OK();
-    if constexpr (kIsHalfLike<T>) {  // computed in float32, rounded once
-      Flat<T>(y.data<T>(), n).device(Device(ctx)) =
-          F::Apply(ConstFlat<T>(x_data, n).template cast<float>()).template cast<T>();
-    } else {
-      Flat<T>(y.data<T>(), n).device(Device(ctx)) = F::Apply(ConstFlat<T>(x_data, n));
-    }
-    return pdk::Status::OK();
   }
 };
 

@@ -6,34 +6,9 @@
 #define PDK_SRC_COMPUTE_WIDEN_H_
 
 #include "compute/eigen.h"
-#include "pdk/kernel.h"
-#include "pdk/status.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace pdk_compute {
-
-// Runs fn(a, b, out) on the data of T-typed tensors a, b and out; for T in
-// {float16, bfloat16} on float32 scratch copies of a and b and a float32
-// scratch result that is rounded once into `out` (same shape). `fn` is generic
-// in the element type of its three pointers (const C*, const C*, C*) and
-// returns pdk::Status. Errors: fn's, or ResourceExhausted from the scratch
-// allocations.
-template <class T, class Fn>
-pdk::Status RunWidened(pdk::Context& ctx, const pdk::Tensor& a, const pdk::Tensor& b,
-                       pdk::Tensor& out, Fn fn) {
-  if constexpr (kIsHalfLike<T>) {
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor af, WidenToFloat<T>(ctx, a));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor bf, WidenToFloat<T>(ctx, b));
-    PDK_ASSIGN_OR_RETURN(pdk::Tensor of, ctx.allocate_temp(TF_FLOAT, out.shape()));
-    PDK_RETURN_IF_ERROR(fn(af.data<float>(), bf.data<float>(), of.data<float>()));
-    Convert<float, T>(Device(ctx), of.data<float>(), out.data<T>(), out.num_elements());
-    return pdk::Status::OK();
-  } else {
-    return fn(a.data<T>(), b.data<T>(), out.data<T>());
-  }
-}
-
-// TF-style (pdk/tf/op_kernel.h) forms of the two helpers.
 
 // *f = a float32 scratch copy of `t` (T: a 16-bit float). Errors: allocation.
 template <class T>
@@ -46,7 +21,12 @@ tensorflow::Status WidenToFloat(tensorflow::OpKernelContext* ctx, const tensorfl
   return tensorflow::Status();
 }
 
-// RunWidened above on TF-style tensors; `out` is allocated by the caller.
+// Runs fn(a, b, out) on the data of T-typed tensors a, b and out; for T in
+// {float16, bfloat16} on float32 scratch copies of a and b and a float32
+// scratch result that is rounded once into `out` (same shape). `fn` is generic
+// in the element type of its three pointers (const C*, const C*, C*) and
+// returns a Status. `out` is allocated by the caller. Errors: fn's, or
+// ResourceExhausted from the scratch allocations.
 template <class T, class Fn>
 tensorflow::Status RunWidened(tensorflow::OpKernelContext* ctx, const tensorflow::Tensor& a,
                               const tensorflow::Tensor& b, tensorflow::Tensor* out, Fn fn) {

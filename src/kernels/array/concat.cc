@@ -86,7 +86,7 @@ class ConcatV2Op : public OpKernel {
 
 // T: the data-movement types (pdk_compute::DataMovementTypes); Tidx int32,
 // int64; axis in host memory, and int32's values and output
-// (kernels/int32_on_host.h).
+// (host memory: docs/architecture.md).
 #define PDK_REGISTER_CONCAT_(T, Tidx, INT32_HOST_MEMORY)              \
   REGISTER_KERNEL_BUILDER(Name("ConcatV2")                            \
                               .Device(DEVICE_PDK)                     \

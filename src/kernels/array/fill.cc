@@ -73,7 +73,7 @@ class ConstantLikeOp : public OpKernel {
 
 // T: the data-movement types (pdk_compute::DataMovementTypes); Fill's
 // index_type int32, int64 with dims in host memory; int32's value and
-// outputs in host memory too (kernels/int32_on_host.h).
+// outputs in host memory too (host memory: docs/architecture.md).
 #define PDK_REGISTER_FILL_(T, Index, INT32_HOST_MEMORY)                  \
   REGISTER_KERNEL_BUILDER(Name("Fill")                                   \
                               .Device(DEVICE_PDK)                        \

@@ -14,7 +14,7 @@ class IdentityOp : public OpKernel {
 };
 
 // The data-movement types (pdk_compute::DataMovementTypes); int32's input and
-// output live in host memory (kernels/int32_on_host.h).
+// output live in host memory (host memory: docs/architecture.md).
 #define PDK_REGISTER_IDENTITY_(op, T) \
   REGISTER_KERNEL_BUILDER(Name(op).Device(DEVICE_PDK).TypeConstraint<T>("T"), IdentityOp)
 #define PDK_REGISTER_IDENTITY_INT32_(op)                 \

@@ -234,7 +234,7 @@ static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
 
 // Every data-movement type (pdk_compute::DataMovementTypes); InplaceAdd and
 // InplaceSub all but bool. int32: every tensor in host memory (a separate
-// registration below, as TensorFlow writes it; kernels/int32_on_host.h), so
+// registration below, as TensorFlow writes it; host memory: docs/architecture.md), so
 // the Identity that reads the start's buffer after the updates (by control
 // edges) reads it without a copy, which TensorFlow would start as soon as the
 // buffer exists.

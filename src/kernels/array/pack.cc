@@ -114,7 +114,7 @@ class UnpackOp : public OpKernel {
 };
 
 // T: the data-movement types (pdk_compute::DataMovementTypes); int32's
-// values / value and output in host memory (kernels/int32_on_host.h).
+// values / value and output in host memory (host memory: docs/architecture.md).
 #define PDK_REGISTER_PACK_(T)                                                               \
   REGISTER_KERNEL_BUILDER(Name("Pack").Device(DEVICE_PDK).TypeConstraint<T>("T"), PackOp); \
   REGISTER_KERNEL_BUILDER(Name("Unpack").Device(DEVICE_PDK).TypeConstraint<T>("T"), UnpackOp);

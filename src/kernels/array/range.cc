@@ -91,7 +91,7 @@ class RangeOp : public OpKernel {
 };
 
 // Tidx: float32, float64, int32, int64; start, limit and delta in host
-// memory, and int32's output (kernels/int32_on_host.h).
+// memory, and int32's output (host memory: docs/architecture.md).
 #define PDK_REGISTER_RANGE_(T, INT32_HOST_MEMORY)                        \
   REGISTER_KERNEL_BUILDER(Name("Range")                                  \
                               .Device(DEVICE_PDK)                        \

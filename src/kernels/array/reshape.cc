@@ -175,7 +175,7 @@ static_assert(std::is_same_v<pdk_compute::DataMovementTypes,
 // T: the data-movement types (pdk_compute::DataMovementTypes); Tshape / Tdim
 // int32 or int64, the shape and dim inputs in host memory. int32 tensors also
 // keep their data on the host, as TensorFlow's DEVICE_DEFAULT kernels do
-// (kernels/int32_on_host.h): a separate int32 registration below.
+// (host memory: docs/architecture.md): a separate int32 registration below.
 #define PDK_REGISTER_RESHAPE_INDEX_(T, Index)                  \
   REGISTER_KERNEL_BUILDER(Name("Reshape")                      \
                               .Device(DEVICE_PDK)              \

@@ -69,7 +69,7 @@ class RankOp : public OpKernel {
 
 // T: the data-movement types (pdk_compute::DataMovementTypes); out_type
 // int32, int64 (Shape, ShapeN, Size). Every output in host memory, and
-// int32's input (kernels/int32_on_host.h).
+// int32's input (host memory: docs/architecture.md).
 #define PDK_REGISTER_SHAPE_OPS_OUT_(T, Out, INT32_HOST_MEMORY)            \
   REGISTER_KERNEL_BUILDER(Name("Shape")                                   \
                               .Device(DEVICE_PDK)                         \

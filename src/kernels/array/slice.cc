@@ -77,7 +77,7 @@ class SliceOp : public OpKernel {
 
 // T: the data-movement types (pdk_compute::DataMovementTypes); Index int32,
 // int64; begin and size in host memory, and int32's input and output
-// (kernels/int32_on_host.h).
+// (host memory: docs/architecture.md).
 #define PDK_REGISTER_SLICE_(T, Index, INT32_HOST_MEMORY)                  \
   REGISTER_KERNEL_BUILDER(Name("Slice")                                   \
                               .Device(DEVICE_PDK)                         \

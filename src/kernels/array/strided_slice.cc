@@ -58,7 +58,7 @@ class StridedSliceOp : public OpKernel {
 
 // T: float32/64, float16, bfloat16, int32, int64, bool, uint8; Index int32,
 // int64; begin, end and strides in host memory, and int32's input and output
-// (kernels/int32_on_host.h).
+// (host memory: docs/architecture.md).
 #define PDK_REGISTER_STRIDED_SLICE_(T, Index, INT32_HOST_MEMORY) \
   REGISTER_KERNEL_BUILDER(Name("StridedSlice")                   \
                               .Device(DEVICE_PDK)                \

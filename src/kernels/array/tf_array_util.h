@@ -6,7 +6,7 @@
 //   PDK_CALL_DATA_MOVEMENT_TYPES_NO_INT32(m)  the same without int32, whose
 //                                             kernels are registered apart with
 //                                             their int32 arguments in host
-//                                             memory (kernels/int32_on_host.h)
+//                                             memory (host memory: docs/architecture.md)
 //
 // (Reading an int32/int64 shape or axis argument: kernels/tensor_util.h.)
 //

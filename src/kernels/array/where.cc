@@ -50,7 +50,7 @@ class WhereOp : public OpKernel {
 };
 
 // T: bool, float32, float64, int32, int64, uint8, int8; int32's input and
-// output (index) live in host memory (kernels/int32_on_host.h).
+// output (index) live in host memory (host memory: docs/architecture.md).
 #define PDK_REGISTER_WHERE_(T) \
   REGISTER_KERNEL_BUILDER(Name("Where").Device(DEVICE_PDK).TypeConstraint<T>("T"), WhereOp<T>)
 PDK_REGISTER_WHERE_(bool);

@@ -63,7 +63,7 @@ class AddNOp : public OpKernel {
   }
 };
 
-// int32 keeps inputs and sum in host memory (kernels/int32_on_host.h).
+// int32 keeps inputs and sum in host memory (host memory: docs/architecture.md).
 #define PDK_REGISTER_ADDN_(T, ...)                                                       \
   REGISTER_KERNEL_BUILDER(Name("AddN").Device(DEVICE_PDK).TypeConstraint<T>("T") __VA_ARGS__, \
                           AddNOp<T>);

@@ -85,7 +85,7 @@ class CastOp : public OpKernel {
 };
 
 // All 49 (SrcT, DstT) pairs. An int32 side in host memory
-// (src/kernels/int32_on_host.h): a loop's int32 time step cast to float needs
+// (src/host memory: docs/architecture.md): a loop's int32 time step cast to float needs
 // no copy. `...`: the HostMemory of x when SrcT is int32.
 #define PDK_REGISTER_CAST_(Src, Dst, ...)                     \
   REGISTER_KERNEL_BUILDER(Name("Cast")                        \

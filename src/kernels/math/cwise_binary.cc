@@ -241,7 +241,7 @@ using DivOp = std::conditional_t<std::is_integral_v<T>,
 #define PDK_REGISTER_BINARY_(op, T, HOST, ...)                                          \
   REGISTER_KERNEL_BUILDER(Name(op).Device(DEVICE_PDK).TypeConstraint<T>("T") HOST, \
                           __VA_ARGS__);
-// int32 keeps x, y and z in host memory (kernels/int32_on_host.h).
+// int32 keeps x, y and z in host memory (host memory: docs/architecture.md).
 #define PDK_INT32_ON_HOST_ .HostMemory("x").HostMemory("y").HostMemory("z")
 
 // float32, float64, int32, int64.

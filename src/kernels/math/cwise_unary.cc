@@ -38,7 +38,7 @@ using RoundOp =
     std::conditional_t<std::is_integral_v<T>, PassThroughOp, UnaryOp<T, unary::Round>>;
 
 // Neg, Square, Abs, Sign, Round of the types in both the float and the
-// integer lists; int32 keeps x and y in host memory (kernels/int32_on_host.h).
+// integer lists; int32 keeps x and y in host memory (host memory: docs/architecture.md).
 #define PDK_REGISTER_SIGNED_(T, ...)                                                           \
   REGISTER_KERNEL_BUILDER(Name("Neg").Device(DEVICE_PDK).TypeConstraint<T>("T") __VA_ARGS__,    \
                           UnaryOp<T, unary::Neg>);                                             \

@@ -281,7 +281,7 @@ class ReductionOp : public OpKernel {
 };
 
 // HOST_MEMORY: empty, or `.HostMemory("input").HostMemory("output")` for
-// int32, whose tensors PDK keeps in host memory (src/kernels/int32_on_host.h).
+// int32, whose tensors PDK keeps in host memory (src/host memory: docs/architecture.md).
 #define PDK_REGISTER_REDUCTION_(name, T, kind, HOST_MEMORY)                          \
   REGISTER_KERNEL_BUILDER(Name(name)                                                  \
                               .Device(DEVICE_PDK)                                     \
