@@ -220,6 +220,54 @@ def test_shape_functions_merge_make_and_fail_like_tensorflow(kit_library):
             "Shapes are [2,3] and [3,3].") in out
 
 
+def test_common_shape_fns_agree_with_tensorflows(kit_library):
+    # BroadcastBinaryOpShapeFn / UnchangedShape / MatMulShape of the kit
+    # (pdk/tf/common_shape_fns.h) against TensorFlow's AddV2, Identity, MatMul.
+    out = run_with_kit(kit_library, """
+        cases = [([None, 3], [2, 1]), ([2, 1, 3], [4, 1]), ([None], [None, 5]),
+                 ([1, None], [None, 1]), (None, [2, 3]), ([], [3, 2])]
+        for sa, sb in cases:
+            g = tf.Graph()
+            with g.as_default():
+                a = tf.compat.v1.placeholder(tf.float32, sa)
+                b = tf.compat.v1.placeholder(tf.float32, sb)
+                kit = node("_KitBroadcastShape", a=a, b=b)[0].shape
+                ref = tf.raw_ops.AddV2(x=a, y=b).shape
+                print("BCAST", sa, sb, kit == ref, kit.as_list() if kit.rank is not None else None,
+                      ref.as_list() if ref.rank is not None else None)
+                kit = node("_KitUnchangedShape", a=a)[0].shape
+                print("SAME", sa, kit.rank == tf.identity(a).shape.rank and
+                      (kit.rank is None or kit.as_list() == tf.identity(a).shape.as_list()))
+        g = tf.Graph()
+        with g.as_default():
+            a = tf.compat.v1.placeholder(tf.float32, [2, 3])
+            b = tf.compat.v1.placeholder(tf.float32, [3, 4])
+            print("MATMUL", node("_KitMatMulShape", a=a, b=b)[0].shape.as_list())
+            for op, args in [("_KitBroadcastShape", dict(a=tf.zeros([2, 3]), b=tf.zeros([4, 3]))),
+                             ("_KitMatMulShape", dict(a=tf.zeros([2, 3, 1]), b=b))]:
+                try:
+                    node(op, **args)
+                except ValueError as e:
+                    print("ERROR", op, str(e).replace("\\n", " "))
+            try:
+                tf.raw_ops.AddV2(x=tf.zeros([2, 3]), y=tf.zeros([4, 3]))
+            except ValueError as e:
+                print("TF", str(e).replace("\\n", " "))
+    """)
+    for line in out.splitlines():
+        if line.startswith("BCAST"):
+            assert " True " in line, line
+        if line.startswith("SAME"):
+            assert line.endswith("True"), line
+    assert out.count("BCAST") == 6 and out.count("SAME") == 6, out
+    assert "MATMUL [None, None]" in out  # the C API gives no bool attr to a shape fn
+    words = "Dimensions must be equal, but are 2 and 4"
+    tf_line = next(l for l in out.splitlines() if l.startswith("TF"))
+    assert words in tf_line  # TensorFlow's own wording for AddV2
+    assert any(l.startswith("ERROR _KitBroadcastShape") and words in l for l in out.splitlines())
+    assert "ERROR _KitMatMulShape" in out and "Shape must be rank 2 but is rank 3" in out
+
+
 def test_hello_device_builds_against_the_installed_kit_and_runs_beside_pdk(hello_library):
     """Its own device type HELLO, loaded into the process PDK runs in."""
     r = run_python(f"""

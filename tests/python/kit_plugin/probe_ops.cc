@@ -15,10 +15,15 @@
 //     shape function only: merged = Merge(a, b); made = [a.dim0, 7, ?];
 //     identity = the shape of input 0 reshaped by CopyFrom in Compute to
 //     [num_elements] and set_output. Compute fills merged and made with zeros.
+//   _KitBroadcastShape(a, b) -> z, _KitUnchangedShape(a) -> z,
+//   _KitMatMulShape(a, b) -> z: shape functions only (no kernels), the kit's
+//     BroadcastBinaryOpShapeFn, UnchangedShape and MatMulShape, compared with
+//     TensorFlow's AddV2, Identity and MatMul.
 //   A _KitForward kernel for device GPU: the kit reports it on stderr and
 //     skips it; the rest of the library still registers.
 #include <vector>
 
+#include "pdk/tf/common_shape_fns.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -122,6 +127,22 @@ class AttrsOp : public OpKernel {
   std::vector<float> values_;
 };
 REGISTER_KERNEL_BUILDER(Name("_KitAttrs").Device(DEVICE_PDK), AttrsOp);
+
+// The kit's common_shape_fns (no kernels: only graphs are built).
+REGISTER_OP("_KitBroadcastShape")
+    .Input("a: float")
+    .Input("b: float")
+    .Output("z: float")
+    .SetShapeFn(shape_inference::BroadcastBinaryOpShapeFn);
+REGISTER_OP("_KitUnchangedShape")
+    .Input("a: float")
+    .Output("z: float")
+    .SetShapeFn(shape_inference::UnchangedShape);
+REGISTER_OP("_KitMatMulShape")
+    .Input("a: float")
+    .Input("b: float")
+    .Output("z: float")
+    .SetShapeFn(shape_inference::MatMulShape);
 
 REGISTER_OP("_KitShapes")
     .Input("a: float")
