@@ -39,7 +39,7 @@
 //   thread::ThreadPool, Shard  ParallelFor over the device's pool
 //   REGISTER_KERNEL_BUILDER(Name("X").Device(DEVICE_HELLO).TypeConstraint<T>("T")
 //                           .HostMemory("y").Priority(1), Kernel)
-//                           (PDK's addition: .Async(), see below)
+//                           (PDK's additions: .Async(), see below, and .If(pred))
 //   OP_REQUIRES, OP_REQUIRES_OK; and, from the headers this one includes,
 //   Tensor, TensorShape, Status, errors::*, TF_RETURN_IF_ERROR, OkStatus,
 //   REGISTER_OP, shape_inference::InferenceContext, int32/int64/...
@@ -895,6 +895,13 @@ class Name {
     async_ = true;
     return *this;
   }
+  // PDK's addition: register only if pred() is true when TF_InitKernel
+  // replays the registration (e.g. a C API entry point the running
+  // TensorFlow may lack); otherwise the kernel is left out, silently.
+  Name& If(bool (*pred)()) {
+    condition_ = pred;
+    return *this;
+  }
 
   const std::string& op() const { return op_; }
 
@@ -908,6 +915,7 @@ class Name {
     // copy for its device type would clash with the kernel its DEVICE_CPU
     // registration of the same op and dtype gives).
     if (device_ == DEVICE_DEFAULT) return;
+    if (condition_ != nullptr && !condition_()) return;
     if (device_ != r.device_type())
       return Skip(r, "Device(\"" + device_ + "\"), but this plugin's kernels are for device \"" +
                   r.device_type() + "\"");
@@ -934,6 +942,7 @@ class Name {
   std::vector<std::string> host_memory_;
   int priority_ = 0;
   bool async_ = false;
+  bool (*condition_)() = nullptr;
 };
 }  // namespace register_kernel
 

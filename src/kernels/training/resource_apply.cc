@@ -181,41 +181,26 @@ class ResourceApplyAdamOp : public LockingAttrsOp {
 
 // These kernels register only where the running TensorFlow exports the
 // variable functions (pdk::VariableApi::Get(), asked when TF_InitKernel
-// replays the registrations; 2.19-2.21 do not: see the header).
-// REGISTER_KERNEL_BUILDER has no condition, so this is its deferred entry
-// (pdk::KernelRegistry) with the check in front; the Name is TensorFlow's.
-template <class K>
-struct RegisterIfVariableApi {
-  static bool Add(const register_kernel::Name& name) {
-    Slot() = new register_kernel::Name(name);  // lives as long as the plugin
-    return ::pdk::KernelRegistry::Global().Add(Slot()->op().c_str(), &Replay);
-  }
-  static void Replay(::pdk::Registrar& r) {
-    if (::pdk::VariableApi::Get() != nullptr) Slot()->template Register<K>(r);
-  }
-  static register_kernel::Name*& Slot() {  // one per kernel class: each registers once
-    static register_kernel::Name* n = nullptr;
-    return n;
-  }
-};
-
-// T float32, float64, float16, bfloat16.
-#define PDK_REGISTER_IF_VARIABLE_API_(op, Kernel, T) \
-  RegisterIfVariableApi<Kernel<T>>::Add(             \
-      register_kernel::Name(op).Device(DEVICE_PDK).TypeConstraint<T>("T"))
-#define PDK_REGISTER_RESOURCE_APPLY_(T)                                                         \
-  PDK_REGISTER_IF_VARIABLE_API_("ResourceApplyGradientDescent", ResourceApplyGradientDescentOp, \
-                                T),                                                             \
-      PDK_REGISTER_IF_VARIABLE_API_("ResourceApplyMomentum", ResourceApplyMomentumOp, T),       \
-      PDK_REGISTER_IF_VARIABLE_API_("ResourceApplyAdam", ResourceApplyAdamOp, T)
-[[maybe_unused]] const bool kResourceApplyRegistered[] = {
-    PDK_REGISTER_RESOURCE_APPLY_(float),
-    PDK_REGISTER_RESOURCE_APPLY_(double),
-    PDK_REGISTER_RESOURCE_APPLY_(Eigen::half),
-    PDK_REGISTER_RESOURCE_APPLY_(Eigen::bfloat16),
-};
+// replays the registrations; 2.19-2.21 do not: see the header), through the
+// kit's Name(...).If(pred). T float32, float64, float16, bfloat16.
+bool HaveVariableApi() { return ::pdk::VariableApi::Get() != nullptr; }
+#define PDK_REGISTER_RESOURCE_APPLY_(T)                                                     \
+  REGISTER_KERNEL_BUILDER(Name("ResourceApplyGradientDescent")                              \
+                              .Device(DEVICE_PDK)                                           \
+                              .TypeConstraint<T>("T")                                       \
+                              .If(&HaveVariableApi),                                        \
+                          ResourceApplyGradientDescentOp<T>);                               \
+  REGISTER_KERNEL_BUILDER(                                                                  \
+      Name("ResourceApplyMomentum").Device(DEVICE_PDK).TypeConstraint<T>("T").If(&HaveVariableApi), \
+      ResourceApplyMomentumOp<T>);                                                          \
+  REGISTER_KERNEL_BUILDER(                                                                  \
+      Name("ResourceApplyAdam").Device(DEVICE_PDK).TypeConstraint<T>("T").If(&HaveVariableApi), \
+      ResourceApplyAdamOp<T>);
+PDK_REGISTER_RESOURCE_APPLY_(float)
+PDK_REGISTER_RESOURCE_APPLY_(double)
+PDK_REGISTER_RESOURCE_APPLY_(Eigen::half)
+PDK_REGISTER_RESOURCE_APPLY_(Eigen::bfloat16)
 #undef PDK_REGISTER_RESOURCE_APPLY_
-#undef PDK_REGISTER_IF_VARIABLE_API_
 
 }  // namespace
 }  // namespace tensorflow
