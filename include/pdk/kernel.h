@@ -589,6 +589,19 @@ class Registrar {
   std::vector<RegisteredKernel> registered_;
 };
 
+// Whether the host can read and write the memory of the device a plugin's
+// kernels are registered for (RegisterAll). kHostAddressable: TensorFlow's
+// device addresses are host pointers (PDK's device, a CPU-backed device, CUDA
+// unified memory); kernels use Tensor::flat<T>() and friends on every tensor.
+// kDeviceOnly: a device address is an opaque handle (OpenCL or Vulkan buffers,
+// device memory proper); the TF-style layer then marks every tensor not in a
+// HostMemory argument as device memory, and a host view of one
+// (Tensor::flat<T>(), tensor_data(), ...) is an Internal error of the launch
+// instead of a read of a bad address. Kernels hand such tensors to their device
+// with AsDeviceMemory(tensor) (pdk/tf/tensor.h) on the launch's stream
+// (OpKernelContext::op_device_context()->stream()).
+enum class DeviceMemoryAccess { kHostAddressable, kDeviceOnly };
+
 // The deferred registration list: file-level PDK_REGISTER_KERNELS blocks append
 // here during static initialization; `RegisterAll` replays them (TF_InitKernel).
 class KernelRegistry {
@@ -604,9 +617,13 @@ class KernelRegistry {
   }
   // Registers every kernel for `device_type`. Idempotent: a second call (the
   // plugin loaded again under another path) registers nothing and returns OK.
-  Status RegisterAll(const char* device_type) {
+  // `access` says whether the host can read the device's memory (above); one
+  // plugin library registers its kernels for one device type.
+  Status RegisterAll(const char* device_type,
+                     DeviceMemoryAccess access = DeviceMemoryAccess::kHostAddressable) {
     std::lock_guard<std::mutex> l(mu_);
     if (done_) return Status::OK();
+    device_only_.store(access == DeviceMemoryAccess::kDeviceOnly, std::memory_order_relaxed);
     Registrar r(device_type);
     for (auto& [name, fn] : fns_) {
       Status st = GuardedCall(name, [&] {
@@ -621,8 +638,11 @@ class KernelRegistry {
     return Status::OK();
   }
   const std::vector<RegisteredKernel>& registered() const { return registered_; }
+  // True if RegisterAll was told the device's memory is kDeviceOnly.
+  bool device_memory_only() const { return device_only_.load(std::memory_order_relaxed); }
 
  private:
+  std::atomic<bool> device_only_{false};
   std::mutex mu_;
   bool done_ = false;
   std::vector<std::pair<const char*, Fn>> fns_;
@@ -633,9 +653,9 @@ class KernelRegistry {
 
 // Defines a deferred registration block: `PDK_REGISTER_KERNELS(Name, r) { r.Add(...); }`.
 #define PDK_REGISTER_KERNELS(NAME, R)                                                      \
-  static void PdkRegister_##NAME(::pdk::Registrar& R);                                     \
-  [[maybe_unused]] static const bool pdk_registered_##NAME =                              \
-      ::pdk::KernelRegistry::Global().Add(#NAME, &PdkRegister_##NAME);                     \
-  static void PdkRegister_##NAME(::pdk::Registrar& R)
+  static void KitRegister_##NAME(::pdk::Registrar& R);                                     \
+  [[maybe_unused]] static const bool kit_registered_##NAME =                              \
+      ::pdk::KernelRegistry::Global().Add(#NAME, &KitRegister_##NAME);                     \
+  static void KitRegister_##NAME(::pdk::Registrar& R)
 
 #endif  // PDK_KERNEL_H_

@@ -82,6 +82,10 @@
 #include "pdk/tf/types.h"
 #include "tensorflow/c/kernels.h"
 
+namespace pdk {
+class Stream;  // pdk/device.h
+}  // namespace pdk
+
 namespace tensorflow {
 inline namespace pdk_kit {
 
@@ -553,11 +557,31 @@ class OpOutputList {
   int start_ = 0, stop_ = 0;
 };
 
+// TensorFlow's DeviceContext, as a kernel sees it: the stream its device work
+// goes on (TF_GetStream). stream() is the plugin's own pdk::Stream
+// (pdk/device.h) that its SP_StreamExecutor created; a plugin casts it to its
+// stream class. Null where TensorFlow has no stream for the kernel.
+class DeviceContext {
+ public:
+  explicit DeviceContext(TF_OpKernelContext* c) : c_(c) {}
+  ::pdk::Stream* stream() const {
+    ::pdk::TFStatusPtr s = ::pdk::NewTFStatus();
+    SP_Stream st = TF_GetStream(c_, s.get());
+    if (TF_GetCode(s.get()) != TF_OK) return nullptr;
+    return reinterpret_cast<::pdk::Stream*>(st);
+  }
+
+ private:
+  TF_OpKernelContext* c_;
+};
+
 class OpKernelContext : public kit_internal::FailureState {
  public:
   OpKernelContext(::pdk::Context& ctx, const OpKernel* kernel)
       : ctx_(ctx), kernel_(kernel), device_(&::pdk::DeviceEigen(ctx.device_id())),
-        inputs_(ctx.num_inputs()), outputs_(ctx.num_outputs()) {}
+        inputs_(ctx.num_inputs()), outputs_(ctx.num_outputs()),
+        device_only_(::pdk::KernelRegistry::Global().device_memory_only()),
+        device_context_(ctx.raw()) {}
 
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
@@ -590,6 +614,9 @@ class OpKernelContext : public kit_internal::FailureState {
         // (a serialized resource handle), which the handle must keep alive.
         in.tensor = Tensor::Owning(std::move(t).value());
       }
+      if (device_only_ && in.tensor.IsInitialized() &&
+          input_memory_type(index) == DEVICE_MEMORY)
+        in.tensor.set_device_memory(true);
     }
     return in.tensor;
   }
@@ -664,6 +691,7 @@ class OpKernelContext : public kit_internal::FailureState {
         ctx_.allocate_temp(static_cast<TF_DataType>(type), shape.pdk_shape());
     if (!t.ok()) return t.status();
     *out = Tensor::Owning(std::move(t).value());
+    out->set_device_memory(device_only_);
     return Status();
   }
   // A scratch tensor, in host memory if attr.on_host() (TF_AllocateTemp's
@@ -699,11 +727,20 @@ class OpKernelContext : public kit_internal::FailureState {
                                         const TensorShape& shape, Tensor* out) {
     return allocate_temp(type, shape, out);
   }
-  // Where input i lives. The C API does not say which arguments TensorFlow
-  // put in host memory (HostMemory registrations), so the kit answers
-  // DEVICE_MEMORY; docs/kit.md lists this.
-  MemoryType input_memory_type(int) const { return DEVICE_MEMORY; }
-  MemoryType output_memory_type(int) const { return DEVICE_MEMORY; }
+  // Where input or output i lives: HOST_MEMORY for a HostMemory argument of
+  // the registration (TF_IsHostMemoryInput / TF_IsHostMemoryOutput).
+  MemoryType input_memory_type(int i) const {
+    ::pdk::TFStatusPtr s = ::pdk::NewTFStatus();
+    const bool host = TF_IsHostMemoryInput(ctx_.raw(), i, s.get());
+    return TF_GetCode(s.get()) == TF_OK && host ? HOST_MEMORY : DEVICE_MEMORY;
+  }
+  MemoryType output_memory_type(int i) const {
+    ::pdk::TFStatusPtr s = ::pdk::NewTFStatus();
+    const bool host = TF_IsHostMemoryOutput(ctx_.raw(), i, s.get());
+    return TF_GetCode(s.get()) == TF_OK && host ? HOST_MEMORY : DEVICE_MEMORY;
+  }
+  // The stream of this launch (DeviceContext above).
+  DeviceContext* op_device_context() { return &device_context_; }
 
   // Output `index` shares `t`'s buffer under t's shape (Identity, Reshape via
   // Tensor::CopyFrom): no copy. Errors set the context's status.
@@ -770,6 +807,8 @@ class OpKernelContext : public kit_internal::FailureState {
   }
   Status Keep(int index, ::pdk::Tensor t, Tensor** out) {
     outputs_[index].tensor = Tensor::Owning(std::move(t));
+    if (device_only_ && output_memory_type(index) == DEVICE_MEMORY)
+      outputs_[index].tensor.set_device_memory(true);
     outputs_[index].fetched = true;
     *out = &outputs_[index].tensor;
     return Status();
@@ -800,6 +839,8 @@ class OpKernelContext : public kit_internal::FailureState {
   mutable Slots inputs_;
   Slots outputs_;
   Tensor empty_;
+  bool device_only_;  // the device's memory is kDeviceOnly (pdk/kernel.h)
+  DeviceContext device_context_;
 };
 
 inline const Tensor& OpInputList::operator[](int i) const { return ctx_->input(start_ + i); }

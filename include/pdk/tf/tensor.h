@@ -15,6 +15,14 @@
 // instead); the kernel trampoline turns it into an Internal error of the op,
 // never a wrong read.
 //
+// Device memory: on a device whose memory the host cannot read (a plugin that
+// registers with pdk::DeviceMemoryAccess::kDeviceOnly, pdk/kernel.h), the
+// context marks every tensor outside a HostMemory argument as device memory.
+// Host views of such a tensor (flat<T>() and every view above, tensor_data())
+// throw std::logic_error — an Internal error of the launch, never a read of an
+// opaque address; data() still gives the address, and AsDeviceMemory(t) the
+// address and size a device API takes (TensorFlow's se::DeviceMemoryBase).
+//
 // Ownership: a Tensor is a cheap, copyable handle. Tensors returned by
 // OpKernelContext::input() are borrowed views: the kit reads the TF_Tensor's
 // dtype, shape and data pointer and releases the handle at once, so
@@ -97,6 +105,7 @@ class Tensor {
   void* data() const { return data_; }
   // The buffer's bytes, as TensorFlow's tensor_data().
   std::string_view tensor_data() const {
+    if (device_memory_) throw std::logic_error(DeviceMemoryMessage("tensor_data"));
     return std::string_view(static_cast<const char*>(data_), data_ ? TotalBytes() : 0);
   }
 
@@ -116,6 +125,7 @@ class Tensor {
   std::string SummarizeValue(int64 max_entries, bool print_v2 = false) const {
     std::string out;
     if (data_ == nullptr) return out;
+    if (device_memory_) return "<device memory>";
     const int64 n = std::min<int64>(NumElements(), max_entries);
     ::pdk::ForEachType(
         ::pdk::TypeList<float, double, Eigen::half, Eigen::bfloat16, int8, int16, int32, int64,
@@ -262,6 +272,10 @@ class Tensor {
     r.input_index_ = index;
     return r;
   }
+  // Whether this tensor is in memory the host cannot read (see the header
+  // comment); set by the context.
+  bool device_memory() const { return device_memory_; }
+  void set_device_memory(bool on) { device_memory_ = on; }
   // The kit tensor this handle owns, or null (a borrowed input view).
   ::pdk::Tensor* owner() const { return owner_.get(); }
   // The kernel input this is a view of, or -1.
@@ -280,6 +294,9 @@ class Tensor {
     if (!initialized_)
       throw std::logic_error("a view of an uninitialized Tensor (an input index out of range, "
                              "or a Tensor never allocated)");
+    if (device_memory_)
+      throw std::logic_error(DeviceMemoryMessage("flat<" +
+                                                 DataTypeString(DataTypeToEnum<T>::value) + ">"));
     if (dtype_ != DataTypeToEnum<T>::value)
       throw std::logic_error(DataTypeString(DataTypeToEnum<T>::value) + " expected, got " +
                              DataTypeString(dtype_) + " (a view of type " +
@@ -287,6 +304,12 @@ class Tensor {
                              DataTypeString(dtype_) + " tensor of shape " +
                              shape_.DebugString() + ")");
     return static_cast<T*>(data_);
+  }
+  std::string DeviceMemoryMessage(const std::string& view) const {
+    return "Tensor::" + view + " of a " + DataTypeString(dtype_) + " tensor of shape " +
+           shape_.DebugString() +
+           " in device memory, which the host cannot read: pass AsDeviceMemory(tensor) to the "
+           "device's stream, or declare the argument HostMemory";
   }
   void CheckRank(int n, const char* what) const {
     if (dims() != n)
@@ -358,7 +381,27 @@ class Tensor {
   std::shared_ptr<::pdk::Tensor> owner_;  // null for a borrowed input view
   std::shared_ptr<void> host_;            // Tensor(DataType, TensorShape)'s buffer
   int input_index_ = -1;
+  bool device_memory_ = false;
 };
+
+// A tensor's buffer as a device API takes it (TensorFlow's
+// se::DeviceMemoryBase): the device address TensorFlow gave the kernel —
+// a host pointer on a kHostAddressable device, an opaque address the plugin
+// resolves on a kDeviceOnly one — and its size in bytes.
+class DeviceMemoryBase {
+ public:
+  DeviceMemoryBase(void* opaque = nullptr, uint64 size = 0) : opaque_(opaque), size_(size) {}
+  void* opaque() const { return opaque_; }
+  uint64 size() const { return size_; }
+  bool is_null() const { return opaque_ == nullptr; }
+
+ private:
+  void* opaque_;
+  uint64 size_;
+};
+inline DeviceMemoryBase AsDeviceMemory(const Tensor& t) {
+  return DeviceMemoryBase(t.data(), static_cast<uint64>(t.TotalBytes()));
+}
 
 template <class TensorT>
 Status TensorShapeUtils::FromShapeTensor(const TensorT& shape, TensorShape* out) {
