@@ -25,6 +25,7 @@
 #include "graph/optimizer.h"
 #include "graph/strict_placement.h"
 #include "pdk/device.h"
+#include "pdk/python_hooks.h"
 #include "pdk/eigen.h"
 #include "pdk/kernel.h"
 #include "profiler/profiler.h"
@@ -129,31 +130,8 @@ class InertPlatform final : public pdk::Platform {
 // Runs tensorflow_pdk._hooks.install() in the Python interpreter that is
 // loading TensorFlow (python/tensorflow_pdk/_hooks.py: tf.function(jit_compile=
 // True) on PDK without XLA, set_visible_devices([], "PDK") honoured; fixes no
-// C API hook can reach). The interpreter is found
-// through its stable C API, resolved at run time: in a process without Python
-// (the C++ tests, a C program loading TensorFlow) nothing happens. A Python
-// error is printed as one line and loading goes on.
-void InstallPythonHooks() {
-  using IsInitializedFn = int (*)();
-  using GilEnsureFn = int (*)();  // PyGILState_STATE is an enum
-  using GilReleaseFn = void (*)(int);
-  using RunFn = int (*)(const char*);
-  auto is_initialized = reinterpret_cast<IsInitializedFn>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
-  auto ensure = reinterpret_cast<GilEnsureFn>(dlsym(RTLD_DEFAULT, "PyGILState_Ensure"));
-  auto release = reinterpret_cast<GilReleaseFn>(dlsym(RTLD_DEFAULT, "PyGILState_Release"));
-  auto run = reinterpret_cast<RunFn>(dlsym(RTLD_DEFAULT, "PyRun_SimpleString"));
-  if (!is_initialized || !ensure || !release || !run || !is_initialized()) return;
-  const int gil = ensure();
-  // exec in a fresh namespace: nothing lands in the user's __main__.
-  run("exec('try:\\n"
-      "  import tensorflow_pdk._hooks as m\\n"
-      "  m.install()\\n"
-      "except Exception as e:\\n"
-      "  import sys\\n"
-      "  print(\\'PDK: tensorflow_pdk._hooks not installed: \\' + repr(e), file=sys.stderr)\\n'"
-      ", {})");
-  release(gil);
-}
+// C API hook can reach), through the kit's pdk/python_hooks.h.
+void InstallPythonHooks() { pdk::RunPythonHook("tensorflow_pdk._hooks", "install", "PDK"); }
 
 }  // namespace
 

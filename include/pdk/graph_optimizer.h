@@ -202,6 +202,39 @@ inline void RunGraphOptimizer(const GraphOptimizerFn& fn, const std::string& dev
   st.ToTF(status);
 }
 
+// A call marked for XLA (_XlaMustCompile=true) placed on this optimizer's
+// device -> the same call run by TensorFlow's function runtime with the
+// plugin's kernels: _XlaMustCompile=false, _XlaCompile / _XlaScope /
+// _XlaInternalScope removed. Returns the names of the functions such nodes
+// call (attribute "f"), once per node changed.
+//
+// Why: XLA has no backend for a pluggable device, and a plugin cannot give it
+// one through the C APIs. `tf.function(jit_compile=True)` marks the
+// FunctionDef and every node calling it from another function; Keras 3 asks
+// for XLA whenever a non-CPU device is listed (jit_compile="auto" resolves to
+// True) and calls its jit-compiled train step from a plain tf.function, i.e.
+// through such a node. TensorFlow's XlaKernelCreator
+// (tensorflow/compiler/jit/xla_kernel_creator.cc) turns a node with
+// _XlaMustCompile=true into an XlaLaunch kernel, which fails on the device:
+// "No JIT device registered for <type>". Grappler runs on the placed graph
+// before kernels are created, so after this rewrite the node gets
+// TensorFlow's (Stateful)PartitionedCall kernel, and the body is optimized by
+// the plugin's optimizer in turn. (A jit function called eagerly is decided
+// by TensorFlow's eager runtime before Grappler runs.)
+inline std::vector<std::string> RunWithoutXla(GraphDef& graph, const OptimizerContext& ctx) {
+  std::vector<std::string> called;
+  for (NodeDef& n : graph.node) {
+    if (!ctx.on_device(n) || !n.BoolAttr("_XlaMustCompile", false)) continue;
+    n.attr["_XlaMustCompile"] = AttrValue::Bool(false);
+    for (const char* a : {"_XlaCompile", "_XlaScope", "_XlaInternalScope"}) n.attr.erase(a);
+    std::string f = n.op;  // a direct call of a library function is named by its op
+    auto it = n.attr.find("f");
+    if (it != n.attr.end()) it->second.GetFuncName(&f);
+    called.push_back(std::move(f));
+  }
+  return called;
+}
+
 // TF_InitGraph's work: checks TensorFlow's struct sizes against the kit's
 // headers (a shorter struct: FailedPrecondition, nothing written), sets the
 // device type and the optimize_func that runs `fn`, and leaves every

@@ -1,5 +1,10 @@
-// The OPENCL plugin's graph optimizer (the kit's pdk/graph_optimizer.h), one
-// rewrite on nodes placed on OPENCL:
+// The OPENCL plugin's graph optimizer (the kit's pdk/graph_optimizer.h), on
+// nodes placed on OPENCL:
+//
+// 1. Calls marked for XLA run without it (the kit's pdk::RunWithoutXla): XLA
+//    has no OPENCL backend, and Keras 3 asks for XLA whenever a non-CPU device
+//    is listed. Each function is named once per process on stderr.
+// 2. Variable updates run on the device:
 //
 //   AssignAddVariableOp(v, x)  ->  AssignVariableOp(v, AddV2(ReadVariableOp(v), x))
 //   AssignSubVariableOp(v, x)  ->  AssignVariableOp(v, Sub(ReadVariableOp(v), x))
@@ -18,6 +23,9 @@
 // runs.
 #include "graph.h"
 
+#include <cstdio>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,10 +76,24 @@ pdk::Status SplitVariableUpdates(pdk::GraphDef& graph, const pdk::OptimizerConte
   return pdk::Status::OK();
 }
 
+pdk::Status Optimize(pdk::GraphDef& graph, const pdk::OptimizerContext& ctx) {
+  static std::mutex mu;
+  static std::set<std::string> noticed;
+  for (const std::string& f : pdk::RunWithoutXla(graph, ctx)) {
+    std::lock_guard<std::mutex> l(mu);
+    if (noticed.insert(f).second)
+      std::fprintf(stderr,
+                   "PDK OpenCL: %s asked for XLA (jit_compile=True); XLA has no OPENCL backend, "
+                   "running it with the OPENCL kernels\n",
+                   f.c_str());
+  }
+  return SplitVariableUpdates(graph, ctx);
+}
+
 }  // namespace
 
 void InitGraph(TP_OptimizerRegistrationParams* params, TF_Status* status) {
-  pdk::RegisterGraphOptimizer(params, kDeviceType, SplitVariableUpdates, status);
+  pdk::RegisterGraphOptimizer(params, kDeviceType, Optimize, status);
 }
 
 }  // namespace pdk_opencl

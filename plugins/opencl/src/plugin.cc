@@ -9,6 +9,7 @@
 #include "graph.h"
 #include "pdk/device.h"
 #include "pdk/kernel.h"
+#include "pdk/python_hooks.h"
 #include "runtime.h"
 
 #define PDK_OPENCL_EXPORT extern "C" __attribute__((visibility("default")))
@@ -79,6 +80,8 @@ PDK_OPENCL_EXPORT void TF_InitKernel() {
       pdk_opencl::kDeviceType, pdk::DeviceMemoryAccess::kDeviceOnly);
   if (!st.ok())
     std::fprintf(stderr, "PDK OpenCL: kernel registration failed: %s\n", st.message().c_str());
+  // Eager assign_add / assign_sub on OPENCL variables (python/tensorflow_pdk_opencl/_hooks.py).
+  pdk::RunPythonHook("tensorflow_pdk_opencl._hooks", "install", "PDK OpenCL");
 }
 
 PDK_OPENCL_EXPORT void TF_InitGraph(TP_OptimizerRegistrationParams* params, TF_Status* status) {
