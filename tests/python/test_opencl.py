@@ -14,6 +14,7 @@ The OpenCL driver on CI is PoCL (Debian's pocl-opencl-icd, a CPU driver).
 import glob
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -83,6 +84,17 @@ def test_wheel_installs_and_runs_without_tensorflow_pdk(tmp_path):
     assert "'OPENCL'" in r.stdout and "'PDK'" not in r.stdout, out[-3000:]
     assert "device:OPENCL:0" in r.stdout, out[-3000:]
     assert "ok" in r.stdout.splitlines()[-1]
+
+    # docs/tutorial.md chapter 6: its Python blocks, as written, print what it says.
+    import test_tutorial
+
+    chapter = test_tutorial.opencl_part()
+    (tmp_path / "chapter6.py").write_text("\n".join(test_tutorial.blocks("python", chapter)))
+    r = subprocess.run([str(py), "chapter6.py"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    stated = re.findall(r"^prints `([^`]*)`", chapter, re.M)
+    assert stated and r.stdout.splitlines() == stated, r.stdout + r.stderr[-3000:]
 
 
 def test_no_opencl_device_is_reported_not_a_crash():

@@ -45,3 +45,59 @@ def test_memory_info_counts_device_allocations():
         after = tf.config.experimental.get_memory_info("OPENCL:0")["current"]
     assert after - before >= 4 * 1024 * 1024
     del t
+
+
+def test_out_of_memory_is_resource_exhausted():
+    """A tensor beyond the device's memory limit: ResourceExhaustedError with
+    TensorFlow's wording, and the device works again once memory is freed (a
+    child process with PDK_OPENCL_MEMORY_LIMIT_MB=64; TensorFlow's BFC
+    allocator gives the 40 MiB tensor a whole 64 MiB chunk, so nothing fits
+    beside it until it is freed)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import os, numpy as np, tensorflow as tf\n"
+        "from tensorflow.python.framework import load_library\n"
+        "load_library.load_pluggable_device_library(os.environ['PDK_OPENCL_LIBRARY'])\n"
+        "with tf.device('/OPENCL:0'):\n"
+        "    big = tf.identity(np.zeros([10, 1024, 1024], np.float32))\n"  # 40 MiB of 64
+        "try:\n"
+        "    with tf.device('/OPENCL:0'):\n"
+        "        bigger = tf.nn.relu(big)\n"  # another 40 MiB: beyond the limit
+        "    print('no error', bigger.shape)\n"
+        "except tf.errors.ResourceExhaustedError as e:\n"
+        "    print('OOM', 'OOM when allocating tensor' in str(e))\n"
+        "del big\n"
+        "with tf.device('/OPENCL:0'):\n"
+        "    y = tf.nn.relu(tf.identity(np.array([-1.0, 2.0], np.float32)))\n"
+        "print('after', y.numpy().tolist())\n")
+    env = dict(os.environ, PDK_OPENCL_MEMORY_LIMIT_MB="64")
+    if "PDK_OPENCL_LIBRARY" not in env:
+        pytest.skip("needs PDK_OPENCL_LIBRARY (the plugin's build)")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert "OOM True" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    assert "after [0.0, 2.0]" in r.stdout
+
+
+def test_host_view_of_a_device_tensor_is_an_error_not_a_read():
+    """The kit marks OPENCL tensors as device memory: a kernel that calls
+    flat<T>() on one fails with Internal (the probe kernel _OpenclHostView
+    in src/kernels/testing_ops.cc does exactly that)."""
+    with tf.device(DEVICE):
+        x = tf.identity(np.ones([2, 3], np.float32))
+        with pytest.raises(tf.errors.InternalError,
+                           match=r"Tensor::flat<float> of a float tensor of shape \[2,3\] in device "
+                                 r"memory, which the host cannot read"):
+            getattr(_probe_ops(), "__opencl_host_view")(x)
+
+
+def _probe_ops():
+    import os
+
+    import tensorflow_pdk
+
+    return tensorflow_pdk.load_op_library(os.environ["PDK_OPENCL_LIBRARY"])
