@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "pdk/profiler.h"
+
 namespace pdk_opencl {
 
 pdk::StatusOr<LaunchTarget> Target(OpKernelContext* ctx) {
@@ -72,9 +74,12 @@ pdk::Status Run(OpKernelContext* ctx, const std::string& name, cl_uint dims, con
   PDK_ASSIGN_OR_RETURN(cl_kernel k, t.device->Kernel(name.c_str()));
   PDK_RETURN_IF_ERROR(SetArgs(*t.device, k, name, args));
   const cl_command_queue q = t.stream->queue();
+  const bool profiling = pdk::ProfilingActive();
+  cl_event ev = nullptr;
   PDK_CL_RETURN_IF_ERROR(clEnqueueNDRangeKernel(q, k, dims, nullptr, global, local, 0, nullptr,
-                                                nullptr),
+                                                profiling ? &ev : nullptr),
                          "enqueueing " + name);
+  if (ev) TrackForProfile(ev, *t.stream, ctx->op_kernel().name(), ctx->op_kernel().type_string());
   clFlush(q);
   return pdk::Status::OK();
 }

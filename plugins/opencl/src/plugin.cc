@@ -9,6 +9,7 @@
 #include "graph.h"
 #include "pdk/device.h"
 #include "pdk/kernel.h"
+#include "pdk/profiler.h"
 #include "pdk/python_hooks.h"
 #include "runtime.h"
 
@@ -86,4 +87,11 @@ PDK_OPENCL_EXPORT void TF_InitKernel() {
 
 PDK_OPENCL_EXPORT void TF_InitGraph(TP_OptimizerRegistrationParams* params, TF_Status* status) {
   pdk_opencl::InitGraph(params, status);
+}
+
+// The kit's trace profiler for OPENCL: host-side launches and copies, and each
+// kernel's run on the device queue (runtime.h, TrackForProfile).
+PDK_OPENCL_EXPORT void TF_InitProfiler(TF_ProfilerRegistrationParams* params, TF_Status* status) {
+  pdk::SetProfilerFlush(&pdk_opencl::FlushProfile);
+  pdk::RegisterTraceProfiler(params, pdk_opencl::kDeviceType, status);
 }

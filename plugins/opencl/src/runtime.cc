@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "pdk/profiler.h"
 #include "program_source.h"
 
 namespace pdk_opencl {
@@ -73,6 +75,68 @@ pdk::Status ClStatus(cl_int err, const std::string& what) {
 }
 
 // ------------------------------------------------------------------ streams
+
+ClStream::ClStream(ClDevice* device, cl_command_queue queue) : device_(device), queue_(queue) {
+  static std::atomic<int64_t> next{1};
+  id_ = next++;
+}
+
+namespace {
+struct Tracked {
+  cl_event ev;
+  int device;
+  int64_t line;
+  std::string node, op;
+  int64_t host_enqueue_ns;
+};
+std::mutex& TrackedMu() {
+  static std::mutex* mu = new std::mutex;
+  return *mu;
+}
+std::vector<Tracked>& TrackedEvents() {
+  static auto* v = new std::vector<Tracked>;
+  return *v;
+}
+}  // namespace
+
+void TrackForProfile(cl_event ev, const ClStream& stream, std::string node, std::string op) {
+  std::lock_guard<std::mutex> l(TrackedMu());
+  TrackedEvents().push_back(Tracked{ev, stream.device().ordinal(), stream.id(), std::move(node),
+                                    std::move(op), pdk::TraceClockNs()});
+}
+
+void FlushProfile() {
+  std::vector<Tracked> events;
+  {
+    std::lock_guard<std::mutex> l(TrackedMu());
+    events.swap(TrackedEvents());
+  }
+  for (const Tracked& t : events) {
+    cl_ulong queued = 0, start = 0, end = 0;
+    const bool ok =
+        clWaitForEvents(1, &t.ev) == CL_SUCCESS &&
+        clGetEventProfilingInfo(t.ev, CL_PROFILING_COMMAND_QUEUED, sizeof(queued), &queued,
+                                nullptr) == CL_SUCCESS &&
+        clGetEventProfilingInfo(t.ev, CL_PROFILING_COMMAND_START, sizeof(start), &start,
+                                nullptr) == CL_SUCCESS &&
+        clGetEventProfilingInfo(t.ev, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr) ==
+            CL_SUCCESS;
+    clReleaseEvent(t.ev);
+    if (!ok) continue;
+    // The device clock's epoch is the driver's: the enqueue's host time
+    // anchors it (queued time = host enqueue time).
+    const int64_t offset = t.host_enqueue_ns - static_cast<int64_t>(queued);
+    pdk::DeviceSpan span;
+    span.device = t.device;
+    span.line = t.line;
+    span.line_name = std::string(kDeviceType) + " stream " + std::to_string(t.line);
+    span.node = t.node;
+    span.op = t.op;
+    span.begin_ns = static_cast<int64_t>(start) + offset;
+    span.end_ns = static_cast<int64_t>(end) + offset;
+    pdk::RecordDeviceSpan(span);
+  }
+}
 
 ClStream::~ClStream() {
   clFinish(queue_);

@@ -52,10 +52,12 @@ class ClDevice;
 
 class ClStream final : public pdk::Stream {
  public:
-  ClStream(ClDevice* device, cl_command_queue queue) : device_(device), queue_(queue) {}
+  ClStream(ClDevice* device, cl_command_queue queue);
   ~ClStream() override;
   cl_command_queue queue() const { return queue_; }
   ClDevice& device() const { return *device_; }
+  // This stream's number in the process (1, 2, ...): its line in a profile.
+  int64_t id() const { return id_; }
   // The first error a host callback or an enqueue on this stream reported.
   pdk::Status status() const;
   void SetError(const pdk::Status& s);
@@ -63,9 +65,17 @@ class ClStream final : public pdk::Stream {
  private:
   ClDevice* device_;
   cl_command_queue queue_;
+  int64_t id_;
   mutable std::mutex mu_;
   pdk::Status status_;
 };
+
+// Profiling (the kit's trace profiler, pdk/profiler.h): while a session is
+// open, each kernel launch keeps its cl_event; when the session stops the
+// events' device times become spans on the stream's line of the device's
+// plane, converted to wall-clock time through the host time of the enqueue.
+void TrackForProfile(cl_event ev, const ClStream& stream, std::string node, std::string op);
+void FlushProfile();
 
 class ClEvent final : public pdk::Event {
  public:
