@@ -72,3 +72,187 @@ def test_batch_matmul_bad_shapes():
     _both_raise(f, z(2, 2, 3), z(3, 3, 5))
     _both_raise(f, z(2), z(3, 3, 5))
     _both_raise(f, z(2, 3), z(3))
+
+
+# ---------------------------------------------------------------- Conv2D
+
+CONV_CASES = [
+    # (input NHWC, filter HWIO, strides, padding, dilations)
+    ((1, 5, 5, 3), (3, 3, 3, 2), (1, 1), "VALID", (1, 1)),
+    ((2, 7, 6, 3), (3, 2, 3, 4), (1, 1), "SAME", (1, 1)),
+    ((2, 8, 9, 4), (3, 3, 4, 5), (2, 2), "SAME", (1, 1)),
+    ((2, 9, 8, 2), (3, 3, 2, 3), (2, 1), "VALID", (1, 1)),
+    ((1, 10, 11, 2), (3, 2, 2, 3), (1, 1), "SAME", (2, 3)),
+    ((3, 6, 6, 5), (1, 1, 5, 7), (1, 1), "VALID", (1, 1)),
+    ((0, 5, 5, 3), (3, 3, 3, 2), (1, 1), "SAME", (1, 1)),
+    ((1, 2, 2, 3), (3, 3, 3, 2), (1, 1), "VALID", (1, 1)),
+    ((2, 6, 7, 3), (2, 3, 3, 4), (2, 2), [[0, 0], [1, 2], [0, 3], [0, 0]], (1, 1)),
+]
+
+
+def _conv(x, f, strides, padding, dilations, data_format="NHWC"):
+    if isinstance(padding, list):
+        pads = padding if data_format == "NHWC" else [padding[i] for i in (0, 3, 1, 2)]
+        kw = dict(padding="EXPLICIT", explicit_paddings=[p for pp in pads for p in pp])
+    else:
+        kw = dict(padding=padding)
+    s = [1, *strides, 1] if data_format == "NHWC" else [1, 1, *strides]
+    d = [1, *dilations, 1] if data_format == "NHWC" else [1, 1, *dilations]
+    return tf.raw_ops.Conv2D(input=x, filter=f, strides=s, dilations=d, data_format=data_format,
+                             **kw)
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d(rng, case):
+    xs, fs, strides, padding, dil = case
+    x = rng.standard_normal(xs).astype(np.float32)
+    f = rng.standard_normal(fs).astype(np.float32)
+    assert_matches_cpu(lambda a, b: _conv(a, b, strides, padding, dil), x, f,
+                       rtol=RTOL, atol=ATOL)
+
+
+def test_conv2d_grouped(rng):
+    x = rng.standard_normal((2, 6, 6, 6)).astype(np.float32)
+    f = rng.standard_normal((3, 3, 2, 9)).astype(np.float32)
+    assert_matches_cpu(lambda a, b: _conv(a, b, (1, 1), "SAME", (1, 1)), x, f,
+                       rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("case", CONV_CASES[:6] + CONV_CASES[8:])
+def test_conv2d_nchw_matches_nhwc(rng, case):
+    # The CPU has no NCHW Conv2D: compare with its NHWC result, transposed.
+    xs, fs, strides, padding, dil = case
+    x = rng.standard_normal(xs).astype(np.float32)
+    f = rng.standard_normal(fs).astype(np.float32)
+    want = run(lambda a, b: _conv(a, b, strides, padding, dil), x, f, device="/CPU:0")
+    got = on_opencl(lambda a, b: _conv(a, b, strides, padding, dil, "NCHW"),
+                    x.transpose(0, 3, 1, 2), f)
+    np.testing.assert_allclose(got, want.transpose(0, 3, 1, 2), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("case", [c for c in CONV_CASES if c[4] == (1, 1)])
+def test_conv2d_backprops(rng, case):
+    xs, fs, strides, padding, dil = case
+    x = rng.standard_normal(xs).astype(np.float32)
+    f = rng.standard_normal(fs).astype(np.float32)
+    y = run(lambda a, b: _conv(a, b, strides, padding, dil), x, f, device="/CPU:0")
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    if isinstance(padding, list):
+        kw = dict(padding="EXPLICIT", explicit_paddings=[p for pp in padding for p in pp])
+    else:
+        kw = dict(padding=padding)
+    s = [1, *strides, 1]
+    assert_matches_cpu(lambda b, g: tf.raw_ops.Conv2DBackpropInput(
+        input_sizes=tf.constant(xs, tf.int32), filter=b, out_backprop=g, strides=s, **kw),
+        f, dy, rtol=RTOL, atol=ATOL)
+    bf = lambda a, g: tf.raw_ops.Conv2DBackpropFilter(  # noqa: E731
+        input=a, filter_sizes=tf.constant(fs, tf.int32), out_backprop=g, strides=s, **kw)
+    if dy.size == 0:
+        # TensorFlow's CPU kernel leaves its output uninitialized here; the
+        # gradient is zero.
+        np.testing.assert_array_equal(on_opencl(bf, x, dy), np.zeros(fs, np.float32))
+    else:
+        assert_matches_cpu(bf, x, dy, rtol=RTOL, atol=ATOL)
+
+
+def test_conv2d_backprop_input_two_sizes(rng):
+    f = rng.standard_normal((3, 3, 3, 2)).astype(np.float32)
+    dy = rng.standard_normal((2, 3, 3, 2)).astype(np.float32)
+    assert_matches_cpu(lambda b, g: tf.raw_ops.Conv2DBackpropInput(
+        input_sizes=tf.constant([6, 5], tf.int32), filter=b, out_backprop=g,
+        strides=[1, 2, 2, 1], padding="SAME"), f, dy, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("dil,groups", [((1, 1), 1), ((2, 2), 1), ((1, 1), 2), ((2, 1), 3)])
+def test_conv2d_gradient_tape(rng, data_format, dil, groups):
+    # Dilated and grouped gradients: the CPU has no kernels for them, so the
+    # reference is the CPU's gradient of an equivalent computation (per-group
+    # convolutions of a zero-stuffed filter, all NHWC).
+    x = rng.standard_normal((2, 9, 8, 3 * groups)).astype(np.float32)
+    f = rng.standard_normal((3, 2, 3, 2 * groups)).astype(np.float32)
+    dy = rng.standard_normal((2, 9, 8, 2 * groups)).astype(np.float32)
+
+    def grads(a, b, g):
+        with tf.GradientTape() as tape:
+            tape.watch([a, b])
+            y = _conv(a, b, (1, 1), "SAME", dil, data_format)
+        return tape.gradient(y, [a, b], output_gradients=g)
+
+    def reference(a, b, g):
+        with tf.GradientTape() as tape:
+            tape.watch([a, b])
+            kh, kw = (b.shape[0] - 1) * dil[0] + 1, (b.shape[1] - 1) * dil[1] + 1
+            big = tf.zeros([kh, kw, b.shape[2], b.shape[3]])
+            idx = [[i * dil[0], j * dil[1]] for i in range(b.shape[0]) for j in range(b.shape[1])]
+            big = tf.tensor_scatter_nd_update(big, idx, tf.reshape(b, [-1, b.shape[2], b.shape[3]]))
+            xs = tf.split(a, groups, axis=3)
+            fs = tf.split(big, groups, axis=3)
+            y = tf.concat([_conv(xi, fi, (1, 1), "SAME", (1, 1)) for xi, fi in zip(xs, fs)], 3)
+        return tape.gradient(y, [a, b], output_gradients=g)
+
+    want = run(reference, x, f, dy, device="/CPU:0")
+    if data_format == "NCHW":
+        dx, df = on_opencl(grads, x.transpose(0, 3, 1, 2), f, dy.transpose(0, 3, 1, 2))
+        dx = dx.transpose(0, 2, 3, 1)
+    else:
+        dx, df = on_opencl(grads, x, f, dy)
+    np.testing.assert_allclose(dx, want[0], rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(df, want[1], rtol=RTOL, atol=ATOL)
+
+
+Z = lambda *s: np.zeros(s, np.float32)  # noqa: E731
+
+
+@pytest.mark.parametrize("xs,fs,kw", [
+    ((1, 5, 5, 3), (2, 2, 4, 2), {}),
+    ((5, 5, 3), (3, 3, 3, 2), {}),
+    ((1, 5, 5, 3), (3, 3, 3), {}),
+    ((1, 5, 5, 0), (3, 3, 0, 2), {}),
+    ((1, 1, 5, 3), (3, 3, 3, 2), {}),
+    ((1, 5, 5, 3), (3, 3, 3, 2), dict(strides=[1, 1, 1])),
+    ((1, 5, 5, 3), (3, 3, 3, 2), dict(strides=[2, 1, 1, 1])),
+    ((1, 5, 5, 3), (3, 3, 3, 2), dict(strides=[1, 0, 1, 1])),
+    ((1, 5, 5, 3), (3, 3, 3, 2), dict(dilations=[1, 1, 1])),
+    ((1, 5, 5, 3), (3, 3, 3, 2), dict(dilations=[2, 1, 1, 1])),
+    ((1, 5, 5, 3), (3, 3, 3, 2), dict(dilations=[1, 0, 1, 1])),
+    ((1, 5, 5, 3), (3, 3, 3, 2), dict(padding="EXPLICIT", explicit_paddings=[0, 0, 1, 1])),
+    ((1, 5, 5, 3), (3, 3, 3, 2),
+     dict(padding="EXPLICIT", explicit_paddings=[1, 0, 1, 1, 1, 1, 0, 0])),
+    ((1, 5, 5, 3), (3, 3, 3, 2),
+     dict(padding="EXPLICIT", explicit_paddings=[0, 0, -1, 1, 1, 1, 0, 0])),
+    ((1, 5, 5, 3), (3, 3, 3, 2), dict(explicit_paddings=[0, 0, 1, 1, 1, 1, 0, 0])),
+])
+def test_conv2d_bad_shapes(xs, fs, kw):
+    kw = {"strides": [1, 1, 1, 1], "padding": "VALID", **kw}
+    _both_raise(lambda a, b: tf.raw_ops.Conv2D(input=a, filter=b, **kw), Z(*xs), Z(*fs))
+
+
+@pytest.mark.parametrize("sizes,fs,dys,kw", [
+    ([1, 5, 5, 3], (3, 3, 3, 2), (1, 4, 3, 2), {}),
+    ([1, 5, 5, 4], (3, 3, 3, 2), (1, 3, 3, 2), {}),
+    ([1, 5, 5, 3], (3, 3, 3, 2), (1, 3, 3, 3), {}),
+    ([1, 5, 5], (3, 3, 3, 2), (1, 3, 3, 2), {}),
+    ([[1, 5, 5, 3]], (3, 3, 3, 2), (1, 3, 3, 2), {}),
+    ([2, 5, 5, 3], (3, 3, 3, 2), (1, 3, 3, 2), {}),
+    ([1, 5, 5, 3], (3, 3, 3), (1, 3, 3, 2), {}),
+    ([1, 5, 5, 3], (3, 3, 3, 2), (3, 3, 2), {}),
+    ([1, 5, 5, 3], (3, 3, 3, 2), (1, 3, 3, 2), dict(strides=[2, 1, 1, 1])),
+])
+def test_conv2d_backprop_input_bad_shapes(sizes, fs, dys, kw):
+    kw = {"strides": [1, 1, 1, 1], "padding": "VALID", **kw}
+    _both_raise(lambda b, g: tf.raw_ops.Conv2DBackpropInput(
+        input_sizes=tf.constant(sizes, tf.int32), filter=b, out_backprop=g, **kw), Z(*fs), Z(*dys))
+
+
+@pytest.mark.parametrize("xs,sizes,dys", [
+    ((1, 5, 5, 3), [3, 3, 3, 2], (1, 4, 3, 2)),
+    ((1, 5, 5, 4), [3, 3, 3, 2], (1, 3, 3, 2)),
+    ((1, 5, 5, 3), [3, 3, 3, 2], (1, 3, 3, 3)),
+    ((1, 5, 5, 3), [3, 3, 3], (1, 3, 3, 2)),
+    ((2, 5, 5, 3), [3, 3, 3, 2], (1, 3, 3, 2)),
+])
+def test_conv2d_backprop_filter_bad_shapes(xs, sizes, dys):
+    _both_raise(lambda a, g: tf.raw_ops.Conv2DBackpropFilter(
+        input=a, filter_sizes=tf.constant(sizes, tf.int32), out_backprop=g,
+        strides=[1, 1, 1, 1], padding="VALID"), Z(*xs), Z(*dys))
