@@ -256,3 +256,170 @@ def test_conv2d_backprop_filter_bad_shapes(xs, sizes, dys):
     _both_raise(lambda a, g: tf.raw_ops.Conv2DBackpropFilter(
         input=a, filter_sizes=tf.constant(sizes, tf.int32), out_backprop=g,
         strides=[1, 1, 1, 1], padding="VALID"), Z(*xs), Z(*dys))
+
+
+# ---------------------------------------------------------------- pooling
+
+POOL_CASES = [
+    # (input NHWC, ksize (h, w), strides (h, w), padding)
+    ((1, 4, 4, 3), (2, 2), (2, 2), "VALID"),
+    ((2, 7, 6, 3), (3, 3), (2, 2), "SAME"),
+    ((2, 7, 6, 3), (3, 2), (1, 2), "VALID"),
+    ((1, 5, 5, 2), (2, 3), (3, 1), "SAME"),
+    ((0, 5, 5, 2), (2, 2), (2, 2), "SAME"),
+    ((1, 1, 5, 2), (2, 2), (1, 1), "VALID"),
+    ((3, 8, 8, 4), (1, 1), (1, 1), "VALID"),
+]
+
+
+def _pool_kw(ks, st, padding, data_format="NHWC"):
+    if data_format == "NHWC":
+        return dict(ksize=[1, *ks, 1], strides=[1, *st, 1], padding=padding)
+    return dict(ksize=[1, 1, *ks], strides=[1, 1, *st], padding=padding, data_format="NCHW")
+
+
+@pytest.mark.parametrize("case", POOL_CASES)
+def test_max_pool_and_grad(rng, case):
+    xs, ks, st, padding = case
+    x = rng.standard_normal(xs).astype(np.float32)
+    kw = _pool_kw(ks, st, padding)
+    y = assert_matches_cpu(lambda a: tf.raw_ops.MaxPool(input=a, **kw), x, rtol=0, atol=0)
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    grad = lambda a, b, c: tf.raw_ops.MaxPoolGrad(  # noqa: E731
+        orig_input=a, orig_output=b, grad=c, **kw)
+    if g.size == 0:
+        # TensorFlow's CPU kernel leaves its output uninitialized here.
+        np.testing.assert_array_equal(on_opencl(grad, x, y, g), np.zeros(xs, np.float32))
+    else:
+        assert_matches_cpu(grad, x, y, g, rtol=1e-6, atol=1e-6)
+
+
+def test_max_pool_grad_ties_go_to_the_first_maximum(rng):
+    # Many equal values: each window's gradient goes where the CPU sends it.
+    x = rng.integers(0, 3, (2, 9, 8, 3)).astype(np.float32)
+    for ks, st, padding in [((3, 3), (2, 2), "SAME"), ((2, 2), (1, 1), "VALID"),
+                            ((3, 2), (1, 2), "SAME")]:
+        kw = _pool_kw(ks, st, padding)
+        y = run(lambda a: tf.raw_ops.MaxPool(input=a, **kw), x, device="/CPU:0")
+        g = rng.standard_normal(y.shape).astype(np.float32)
+        assert_matches_cpu(lambda a, b, c: tf.raw_ops.MaxPoolGrad(
+            orig_input=a, orig_output=b, grad=c, **kw), x, y, g, rtol=1e-6, atol=1e-6)
+
+
+def test_max_pool_explicit_padding(rng):
+    x = rng.standard_normal((2, 5, 6, 3)).astype(np.float32)
+    kw = dict(ksize=[1, 3, 3, 1], strides=[1, 2, 1, 1], padding="EXPLICIT",
+              explicit_paddings=[0, 0, 1, 2, 2, 0, 0, 0])
+    y = assert_matches_cpu(lambda a: tf.raw_ops.MaxPool(input=a, **kw), x, rtol=0, atol=0)
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    assert_matches_cpu(lambda a, b, c: tf.raw_ops.MaxPoolGrad(
+        orig_input=a, orig_output=b, grad=c, **kw), x, y, g, rtol=1e-6, atol=1e-6)
+
+
+def test_max_pool_depthwise(rng):
+    x = rng.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    kw = dict(ksize=[1, 1, 1, 3], strides=[1, 1, 1, 3], padding="VALID")
+    assert_matches_cpu(lambda a: tf.raw_ops.MaxPool(input=a, **kw), x, rtol=0, atol=0)
+
+
+def test_max_pool_v2(rng):
+    x = rng.standard_normal((2, 7, 6, 3)).astype(np.float32)
+    assert_matches_cpu(lambda a: tf.raw_ops.MaxPoolV2(
+        input=a, ksize=tf.constant([1, 3, 3, 1]), strides=tf.constant([1, 2, 2, 1]),
+        padding="SAME"), x, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("case", POOL_CASES)
+def test_avg_pool_and_grad(rng, case):
+    xs, ks, st, padding = case
+    x = rng.standard_normal(xs).astype(np.float32)
+    kw = _pool_kw(ks, st, padding)
+    y = assert_matches_cpu(lambda a: tf.raw_ops.AvgPool(value=a, **kw), x, rtol=1e-5, atol=1e-6)
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    assert_matches_cpu(lambda c: tf.raw_ops.AvgPoolGrad(
+        orig_input_shape=tf.constant(xs, tf.int32), grad=c, **kw), g, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", POOL_CASES[:4])
+def test_pools_nchw_match_nhwc(rng, case):
+    # The CPU has no NCHW pooling: compare with its NHWC results, transposed.
+    xs, ks, st, padding = case
+    x = rng.standard_normal(xs).astype(np.float32)
+    t = lambda v: v.transpose(0, 3, 1, 2)  # noqa: E731
+    nhwc, nchw = _pool_kw(ks, st, padding), _pool_kw(ks, st, padding, "NCHW")
+    for op, arg in [(tf.raw_ops.MaxPool, "input"), (tf.raw_ops.AvgPool, "value")]:
+        y = run(lambda a: op(**{arg: a}, **nhwc), x, device="/CPU:0")
+        got = on_opencl(lambda a: op(**{arg: a}, **nchw), t(x))
+        np.testing.assert_allclose(got, t(y), rtol=1e-5, atol=1e-6)
+    y = run(lambda a: tf.raw_ops.MaxPool(input=a, **nhwc), x, device="/CPU:0")
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    want = run(lambda a, b, c: tf.raw_ops.MaxPoolGrad(orig_input=a, orig_output=b, grad=c, **nhwc),
+               x, y, g, device="/CPU:0")
+    got = on_opencl(lambda a, b, c: tf.raw_ops.MaxPoolGrad(
+        orig_input=a, orig_output=b, grad=c, **nchw), t(x), t(y), t(g))
+    np.testing.assert_allclose(got, t(want), rtol=1e-6, atol=1e-6)
+    want = run(lambda c: tf.raw_ops.AvgPoolGrad(
+        orig_input_shape=tf.constant(xs, tf.int32), grad=c, **nhwc), g, device="/CPU:0")
+    got = on_opencl(lambda c: tf.raw_ops.AvgPoolGrad(
+        orig_input_shape=tf.constant(t(np.zeros(xs)).shape, tf.int32), grad=c, **nchw), t(g))
+    np.testing.assert_allclose(got, t(want), rtol=1e-5, atol=1e-6)
+
+
+def test_keras_pooling_gradients(rng):
+    x = rng.standard_normal((2, 8, 8, 3)).astype(np.float32)
+
+    g = rng.standard_normal((2, 4, 4, 3)).astype(np.float32)
+
+    def f(a, dy):
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(a)
+            y = tf.nn.max_pool2d(a, 2, 2, "SAME")
+            z = tf.nn.avg_pool2d(a, 3, 2, "SAME")
+        return (y, tape.gradient(y, a, output_gradients=dy), z,
+                tape.gradient(z, a, output_gradients=dy))
+
+    assert_matches_cpu(f, x, g, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("xs,kw", [
+    ((5, 5, 3), {}),
+    ((1, 5, 5, 3), dict(ksize=[2, 2, 2, 1])),
+    ((1, 5, 5, 3), dict(ksize=[1, 0, 2, 1])),
+    ((1, 5, 5, 3), dict(strides=[1, 0, 1, 1])),
+    ((1, 1, 5, 3), dict(ksize=[1, 3, 2, 1])),
+    ((1, 5, 5, 4), dict(ksize=[1, 1, 1, 3], strides=[1, 1, 1, 3])),
+    ((1, 5, 5, 4), dict(ksize=[1, 2, 1, 2], strides=[1, 1, 1, 2])),
+])
+def test_max_pool_bad_shapes(xs, kw):
+    kw = {"ksize": [1, 2, 2, 1], "strides": [1, 1, 1, 1], "padding": "VALID", **kw}
+    _both_raise(lambda a: tf.raw_ops.MaxPool(input=a, **kw), Z(*xs))
+
+
+@pytest.mark.parametrize("xs,ys,gs", [
+    ((1, 4, 4, 3), (1, 2, 2, 3), (1, 3, 2, 3)),
+    ((1, 4, 4, 3), (1, 3, 2, 3), (1, 2, 2, 3)),
+    ((4, 4, 3), (1, 2, 2, 3), (1, 2, 2, 3)),
+    ((1, 4, 4, 3), (1, 2, 2, 3), (2, 2, 3)),
+])
+def test_max_pool_grad_bad_shapes(xs, ys, gs):
+    _both_raise(lambda a, b, c: tf.raw_ops.MaxPoolGrad(
+        orig_input=a, orig_output=b, grad=c, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1],
+        padding="VALID"), Z(*xs), Z(*ys), Z(*gs))
+
+
+@pytest.mark.parametrize("xs,kw", [
+    ((5, 5, 3), {}),
+    ((1, 5, 5, 3), dict(ksize=[2, 2, 2, 1])),
+    ((1, 5, 5, 3), dict(ksize=[1, 0, 2, 1])),
+    ((1, 1, 5, 3), dict(ksize=[1, 3, 2, 1])),
+])
+def test_avg_pool_bad_shapes(xs, kw):
+    kw = {"ksize": [1, 2, 2, 1], "strides": [1, 1, 1, 1], "padding": "VALID", **kw}
+    _both_raise(lambda a: tf.raw_ops.AvgPool(value=a, **kw), Z(*xs))
+
+
+@pytest.mark.parametrize("shape,gs", [([1, 4, 4], (1, 2, 2, 3)), ([1, 4, 4, 3], (2, 2, 3))])
+def test_avg_pool_grad_bad_shapes(shape, gs):
+    _both_raise(lambda c: tf.raw_ops.AvgPoolGrad(
+        orig_input_shape=tf.constant(shape, tf.int32), grad=c, ksize=[1, 2, 2, 1],
+        strides=[1, 2, 2, 1], padding="VALID"), Z(*gs))
