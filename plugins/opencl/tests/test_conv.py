@@ -423,3 +423,87 @@ def test_avg_pool_grad_bad_shapes(shape, gs):
     _both_raise(lambda c: tf.raw_ops.AvgPoolGrad(
         orig_input_shape=tf.constant(shape, tf.int32), grad=c, ksize=[1, 2, 2, 1],
         strides=[1, 2, 2, 1], padding="VALID"), Z(*gs))
+
+
+@pytest.mark.parametrize("case", [c for c in CONV_CASES if c[4] == (1, 1)])
+def test_conv2d_backprops_nchw_match_nhwc(rng, case):
+    xs, fs, strides, padding, dil = case
+    x = rng.standard_normal(xs).astype(np.float32)
+    f = rng.standard_normal(fs).astype(np.float32)
+    y = run(lambda a, b: _conv(a, b, strides, padding, dil), x, f, device="/CPU:0")
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    t = lambda v: v.transpose(0, 3, 1, 2)  # noqa: E731
+
+    def kw(fmt):
+        if isinstance(padding, list):
+            pads = padding if fmt == "NHWC" else [padding[i] for i in (0, 3, 1, 2)]
+            out = dict(padding="EXPLICIT", explicit_paddings=[p for pp in pads for p in pp])
+        else:
+            out = dict(padding=padding)
+        out["strides"] = [1, *strides, 1] if fmt == "NHWC" else [1, 1, *strides]
+        out["data_format"] = fmt
+        return out
+
+    want = run(lambda b, g: tf.raw_ops.Conv2DBackpropInput(
+        input_sizes=tf.constant(xs, tf.int32), filter=b, out_backprop=g, **kw("NHWC")),
+        f, dy, device="/CPU:0")
+    got = on_opencl(lambda b, g: tf.raw_ops.Conv2DBackpropInput(
+        input_sizes=tf.constant(t(x).shape, tf.int32), filter=b, out_backprop=g, **kw("NCHW")),
+        f, t(dy))
+    np.testing.assert_allclose(got, t(want), rtol=RTOL, atol=ATOL)
+    got = on_opencl(lambda a, g: tf.raw_ops.Conv2DBackpropFilter(
+        input=a, filter_sizes=tf.constant(fs, tf.int32), out_backprop=g, **kw("NCHW")),
+        t(x), t(dy))
+    if dy.size == 0:
+        np.testing.assert_array_equal(got, np.zeros(fs, np.float32))
+    else:
+        want = run(lambda a, g: tf.raw_ops.Conv2DBackpropFilter(
+            input=a, filter_sizes=tf.constant(fs, tf.int32), out_backprop=g, **kw("NHWC")),
+            x, dy, device="/CPU:0")
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+def test_conv2d_in_several_im2col_chunks(rng, data_format):
+    # 4 images of 64x64 outputs x 1152 columns: more than one im2col chunk
+    # (conv2d.cc's kMaxColFloats), so the filter gradient accumulates.
+    x = rng.standard_normal((4, 64, 64, 128)).astype(np.float32)
+    f = (rng.standard_normal((3, 3, 128, 4)) / 30).astype(np.float32)
+    dy = rng.standard_normal((4, 64, 64, 4)).astype(np.float32)
+    s = [1, 1, 1, 1]
+    t = (lambda v: v.transpose(0, 3, 1, 2)) if data_format == "NCHW" else (lambda v: v)
+    y_want = run(lambda a, b: _conv(a, b, (1, 1), "SAME", (1, 1)), x, f, device="/CPU:0")
+    dx_want = run(lambda b, g: tf.raw_ops.Conv2DBackpropInput(
+        input_sizes=tf.constant(x.shape, tf.int32), filter=b, out_backprop=g, strides=s,
+        padding="SAME"), f, dy, device="/CPU:0")
+    df_want = run(lambda a, g: tf.raw_ops.Conv2DBackpropFilter(
+        input=a, filter_sizes=tf.constant(f.shape, tf.int32), out_backprop=g, strides=s,
+        padding="SAME"), x, dy, device="/CPU:0")
+    y = on_opencl(lambda a, b: _conv(a, b, (1, 1), "SAME", (1, 1), data_format), t(x), f)
+    dx = on_opencl(lambda b, g: tf.raw_ops.Conv2DBackpropInput(
+        input_sizes=tf.constant(t(x).shape, tf.int32), filter=b, out_backprop=g, strides=s,
+        padding="SAME", data_format=data_format), f, t(dy))
+    df = on_opencl(lambda a, g: tf.raw_ops.Conv2DBackpropFilter(
+        input=a, filter_sizes=tf.constant(f.shape, tf.int32), out_backprop=g, strides=s,
+        padding="SAME", data_format=data_format), t(x), t(dy))
+    np.testing.assert_allclose(y, t(y_want), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(dx, t(dx_want), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(df, df_want, rtol=1e-3, atol=1e-3)
+
+
+def test_conv_and_pool_in_a_tf_function(rng):
+    x = rng.standard_normal((2, 12, 12, 3)).astype(np.float32)
+    f = rng.standard_normal((3, 3, 3, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 5)).astype(np.float32)
+
+    @tf.function
+    def net(a, b, c):
+        with tf.GradientTape() as tape:
+            tape.watch([a, b, c])
+            y = tf.nn.conv2d(a, b, 2, "SAME")
+            y = tf.nn.max_pool2d(y, 2, 2, "VALID")
+            y = tf.reshape(tf.nn.avg_pool2d(y, 3, 3, "SAME"), [2, 8])
+            z = tf.matmul(y, c)
+        return (z, *tape.gradient(z, [a, b, c]))
+
+    assert_matches_cpu(net, x, f, w, rtol=RTOL, atol=ATOL)
