@@ -507,3 +507,19 @@ def test_conv_and_pool_in_a_tf_function(rng):
         return (z, *tape.gradient(z, [a, b, c]))
 
     assert_matches_cpu(net, x, f, w, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, True)])
+def test_large_matmuls(rng, ta, tb):
+    # Large enough for CLBlast's indirect GEMM (padded copies of the inputs),
+    # batched at offsets inside the buffers.
+    x = rng.standard_normal((3, 520, 300)).astype(np.float32)
+    y = rng.standard_normal((3, 300, 610)).astype(np.float32)
+    if ta:
+        x = x.transpose(0, 2, 1).copy()
+    if tb:
+        y = y.transpose(0, 2, 1).copy()
+    assert_matches_cpu(lambda a, b: tf.raw_ops.BatchMatMulV2(x=a, y=b, adj_x=ta, adj_y=tb),
+                       x, y, rtol=1e-3, atol=1e-3)
+    assert_matches_cpu(lambda a, b: tf.raw_ops.MatMul(a=a, b=b, transpose_a=ta, transpose_b=tb),
+                       x[1], y[2], rtol=1e-3, atol=1e-3)
