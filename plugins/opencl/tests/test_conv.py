@@ -238,6 +238,7 @@ def test_conv2d_bad_shapes(xs, fs, kw):
     ([1, 5, 5, 3], (3, 3, 3), (1, 3, 3, 2), {}),
     ([1, 5, 5, 3], (3, 3, 3, 2), (3, 3, 2), {}),
     ([1, 5, 5, 3], (3, 3, 3, 2), (1, 3, 3, 2), dict(strides=[2, 1, 1, 1])),
+    ([1, -5, 5, 3], (3, 3, 3, 2), (1, 3, 3, 2), {}),
 ])
 def test_conv2d_backprop_input_bad_shapes(sizes, fs, dys, kw):
     kw = {"strides": [1, 1, 1, 1], "padding": "VALID", **kw}
@@ -251,6 +252,8 @@ def test_conv2d_backprop_input_bad_shapes(sizes, fs, dys, kw):
     ((1, 5, 5, 3), [3, 3, 3, 2], (1, 3, 3, 3)),
     ((1, 5, 5, 3), [3, 3, 3], (1, 3, 3, 2)),
     ((2, 5, 5, 3), [3, 3, 3, 2], (1, 3, 3, 2)),
+    ((1, 5, 5, 3), [[3, 3, 3, 2]], (1, 3, 3, 2)),
+    ((1, 5, 5, 3), [3, -3, 3, 2], (1, 3, 3, 2)),
 ])
 def test_conv2d_backprop_filter_bad_shapes(xs, sizes, dys):
     _both_raise(lambda a, g: tf.raw_ops.Conv2DBackpropFilter(
@@ -389,6 +392,7 @@ def test_keras_pooling_gradients(rng):
     ((1, 1, 5, 3), dict(ksize=[1, 3, 2, 1])),
     ((1, 5, 5, 4), dict(ksize=[1, 1, 1, 3], strides=[1, 1, 1, 3])),
     ((1, 5, 5, 4), dict(ksize=[1, 2, 1, 2], strides=[1, 1, 1, 2])),
+    ((1, 5, 5, 4), dict(padding="EXPLICIT", explicit_paddings=[0, 0, 1, 1])),
 ])
 def test_max_pool_bad_shapes(xs, kw):
     kw = {"ksize": [1, 2, 2, 1], "strides": [1, 1, 1, 1], "padding": "VALID", **kw}
@@ -400,8 +404,14 @@ def test_max_pool_bad_shapes(xs, kw):
     ((1, 4, 4, 3), (1, 3, 2, 3), (1, 2, 2, 3)),
     ((4, 4, 3), (1, 2, 2, 3), (1, 2, 2, 3)),
     ((1, 4, 4, 3), (1, 2, 2, 3), (2, 2, 3)),
+    ("depth", None, None),
 ])
 def test_max_pool_grad_bad_shapes(xs, ys, gs):
+    if xs == "depth":
+        _both_raise(lambda a, b, c: tf.raw_ops.MaxPoolGrad(
+            orig_input=a, orig_output=b, grad=c, ksize=[1, 1, 1, 2], strides=[1, 1, 1, 2],
+            padding="VALID"), Z(1, 4, 4, 4), Z(1, 4, 4, 2), Z(1, 4, 4, 2))
+        return
     _both_raise(lambda a, b, c: tf.raw_ops.MaxPoolGrad(
         orig_input=a, orig_output=b, grad=c, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1],
         padding="VALID"), Z(*xs), Z(*ys), Z(*gs))
@@ -412,6 +422,7 @@ def test_max_pool_grad_bad_shapes(xs, ys, gs):
     ((1, 5, 5, 3), dict(ksize=[2, 2, 2, 1])),
     ((1, 5, 5, 3), dict(ksize=[1, 0, 2, 1])),
     ((1, 1, 5, 3), dict(ksize=[1, 3, 2, 1])),
+    ((1, 4, 4, 4), dict(ksize=[1, 1, 1, 2], strides=[1, 1, 1, 2])),
 ])
 def test_avg_pool_bad_shapes(xs, kw):
     kw = {"ksize": [1, 2, 2, 1], "strides": [1, 1, 1, 1], "padding": "VALID", **kw}

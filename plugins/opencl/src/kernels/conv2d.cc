@@ -388,7 +388,7 @@ class Conv2DBackpropFilterOp : public OpKernel {
     const Tensor& dy = ctx->input(2);
     OP_REQUIRES(ctx, sizes.dims() == 1,
                 errors::InvalidArgument(
-                    "Conv2DBackpropFilter: filter_sizes input must be 1-dim, not ", sizes.dims()));
+                    "Conv2DCustomBackpropFilter: filter_sizes input must be 1-dim, not ", sizes.dims()));
     TensorShape f_shape;
     OP_REQUIRES_OK(ctx, TensorShapeUtils::MakeShape(sizes.flat<int32>().data(),
                                                     sizes.NumElements(), &f_shape));
