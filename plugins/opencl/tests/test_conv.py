@@ -475,28 +475,33 @@ def test_conv2d_backprops_nchw_match_nhwc(rng, case):
 
 
 @pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
-def test_conv2d_in_several_im2col_chunks(rng, data_format):
+@pytest.mark.parametrize("hw,stride,padding", [(64, 1, "SAME"), (130, 2, "VALID")])
+def test_conv2d_in_several_im2col_chunks(rng, data_format, hw, stride, padding):
     # 4 images of 64x64 outputs x 1152 columns: more than one im2col chunk
-    # (conv2d.cc's kMaxColFloats), so the filter gradient accumulates.
-    x = rng.standard_normal((4, 64, 64, 128)).astype(np.float32)
+    # (conv2d.cc's kMaxColFloats), one image split between two, so the filter
+    # gradient accumulates and col2im adds up partial rows.
+    x = rng.standard_normal((4, hw, hw, 128)).astype(np.float32)
     f = (rng.standard_normal((3, 3, 128, 4)) / 30).astype(np.float32)
     dy = rng.standard_normal((4, 64, 64, 4)).astype(np.float32)
-    s = [1, 1, 1, 1]
+    s = [1, stride, stride, 1]
+    sn = [1, 1, stride, stride] if data_format == "NCHW" else s
     t = (lambda v: v.transpose(0, 3, 1, 2)) if data_format == "NCHW" else (lambda v: v)
-    y_want = run(lambda a, b: _conv(a, b, (1, 1), "SAME", (1, 1)), x, f, device="/CPU:0")
+    y_want = run(lambda a, b: tf.raw_ops.Conv2D(input=a, filter=b, strides=s, padding=padding),
+                 x, f, device="/CPU:0")
     dx_want = run(lambda b, g: tf.raw_ops.Conv2DBackpropInput(
         input_sizes=tf.constant(x.shape, tf.int32), filter=b, out_backprop=g, strides=s,
-        padding="SAME"), f, dy, device="/CPU:0")
+        padding=padding), f, dy, device="/CPU:0")
     df_want = run(lambda a, g: tf.raw_ops.Conv2DBackpropFilter(
         input=a, filter_sizes=tf.constant(f.shape, tf.int32), out_backprop=g, strides=s,
-        padding="SAME"), x, dy, device="/CPU:0")
-    y = on_opencl(lambda a, b: _conv(a, b, (1, 1), "SAME", (1, 1), data_format), t(x), f)
+        padding=padding), x, dy, device="/CPU:0")
+    y = on_opencl(lambda a, b: tf.raw_ops.Conv2D(
+        input=a, filter=b, strides=sn, padding=padding, data_format=data_format), t(x), f)
     dx = on_opencl(lambda b, g: tf.raw_ops.Conv2DBackpropInput(
-        input_sizes=tf.constant(t(x).shape, tf.int32), filter=b, out_backprop=g, strides=s,
-        padding="SAME", data_format=data_format), f, t(dy))
+        input_sizes=tf.constant(t(x).shape, tf.int32), filter=b, out_backprop=g, strides=sn,
+        padding=padding, data_format=data_format), f, t(dy))
     df = on_opencl(lambda a, g: tf.raw_ops.Conv2DBackpropFilter(
-        input=a, filter_sizes=tf.constant(f.shape, tf.int32), out_backprop=g, strides=s,
-        padding="SAME", data_format=data_format), t(x), t(dy))
+        input=a, filter_sizes=tf.constant(f.shape, tf.int32), out_backprop=g, strides=sn,
+        padding=padding, data_format=data_format), t(x), t(dy))
     np.testing.assert_allclose(y, t(y_want), rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(dx, t(dx_want), rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(df, df_want, rtol=1e-3, atol=1e-3)

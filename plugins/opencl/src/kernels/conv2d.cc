@@ -6,7 +6,7 @@
 // GetWindowedOutputSizeVerbose, checks and error texts from TensorFlow's CPU
 // kernels (conv_ops.cc, conv_grad_*_ops.cc, conv_grad_shape_utils.cc).
 //
-// Method: im2col (cl/conv.cl) of a chunk of images into a device scratch
+// Method: im2col (cl/conv.cl) of a chunk of output rows into a device scratch
 // buffer, then CLBlast SGEMM per group (conv_gemm.h):
 //   forward   y[(n,p), oc]   = col[(n,p), k] x filter[k, oc]
 //   input     dcol[(n,p), k] = dy[(n,p), oc] x filter[k, oc]^T, then col2im
@@ -139,12 +139,27 @@ struct ConvGeo {
   int64 K() const { return KH * KW * C; }
   int64 Kg() const { return KH * KW * Cg; }
   int64 OCg() const { return OC / G; }
-  // Images per im2col chunk.
-  int64 Chunk() const {
-    const int64 per = std::max<int64>(1, P() * K());
-    return std::max<int64>(1, std::min<int64>(N, kMaxColFloats / per));
+  // Output rows (n, oh) per im2col chunk: col holds at most kMaxColFloats
+  // (at least one row).
+  int64 ChunkRows() const {
+    const int64 per = std::max<int64>(1, OW * K());
+    return std::max<int64>(1, std::min<int64>(N * OH, kMaxColFloats / per));
   }
 };
+
+// The part of output rows [r0, r1) in image n (NCHW GEMMs go per image):
+// positions p0 .. p0 + np of the image, at col row offset col_row.
+struct Segment {
+  int64 n, p0, np, col_row;
+};
+std::vector<Segment> Segments(const ConvGeo& g, int64 r0, int64 r1) {
+  std::vector<Segment> out;
+  for (int64 n = r0 / g.OH; n * g.OH < r1; ++n) {
+    const int64 rs = std::max(r0, n * g.OH), re = std::min(r1, (n + 1) * g.OH);
+    out.push_back({n, (rs - n * g.OH) * g.OW, (re - rs) * g.OW, (rs - r0) * g.OW});
+  }
+  return out;
+}
 
 TensorShape MakeShape(const ConvAttrs& a, int64 n, int64 h, int64 w, int64 c) {
   return a.nchw ? TensorShape({n, c, h, w}) : TensorShape({n, h, w, c});
@@ -159,17 +174,19 @@ void Strides(const ConvAttrs& a, int64 H, int64 W, int64 C, int64 s[4]) {
   }
 }
 
+// im2col (x -> col) or col2im (col -> dx) of output rows [r0, r1).
 Status ColKernel(OpKernelContext* ctx, const char* name, const ConvAttrs& a, const ConvGeo& g,
-                 const Tensor& x_or_col, const Tensor& col_or_dx, int64 n0, int64 nimg,
-                 int64 total) {
+                 const Tensor& from, const Tensor& to, int64 r0, int64 r1) {
   int64 s[4];
   Strides(a, g.H, g.W, g.C, s);
+  const bool to_col = std::string(name) == "conv_im2col_f32";
+  const int64 n_first = r0 / g.OH, n_last = (r1 - 1) / g.OH;
+  const int64 total = to_col ? (r1 - r0) * g.OW * g.K() : (n_last - n_first + 1) * g.H * g.W * g.C;
   const int64 geo[8] = {g.H, g.W, g.C, g.OH, g.OW, g.KH, g.KW, g.Cg};
-  const int64 xs[8] = {s[0], s[1], s[2], s[3], n0, nimg, 0, 0};
+  const int64 xs[8] = {s[0], s[1], s[2], s[3], r0, r1, n_first, 0};
   const int64 win[8] = {g.sh, g.sw, g.dh, g.dw, g.pad_top, g.pad_left, 0, 0};
   return Enqueue(ctx, name, total,
-                 {x_or_col, col_or_dx, Arg::Long8(geo), Arg::Long8(xs), Arg::Long8(win),
-                  Arg::I64(total)});
+                 {from, to, Arg::Long8(geo), Arg::Long8(xs), Arg::Long8(win), Arg::I64(total)});
 }
 
 void FillWindow(const ConvAttrs& a, ConvGeo* g) {
@@ -262,32 +279,34 @@ class Conv2DOp : public OpKernel {
                 errors::InvalidArgument(
                     "output depth must be evenly divisible by number of groups: ", g.OC, " vs ",
                     g.G));
-    const int64 chunk = g.Chunk(), P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
+    const int64 rows = g.ChunkRows(), P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
     Tensor col;
-    OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({chunk * P * K}), &col));
-    for (int64 n0 = 0; n0 < g.N; n0 += chunk) {
-      const int64 nimg = std::min(chunk, g.N - n0);
-      OP_REQUIRES_OK(ctx, ColKernel(ctx, "conv_im2col_f32", a_, g, x, col, n0, nimg,
-                                    nimg * P * K));
-      std::vector<size_t> ao, bo, co;
+    OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({rows * g.OW * K}), &col));
+    for (int64 r0 = 0; r0 < g.N * g.OH; r0 += rows) {
+      const int64 r1 = std::min(r0 + rows, g.N * g.OH);
+      OP_REQUIRES_OK(ctx, ColKernel(ctx, "conv_im2col_f32", a_, g, x, col, r0, r1));
       if (!a_.nchw) {
+        // y[(n,p), oc] = col[(n,p), k] x filter[k, oc], per group
+        std::vector<size_t> ao, bo, co;
         for (int64 gi = 0; gi < g.G; ++gi) {
           ao.push_back(gi * Kg);
           bo.push_back(gi * OCg);
-          co.push_back(n0 * P * g.OC + gi * OCg);
+          co.push_back(r0 * g.OW * g.OC + gi * OCg);
         }
-        OP_REQUIRES_OK(ctx, GemmBatched(ctx, false, false, nimg * P, OCg, Kg, 1.f, col, ao, K, f,
-                                        bo, g.OC, 0.f, *y, co, g.OC));
+        OP_REQUIRES_OK(ctx, GemmBatched(ctx, false, false, (r1 - r0) * g.OW, OCg, Kg, 1.f, col,
+                                        ao, K, f, bo, g.OC, 0.f, *y, co, g.OC));
       } else {
-        // y_n[oc, p] = filter^T[oc, k] x col_n^T[k, p]
-        for (int64 i = 0; i < nimg; ++i)
+        // y_n[oc, p] = filter^T[oc, k] x col_n^T[k, p], per image part and group
+        for (const Segment& sg : Segments(g, r0, r1)) {
+          std::vector<size_t> ao, bo, co;
           for (int64 gi = 0; gi < g.G; ++gi) {
             ao.push_back(gi * OCg);
-            bo.push_back(i * P * K + gi * Kg);
-            co.push_back((n0 + i) * g.OC * P + gi * OCg * P);
+            bo.push_back(sg.col_row * K + gi * Kg);
+            co.push_back(sg.n * g.OC * P + gi * OCg * P + sg.p0);
           }
-        OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, true, OCg, P, Kg, 1.f, f, ao, g.OC, col, bo,
-                                        K, 0.f, *y, co, P));
+          OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, true, OCg, sg.np, Kg, 1.f, f, ao, g.OC, col,
+                                          bo, K, 0.f, *y, co, P));
+        }
       }
     }
   }
@@ -341,34 +360,36 @@ class Conv2DBackpropInputOp : public OpKernel {
       OP_REQUIRES_OK(ctx, pdk_opencl::Zero(ctx, dx));
       return;
     }
-    const int64 chunk = g.Chunk(), P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
+    OP_REQUIRES_OK(ctx, pdk_opencl::Zero(ctx, dx));
+    const int64 rows = g.ChunkRows(), P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
     Tensor col;
-    OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({chunk * P * K}), &col));
-    for (int64 n0 = 0; n0 < g.N; n0 += chunk) {
-      const int64 nimg = std::min(chunk, g.N - n0);
-      std::vector<size_t> ao, bo, co;
+    OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({rows * g.OW * K}), &col));
+    for (int64 r0 = 0; r0 < g.N * g.OH; r0 += rows) {
+      const int64 r1 = std::min(r0 + rows, g.N * g.OH);
       if (!a_.nchw) {
-        // dcol[(n,p), k] = dy[(n,p), oc] x filter[k, oc]^T
+        // dcol[(n,p), k] = dy[(n,p), oc] x filter[k, oc]^T, per group
+        std::vector<size_t> ao, bo, co;
         for (int64 gi = 0; gi < g.G; ++gi) {
-          ao.push_back(n0 * P * g.OC + gi * OCg);
+          ao.push_back(r0 * g.OW * g.OC + gi * OCg);
           bo.push_back(gi * OCg);
           co.push_back(gi * Kg);
         }
-        OP_REQUIRES_OK(ctx, GemmBatched(ctx, false, true, nimg * P, Kg, OCg, 1.f, dy, ao, g.OC,
-                                        f, bo, g.OC, 0.f, col, co, K));
+        OP_REQUIRES_OK(ctx, GemmBatched(ctx, false, true, (r1 - r0) * g.OW, Kg, OCg, 1.f, dy, ao,
+                                        g.OC, f, bo, g.OC, 0.f, col, co, K));
       } else {
-        // dcol_n[p, k] = dy_n[oc, p]^T x filter[k, oc]^T
-        for (int64 i = 0; i < nimg; ++i)
+        // dcol_n[p, k] = dy_n[oc, p]^T x filter[k, oc]^T, per image part and group
+        for (const Segment& sg : Segments(g, r0, r1)) {
+          std::vector<size_t> ao, bo, co;
           for (int64 gi = 0; gi < g.G; ++gi) {
-            ao.push_back((n0 + i) * g.OC * P + gi * OCg * P);
+            ao.push_back(sg.n * g.OC * P + gi * OCg * P + sg.p0);
             bo.push_back(gi * OCg);
-            co.push_back(i * P * K + gi * Kg);
+            co.push_back(sg.col_row * K + gi * Kg);
           }
-        OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, true, P, Kg, OCg, 1.f, dy, ao, P, f, bo, g.OC,
-                                        0.f, col, co, K));
+          OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, true, sg.np, Kg, OCg, 1.f, dy, ao, P, f, bo,
+                                          g.OC, 0.f, col, co, K));
+        }
       }
-      OP_REQUIRES_OK(ctx, ColKernel(ctx, "conv_col2im_f32", a_, g, col, *dx, n0, nimg,
-                                    nimg * g.H * g.W * g.C));
+      OP_REQUIRES_OK(ctx, ColKernel(ctx, "conv_col2im_f32", a_, g, col, *dx, r0, r1));
     }
   }
 
@@ -400,34 +421,33 @@ class Conv2DBackpropFilterOp : public OpKernel {
     if (df->NumElements() == 0) return;
     OP_REQUIRES_OK(ctx, pdk_opencl::Zero(ctx, df));
     if (x.NumElements() == 0 || dy.NumElements() == 0) return;
-    const int64 chunk = g.Chunk(), P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
+    const int64 rows = g.ChunkRows(), P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
     Tensor col;
-    OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({chunk * P * K}), &col));
-    for (int64 n0 = 0; n0 < g.N; n0 += chunk) {
-      const int64 nimg = std::min(chunk, g.N - n0);
-      OP_REQUIRES_OK(ctx, ColKernel(ctx, "conv_im2col_f32", a_, g, x, col, n0, nimg,
-                                    nimg * P * K));
+    OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({rows * g.OW * K}), &col));
+    for (int64 r0 = 0; r0 < g.N * g.OH; r0 += rows) {
+      const int64 r1 = std::min(r0 + rows, g.N * g.OH);
+      OP_REQUIRES_OK(ctx, ColKernel(ctx, "conv_im2col_f32", a_, g, x, col, r0, r1));
       if (!a_.nchw) {
-        // dfilter[k, oc] += col^T[k, (n,p)] x dy[(n,p), oc]
+        // dfilter[k, oc] += col^T[k, (n,p)] x dy[(n,p), oc], per group
         std::vector<size_t> ao, bo, co;
         for (int64 gi = 0; gi < g.G; ++gi) {
           ao.push_back(gi * Kg);
-          bo.push_back(n0 * P * g.OC + gi * OCg);
+          bo.push_back(r0 * g.OW * g.OC + gi * OCg);
           co.push_back(gi * OCg);
         }
-        OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, false, Kg, OCg, nimg * P, 1.f, col, ao, K, dy,
-                                        bo, g.OC, 1.f, *df, co, g.OC));
+        OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, false, Kg, OCg, (r1 - r0) * g.OW, 1.f, col, ao,
+                                        K, dy, bo, g.OC, 1.f, *df, co, g.OC));
       } else {
-        // dfilter[k, oc] += col_n^T[k, p] x dy_n[oc, p]^T, one image at a time
-        for (int64 i = 0; i < nimg; ++i) {
+        // dfilter[k, oc] += col_n^T[k, p] x dy_n[oc, p]^T, one image part at a time
+        for (const Segment& sg : Segments(g, r0, r1)) {
           std::vector<size_t> ao, bo, co;
           for (int64 gi = 0; gi < g.G; ++gi) {
-            ao.push_back(i * P * K + gi * Kg);
-            bo.push_back((n0 + i) * g.OC * P + gi * OCg * P);
+            ao.push_back(sg.col_row * K + gi * Kg);
+            bo.push_back(sg.n * g.OC * P + gi * OCg * P + sg.p0);
             co.push_back(gi * OCg);
           }
-          OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, true, Kg, OCg, P, 1.f, col, ao, K, dy, bo, P,
-                                          1.f, *df, co, g.OC));
+          OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, true, Kg, OCg, sg.np, 1.f, col, ao, K, dy,
+                                          bo, P, 1.f, *df, co, g.OC));
         }
       }
     }
