@@ -6,6 +6,9 @@
 // `parts` chunks of `chunk` elements: work-item g = o * parts + p folds chunk
 // p of output element o, in index order, into y[g] (y is [n_out, parts]).
 // The host repeats the launch over y until parts == 1 (reduction_ops.cc).
+// Within a chunk, element k goes to lane k % 8 and the 8 lanes are combined
+// pairwise (as a vectorized Eigen reducer's packet), which keeps float sums
+// and products closer to Eigen's tree order than one running accumulator.
 // Each result is FIN(acc) with `div` (Mean's count on its last pass, else 1).
 // Max/Min propagate NaN, as TensorFlow's CPU reducers do.
 
@@ -31,17 +34,18 @@
     }                                                                                      \
     const long start = p * chunk;                                                          \
     const long end = min(start + chunk, n_red);                                            \
-    long r = start;                                                                        \
-    for (int i = nr - 1; i >= 0; --i) {                                                    \
+    long r = start; /* (not decomposed over an empty dim: no division by 0) */           \
+    for (int i = nr - 1; i >= 0 && start < end; --i) {                                     \
       const long q = r / rd[i];                                                            \
       c[i] = r - q * rd[i];                                                                \
       off += c[i] * rs[i];                                                                 \
       r = q;                                                                               \
     }                                                                                      \
     __global const T* px = PTR(x);                                                         \
-    T acc = INIT;                                                                          \
+    T lane[8];                                                                             \
+    for (int k = 0; k < 8; ++k) lane[k] = INIT;                                            \
     if (nr == 0) {                                                                         \
-      if (start < end) { const T v = LOAD(px[off]); acc = OP(acc, v); }                     \
+      if (start < end) { const T v = LOAD(px[off]); lane[0] = OP(lane[0], v); }             \
     } else {                                                                               \
       const int last = nr - 1;                                                             \
       const long sl = rs[last], dl = rd[last];                                             \
@@ -50,7 +54,8 @@
         long run = min(dl - c[last], end - j);                                             \
         for (long t = 0; t < run; ++t) {                                                   \
           const T v = LOAD(px[off + t * sl]);                                              \
-          acc = OP(acc, v);                                                                \
+          const int k = (int)((j + t) & 7);                                                \
+          lane[k] = OP(lane[k], v);                                                        \
         }                                                                                  \
         j += run;                                                                          \
         off += run * sl;                                                                   \
@@ -63,6 +68,8 @@
         }                                                                                  \
       }                                                                                    \
     }                                                                                      \
+    const T acc = OP(OP(OP(lane[0], lane[1]), OP(lane[2], lane[3])),                       \
+                     OP(OP(lane[4], lane[5]), OP(lane[6], lane[7])));                      \
     PTR(y)[g] = FIN(acc);                                                                  \
   }
 
