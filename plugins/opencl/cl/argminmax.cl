@@ -24,4 +24,6 @@
   }
 RDC_ARG(argmax_f32_i64, float, long, -FLT_MAX, >)
 RDC_ARG(argmin_f32_i64, float, long, FLT_MAX, <)
+RDC_ARG(argmax_f32_i32, float, int, -FLT_MAX, >)
+RDC_ARG(argmin_f32_i32, float, int, FLT_MAX, <)
 #undef RDC_ARG

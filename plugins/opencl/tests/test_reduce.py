@@ -180,10 +180,26 @@ def test_l2loss_matches_cpu(shape, rng):
                                         ((2, 3, 4), 1), ((2, 3, 4), -3), ((4, 0), 0),
                                         ((0, 4), 1), ((2, 1, 3, 1, 2, 1, 2), 4),
                                         ((64, 1000), 1)])
-def test_argminmax_matches_cpu(fn, shape, axis, rng):
+@pytest.mark.parametrize("out", [tf.int64, tf.int32])
+def test_argminmax_matches_cpu(fn, shape, axis, out, rng):
     x = rng.standard_normal(shape).astype(np.float32)
-    got = assert_matches_cpu(fn, x, axis, rtol=0, atol=0)
-    assert got.dtype == np.int64
+    got = assert_matches_cpu(fn, x, axis, output_type=out, rtol=0, atol=0)
+    assert got.dtype == out.as_numpy_dtype
+
+
+def test_argmax_int32_output_feeds_int32_ops(rng):
+    # The int32 output is in device memory (TF's GPU registration); int32
+    # consumers (host-memory kernels) get it copied.
+    x = rng.standard_normal((6, 5)).astype(np.float32)
+
+    @tf.function
+    def f(v):
+        a = tf.math.argmax(v, 1, output_type=tf.int32)
+        return a + 1, tf.math.argmin(v, 0, output_type=tf.int32)
+
+    got = on_opencl(f, x)
+    np.testing.assert_array_equal(got[0], x.argmax(1) + 1)
+    np.testing.assert_array_equal(got[1], x.argmin(0))
 
 
 @pytest.mark.parametrize("fn", [tf.math.argmax, tf.math.argmin])
@@ -199,7 +215,8 @@ def test_argminmax_ties_and_nan(fn):
 def test_argminmax_errors_match_cpu(fn, shape, dim):
     x = np.ones(shape, np.float32)
     raw = gen_math_ops.arg_max if fn is tf.math.argmax else gen_math_ops.arg_min
-    assert_same_error(raw, x, tf.constant(dim, tf.int32), output_type=tf.int64)
+    for out in (tf.int64, tf.int32):
+        assert_same_error(raw, x, tf.constant(dim, tf.int32), output_type=out)
 
 
 # ---------------------------------------------------------------- Softmax

@@ -1,12 +1,14 @@
 // ArgMax and ArgMin on OPENCL (cl/argminmax.cl).
 //
 // input float of rank 1..7, `dimension` an int32 scalar in HostMemory (Tidx
-// int32 only, as TensorFlow's GPU registrations), output_type int64 (what
-// tf.math.argmax and Keras's accuracy metrics use); the output drops the
-// dimension. Checks and texts as TensorFlow's argmax_op.cc; the index is the
-// first maximum (minimum), NaNs skipped, as Eigen's tuple reducers on the CPU.
-// output_type int32 is not registered (int32 outputs of this device live in
-// host memory; see the report).
+// int32 only, as TensorFlow's GPU registrations); output_type int64 (what
+// tf.math.argmax and Keras's accuracy metrics use) or int32, in device memory
+// as TensorFlow's GPU kernels have it; the output drops the dimension. Checks
+// and texts as TensorFlow's argmax_op.cc; the index is the first maximum
+// (minimum), NaNs skipped, as Eigen's tuple reducers on the CPU.
+#include <string>
+#include <type_traits>
+
 #include "launch.h"
 
 namespace tensorflow {
@@ -14,7 +16,7 @@ namespace tensorflow {
 using pdk_opencl::Arg;
 using pdk_opencl::Enqueue;
 
-template <bool kMax>
+template <bool kMax, typename Tout>
 class ArgMinMaxOp : public OpKernel {
  public:
   explicit ArgMinMaxOp(OpKernelConstruction* c) : OpKernel(c) {}
@@ -49,24 +51,25 @@ class ArgMinMaxOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
     const int64 n_out = out_shape.num_elements();
     const int64 n = input.dim_size(static_cast<int>(axis));
-    OP_REQUIRES_OK(ctx, Enqueue(ctx, kMax ? "rdc_argmax_f32_i64" : "rdc_argmin_f32_i64", n_out,
+    const std::string kernel = std::string(kMax ? "rdc_argmax_f32" : "rdc_argmin_f32") +
+                               (std::is_same<Tout, int32>::value ? "_i32" : "_i64");
+    OP_REQUIRES_OK(ctx, Enqueue(ctx, kernel, n_out,
                                 {input, *out, Arg::I64(n_out), Arg::I64(n), Arg::I64(inner)}));
   }
 };
 
-REGISTER_KERNEL_BUILDER(Name("ArgMax")
-                            .Device(DEVICE_OPENCL)
-                            .TypeConstraint<float>("T")
-                            .TypeConstraint<int64>("output_type")
-                            .TypeConstraint<int32>("Tidx")
-                            .HostMemory("dimension"),
-                        ArgMinMaxOp<true>);
-REGISTER_KERNEL_BUILDER(Name("ArgMin")
-                            .Device(DEVICE_OPENCL)
-                            .TypeConstraint<float>("T")
-                            .TypeConstraint<int64>("output_type")
-                            .TypeConstraint<int32>("Tidx")
-                            .HostMemory("dimension"),
-                        ArgMinMaxOp<false>);
+#define PDK_REGISTER_ARG(op, kMax, Tout)                       \
+  REGISTER_KERNEL_BUILDER(Name(op)                             \
+                              .Device(DEVICE_OPENCL)           \
+                              .TypeConstraint<float>("T")      \
+                              .TypeConstraint<Tout>("output_type") \
+                              .TypeConstraint<int32>("Tidx")   \
+                              .HostMemory("dimension"),        \
+                          ArgMinMaxOp<kMax, Tout>);
+PDK_REGISTER_ARG("ArgMax", true, int64)
+PDK_REGISTER_ARG("ArgMin", false, int64)
+PDK_REGISTER_ARG("ArgMax", true, int32)
+PDK_REGISTER_ARG("ArgMin", false, int32)
+#undef PDK_REGISTER_ARG
 
 }  // namespace tensorflow
