@@ -22,11 +22,17 @@
     }                                                                                    \
     float m = -INFINITY;                                                                 \
     for (long j = 0; j < depth; ++j) m = fmax(m, px[j]);                                 \
+    const float shifted_label = px[label] - m;                                           \
+    /* exp once: backprop holds exp(shifted) first (it may be logits, forwarded) */      \
     float s = 0.0f;                                                                      \
-    for (long j = 0; j < depth; ++j) s += exp(px[j] - m);                                \
-    PTR(loss)[b] = log(s) - (px[label] - m);                                             \
+    for (long j = 0; j < depth; ++j) {                                                   \
+      const float e = exp(px[j] - m);                                                    \
+      pg[j] = e;                                                                         \
+      s += e;                                                                            \
+    }                                                                                    \
+    PTR(loss)[b] = log(s) - shifted_label;                                               \
     for (long j = 0; j < depth; ++j)                                                     \
-      pg[j] = exp(px[j] - m) / s - (j == (long)label ? 1.0f : 0.0f);                     \
+      pg[j] = pg[j] / s - (j == (long)label ? 1.0f : 0.0f);                              \
   }
 RDC_SPARSE_XENT(i32, int)
 RDC_SPARSE_XENT(i64, long)
@@ -44,15 +50,20 @@ __kernel void rdc_xent_f32(TENSOR(const float, logits), TENSOR(const float, labe
   __global float* pg = PTR(backprop) + b * depth;
   float m = -INFINITY;
   for (long j = 0; j < depth; ++j) m = fmax(m, px[j * xs1]);
+  // exp once: backprop holds exp(shifted) first (never an input: xent.cc
+  // does not forward logits here, they are read again below).
   float s = 0.0f;
-  for (long j = 0; j < depth; ++j) s += exp(px[j * xs1] - m);
+  for (long j = 0; j < depth; ++j) {
+    const float e = exp(px[j * xs1] - m);
+    pg[j] = e;
+    s += e;
+  }
   const float ls = log(s);
   float l = 0.0f;
   for (long j = 0; j < depth; ++j) {
-    const float shifted = px[j * xs1] - m;
     const float lab = pl[j * ls1];
-    l += lab * (ls - shifted);
-    pg[j] = exp(shifted) / s - lab;
+    l += lab * (ls - (px[j * xs1] - m));
+    pg[j] = pg[j] / s - lab;
   }
   PTR(loss)[b] = l;
 }

@@ -222,15 +222,20 @@ def test_argminmax_errors_match_cpu(fn, shape, dim):
 # ---------------------------------------------------------------- Softmax
 
 @pytest.mark.parametrize("fn", [gen_nn_ops.softmax, gen_nn_ops.log_softmax])
-@pytest.mark.parametrize("shape", [(1,), (7,), (3, 5), (2, 3, 4), (0, 5), (4, 0), (64, 1000)])
+@pytest.mark.parametrize("shape", [(1,), (7,), (3, 5), (2, 3, 4), (0, 5), (4, 0), (64, 1000),
+                                   (3, 257), (2, 4099), (5, 1, 300)])
 def test_softmax_matches_cpu(fn, shape, rng):
     x = (3 * rng.standard_normal(shape)).astype(np.float32)
     assert_matches_cpu(fn, x, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("fn", [gen_nn_ops.softmax, gen_nn_ops.log_softmax])
-def test_softmax_extreme_logits(fn):
-    x = np.array([[1000.0, 0.0, -1000.0], [-1e30, -1e30, -1e30], [0, 0, 0]], np.float32)
+@pytest.mark.parametrize("depth", [3, 300])  # one work-item / one work-group per row
+def test_softmax_extreme_logits(fn, depth):
+    x = np.zeros((4, depth), np.float32)
+    x[0, :3] = [1000.0, 0.0, -1000.0]
+    x[1] = -1e30
+    x[3, -1] = np.inf
     assert_matches_cpu(fn, x)
 
 

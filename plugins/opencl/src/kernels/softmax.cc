@@ -9,6 +9,10 @@ namespace tensorflow {
 using pdk_opencl::Arg;
 using pdk_opencl::Enqueue;
 
+// Rows of at least kWideRow logits get a work-group of kGroup work-items each.
+constexpr int64 kWideRow = 256;
+constexpr size_t kGroup = 64;
+
 template <bool kLog>
 class SoftmaxOp : public OpKernel {
  public:
@@ -23,6 +27,14 @@ class SoftmaxOp : public OpKernel {
     const int64 depth = logits.dim_size(logits.dims() - 1);
     if (logits.NumElements() == 0) return;
     const int64 rows = logits.NumElements() / depth;
+    if (depth >= kWideRow) {
+      // A work-group per row (tree reductions in local memory).
+      OP_REQUIRES_OK(ctx, Enqueue(ctx, "rdc_softmax_wg_f32", static_cast<uint64_t>(rows) * kGroup,
+                                  {logits, *out, Arg::I64(rows), Arg::I64(depth),
+                                   Arg::I32(kLog ? 1 : 0), Arg::Local(kGroup * sizeof(float))},
+                                  kGroup));
+      return;
+    }
     OP_REQUIRES_OK(ctx, Enqueue(ctx, "rdc_softmax_f32", rows,
                                 {logits, *out, Arg::I64(rows), Arg::I64(depth),
                                  Arg::I32(kLog ? 1 : 0)}));

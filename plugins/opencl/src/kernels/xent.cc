@@ -99,12 +99,9 @@ class SoftmaxXentOp : public OpKernel {
     const TensorShape shape({batch, depth});
     Tensor* loss = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({batch}), &loss));
+    // Not forwarded from logits: the kernel reads them after writing backprop.
     Tensor* backprop = nullptr;
-    if (logits.shape() == shape) {
-      OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 1, shape, &backprop));
-    } else {
-      OP_REQUIRES_OK(ctx, ctx->allocate_output(1, shape, &backprop));
-    }
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, shape, &backprop));
     OP_REQUIRES_OK(ctx, Enqueue(ctx, "rdc_xent_f32", batch,
                                 {logits, labels, *loss, *backprop, Arg::I64(batch),
                                  Arg::I64(depth), Arg::I64(xs0), Arg::I64(xs1), Arg::I64(ls0),
