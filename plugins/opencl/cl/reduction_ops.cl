@@ -8,7 +8,7 @@
 // The host repeats the launch over y until parts == 1 (reduction_ops.cc).
 // Within a chunk, element k goes to lane k % 8 and the 8 lanes are combined
 // pairwise (as a vectorized Eigen reducer's packet), which keeps float sums
-// and products closer to Eigen's tree order than one running accumulator.
+// closer to Eigen's tree order than one running accumulator.
 // Each result is FIN(acc) with `div` (Mean's count on its last pass, else 1).
 // Max/Min propagate NaN, as TensorFlow's CPU reducers do.
 

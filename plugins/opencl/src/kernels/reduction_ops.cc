@@ -16,7 +16,8 @@
 // One work-item folds up to kChunk reduced elements of one output element in
 // index order; when an output element needs more, the partial results go to a
 // scratch [n_out, parts] tensor and the same kernel reduces that, until one
-// part is left (a full reduction of 1M elements is 977 work-items, then one).
+// part is left (a full reduction of 1,000,000 elements: 977 work-items, then
+// one). Within a chunk, 8 lanes are folded pairwise at the end (cl/ file).
 // Float accumulates in float; the sum order differs from Eigen's tree, so
 // results agree with TF's CPU to rounding (~1e-6 relative for positive data).
 #include <algorithm>
@@ -181,12 +182,12 @@ class ReductionOp : public OpKernel {
     double div = 1.0;
     switch (R) {
       case Reducer::kSum: first = "sum"; break;
+      // An empty reduction divides by 0: NaN, as TensorFlow's 0 / 0.
       case Reducer::kMean: first = "sum"; div = static_cast<double>(v.n_red); break;
       case Reducer::kMax: first = "max"; break;
       case Reducer::kMin: first = "min"; break;
       case Reducer::kProd: first = "prod"; break;
     }
-    if (R == Reducer::kMean && data.NumElements() == 0) div = 0.0;  // 0 / 0
     OP_REQUIRES_OK(ctx, RunReduction(ctx, data.dtype(), first, first, data, v, out, div));
   }
 
