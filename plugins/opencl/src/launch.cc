@@ -16,6 +16,14 @@ pdk::StatusOr<LaunchTarget> Target(OpKernelContext* ctx) {
   return t;
 }
 
+void ProfileOrRelease(OpKernelContext* ctx, const LaunchTarget& t, cl_event ev) {
+  if (ev == nullptr) return;
+  if (pdk::ProfilingActive())
+    TrackForProfile(ev, *t.stream, ctx->op_kernel().name(), ctx->op_kernel().type_string());
+  else
+    clReleaseEvent(ev);
+}
+
 pdk::Status Resolve(const ClDevice& device, const Tensor& t, cl_mem* buffer, uint64_t* offset) {
   uint64_t bytes = 0;
   PDK_RETURN_IF_ERROR(device.Resolve(t.data(), buffer, &bytes));
@@ -79,7 +87,7 @@ pdk::Status Run(OpKernelContext* ctx, const std::string& name, cl_uint dims, con
   PDK_CL_RETURN_IF_ERROR(clEnqueueNDRangeKernel(q, k, dims, nullptr, global, local, 0, nullptr,
                                                 profiling ? &ev : nullptr),
                          "enqueueing " + name);
-  if (ev) TrackForProfile(ev, *t.stream, ctx->op_kernel().name(), ctx->op_kernel().type_string());
+  ProfileOrRelease(ctx, t, ev);
   clFlush(q);
   return pdk::Status::OK();
 }

@@ -77,6 +77,11 @@ struct LaunchTarget {
 };
 pdk::StatusOr<LaunchTarget> Target(OpKernelContext* ctx);
 
+// Takes an event of work this launch enqueued on `t`'s stream (a kernel, a
+// CLBlast call): kept for the profile while a session is open (its device
+// times become a span of the stream's line), else released. Null is ignored.
+void ProfileOrRelease(OpKernelContext* ctx, const LaunchTarget& t, cl_event ev);
+
 // The buffer and element offset of a device tensor.
 pdk::Status Resolve(const ClDevice& device, const Tensor& t, cl_mem* buffer, uint64_t* offset);
 

@@ -101,3 +101,46 @@ def _probe_ops():
     import tensorflow_pdk
 
     return tensorflow_pdk.load_op_library(os.environ["PDK_OPENCL_LIBRARY"])
+
+
+def test_profile_shows_kernels_running_on_the_queue_after_their_launch(tmp_path):
+    """The kit's trace profiler on OPENCL: the device's plane has the host
+    launches and, on the stream's own line, when each kernel ran on the
+    device (cl_event profiling times). Launches return before the work is
+    done: some kernel's device span ends after its host launch ended."""
+    import glob
+
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    a = np.random.default_rng(0).random((384, 384), dtype=np.float32)
+
+    @tf.function
+    def step(x):
+        with tf.device(DEVICE):
+            return tf.nn.relu(tf.linalg.matmul(x, x))
+
+    step(a).numpy()
+    tf.profiler.experimental.start(str(tmp_path))
+    for _ in range(3):
+        r = step(a)
+    r.numpy()
+    tf.profiler.experimental.stop()
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(open(glob.glob(str(tmp_path / "plugins/profile/*/*.xplane.pb"))[0],
+                               "rb").read())
+    plane = next(p for p in space.planes if p.name == "/device:CUSTOM:OPENCL:0")
+    names = {k: v.name for k, v in plane.event_metadata.items()}
+
+    def spans(line):
+        return [(names[e.metadata_id], line.timestamp_ns * 1000 + e.offset_ps,
+                 line.timestamp_ns * 1000 + e.offset_ps + e.duration_ps) for e in line.events]
+
+    device = [s for line in plane.lines if line.name.startswith("OPENCL stream ")
+              for s in spans(line)]
+    host = [s for line in plane.lines if line.name.startswith("OPENCL launch thread ")
+            for s in spans(line)]
+    assert {"MatMul", "Relu"} <= {n for n, _, _ in device}, device
+    host_matmul = sorted(s for s in host if s[0] == "MatMul")
+    dev_matmul = sorted(s for s in device if s[0] == "MatMul")
+    assert len(dev_matmul) == len(host_matmul) == 3, (host_matmul, dev_matmul)
+    assert any(d[2] > h[2] for h, d in zip(host_matmul, dev_matmul)), (host_matmul, dev_matmul)

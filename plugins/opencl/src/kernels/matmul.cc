@@ -52,7 +52,7 @@ pdk::Status Gemm(OpKernelContext* ctx, bool trans_a, bool trans_b, size_t m, siz
       CLBlastLayoutRowMajor, trans_a ? CLBlastTransposeYes : CLBlastTransposeNo,
       trans_b ? CLBlastTransposeYes : CLBlastTransposeNo, m, n, k, alpha, ab.mem, ab.off + a_off,
       lda, bb.mem, bb.off + b_off, ldb, beta, cb.mem, cb.off + c_off, ldc, &q, &ev);
-  if (ev != nullptr) clReleaseEvent(ev);
+  ProfileOrRelease(ctx, t, ev);
   PDK_RETURN_IF_ERROR(ClBlastStatus(code, "CLBlastSgemm"));
   clFlush(q);
   return pdk::Status::OK();
@@ -86,7 +86,7 @@ pdk::Status GemmBatched(OpKernelContext* ctx, bool trans_a, bool trans_b, size_t
       trans_b ? CLBlastTransposeYes : CLBlastTransposeNo, m, n, k, alphas.data(), ab.mem,
       ao.data(), lda, bb.mem, bo.data(), ldb, betas.data(), cb.mem, co.data(), ldc, count, &q,
       &ev);
-  if (ev != nullptr) clReleaseEvent(ev);
+  ProfileOrRelease(ctx, t, ev);
   PDK_RETURN_IF_ERROR(ClBlastStatus(code, "CLBlastSgemmBatched"));
   clFlush(q);
   return pdk::Status::OK();
