@@ -134,3 +134,124 @@ def test_logical_binary(op, sx, sy, rng):
 def test_int64_add_counter():
     # The optimizer's iterations counter.
     assert_matches_cpu(lambda a, b: a + b, np.array(41, np.int64), np.array(1, np.int64))
+
+
+UNARY_SHAPES = [(), (0,), (7,), (13, 5), (1000, 33)]
+# name -> (op, domain, rtol, atol); domain: "any", "pos" (> 0), "gtm1" (> -1)
+UNARY = {
+    "Neg": (R.Neg, "any", 0, 0),
+    "Square": (R.Square, "any", 0, 0),
+    "Abs": (R.Abs, "any", 0, 0),
+    "Sign": (R.Sign, "any", 0, 0),
+    "Floor": (R.Floor, "any", 0, 0),
+    "Ceil": (R.Ceil, "any", 0, 0),
+    "Round": (R.Round, "any", 0, 0),
+    "Relu6": (R.Relu6, "any", 0, 0),
+    "Sqrt": (R.Sqrt, "pos", 1e-6, 0),
+    "Rsqrt": (R.Rsqrt, "pos", 1e-5, 0),
+    "Reciprocal": (R.Reciprocal, "any", 1e-6, 0),
+    "Inv": (R.Inv, "any", 1e-6, 0),
+    "Exp": (R.Exp, "any", 1e-5, 0),
+    "Log": (R.Log, "pos", 1e-5, 1e-6),
+    "Log1p": (R.Log1p, "gtm1", 1e-5, 1e-6),
+    "Tanh": (R.Tanh, "any", 1e-5, 1e-6),
+    "Sigmoid": (R.Sigmoid, "any", 1e-5, 1e-6),
+    "Softplus": (R.Softplus, "any", 1e-5, 1e-6),
+    "Erf": (R.Erf, "any", 1e-5, 1e-6),
+    "Elu": (R.Elu, "any", 1e-5, 1e-6),
+    "Selu": (R.Selu, "any", 1e-5, 1e-6),
+}
+
+
+def _unary_input(rng, shape, domain):
+    x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    if domain == "pos":
+        x = np.abs(x) + np.float32(1e-3)
+    elif domain == "gtm1":
+        x = np.abs(x) - np.float32(0.99)
+    return x
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("shape", UNARY_SHAPES)
+def test_unary_matches_cpu(name, shape, rng):
+    op, domain, rtol, atol = UNARY[name]
+    x = _unary_input(rng, shape, domain)
+    assert_matches_cpu(lambda a: op(x=a) if name not in ("Relu6", "Elu", "Selu", "Softplus")
+                       else op(features=a), x, rtol=rtol, atol=atol)
+
+
+def test_unary_special_values():
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.0, -0.0, 6.0, 7.0, -20.0, 20.0, 100.0,
+                  -100.0, np.inf, -np.inf], np.float32)
+    for name in ["Round", "Sign", "Floor", "Ceil", "Relu6", "Abs", "Neg"]:
+        op = UNARY[name][0]
+        assert_matches_cpu(lambda a: op(features=a) if name == "Relu6" else op(x=a), x,
+                           rtol=0, atol=0)
+    for name in ["Sigmoid", "Tanh", "Softplus", "Elu", "Selu", "Exp", "Erf"]:
+        op = UNARY[name][0]
+        assert_matches_cpu(lambda a: op(features=a) if name in ("Softplus", "Elu", "Selu")
+                           else op(x=a), x, rtol=1e-5, atol=1e-6)
+    nan = np.array([np.nan], np.float32)
+    assert_matches_cpu(lambda a: R.Sign(x=a), nan)
+
+
+@pytest.mark.parametrize("op", [R.Neg, R.Square, R.Abs, R.Sign])
+@pytest.mark.parametrize("shape", [(), (0,), (9, 4)])
+def test_unary_int64(op, shape, rng):
+    x = rng.integers(-1000, 1000, size=shape).astype(np.int64)
+    assert_matches_cpu(lambda a: op(x=a), x, rtol=0, atol=0)
+
+
+def test_logical_not(rng):
+    x = rng.integers(0, 2, size=(5, 3)).astype(bool)
+    assert_matches_cpu(lambda a: R.LogicalNot(x=a), x)
+
+
+# name -> (op, first input's domain)
+GRADS = {
+    "TanhGrad": (lambda a, b: R.TanhGrad(y=a, dy=b), "tanh"),
+    "SigmoidGrad": (lambda a, b: R.SigmoidGrad(y=a, dy=b), "sig"),
+    "SqrtGrad": (lambda a, b: R.SqrtGrad(y=a, dy=b), "pos"),
+    "RsqrtGrad": (lambda a, b: R.RsqrtGrad(y=a, dy=b), "pos"),
+    "ReciprocalGrad": (lambda a, b: R.ReciprocalGrad(y=a, dy=b), "any"),
+    "InvGrad": (lambda a, b: R.InvGrad(y=a, dy=b), "any"),
+    "SoftplusGrad": (lambda a, b: R.SoftplusGrad(gradients=b, features=a), "any"),
+    "Relu6Grad": (lambda a, b: R.Relu6Grad(gradients=b, features=a), "any"),
+    "EluGrad": (lambda a, b: R.EluGrad(gradients=b, outputs=a), "elu"),
+    "SeluGrad": (lambda a, b: R.SeluGrad(gradients=b, outputs=a), "elu"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADS))
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (31, 9)])
+def test_grad_matches_cpu(name, shape, rng):
+    op, domain = GRADS[name]
+    a = (rng.standard_normal(shape) * 4).astype(np.float32)
+    if domain == "tanh":
+        a = np.tanh(a)
+    elif domain == "sig":
+        a = (1 / (1 + np.exp(-a))).astype(np.float32)
+    elif domain == "pos":
+        a = np.abs(a) + np.float32(0.01)
+    elif domain == "elu":
+        a = np.where(a < 0, np.expm1(a), a).astype(np.float32)
+    if name == "Relu6Grad" and a.size:
+        a.flat[::4] = 0.0
+        a.flat[1::4] = 6.0
+    b = rng.standard_normal(shape).astype(np.float32)
+    if b.size:
+        b.flat[::5] = 0.0
+    assert_matches_cpu(op, a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(GRADS))
+def test_grad_bad_shapes(name):
+    op = GRADS[name][0]
+    _assert_same_error(op, np.ones((2,), np.float32), np.ones((3,), np.float32))
+
+
+def test_grad_same_count_other_shape():
+    # TanhGrad & co. only need equal element counts; the output has y's shape.
+    assert_matches_cpu(GRADS["TanhGrad"][0], np.full((2, 3), 0.5, np.float32),
+                       np.ones((3, 2), np.float32))
