@@ -255,3 +255,36 @@ def test_grad_same_count_other_shape():
     # TanhGrad & co. only need equal element counts; the output has y's shape.
     assert_matches_cpu(GRADS["TanhGrad"][0], np.full((2, 3), 0.5, np.float32),
                        np.ones((3, 2), np.float32))
+
+
+CAST_TYPES = [tf.float32, tf.int64, tf.bool]
+
+
+@pytest.mark.parametrize("src", CAST_TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("dst", CAST_TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("shape", [(), (0,), (17,), (40, 30)])
+def test_cast_matches_cpu(src, dst, shape, rng):
+    if src == tf.float32:
+        x = (rng.standard_normal(shape) * 1000).astype(np.float32)
+        if x.size:
+            x.flat[::3] = 0.0
+            x.flat[1::7] = 0.5
+    elif src == tf.int64:
+        x = rng.integers(-(2 ** 40), 2 ** 40, size=shape).astype(np.int64)
+        if x.size:
+            x.flat[::3] = 0
+    else:
+        x = rng.integers(0, 2, size=shape).astype(bool)
+    assert_matches_cpu(lambda a: tf.cast(a, dst), x, rtol=0, atol=0)
+
+
+def test_cast_float_to_int64_edges():
+    x = np.array([2.7, -2.7, 1e20, -1e20, np.nan, np.inf, -np.inf, 9.2e18, -9.2e18, -0.0],
+                 np.float32)
+    assert_matches_cpu(lambda a: tf.cast(a, tf.int64), x, rtol=0, atol=0)
+    assert_matches_cpu(lambda a: tf.cast(a, tf.bool), x, rtol=0, atol=0)
+
+
+def test_cast_int64_to_float_rounding():
+    x = np.array([2 ** 53 + 1, 2 ** 62 + 2 ** 38 + 1, -(2 ** 63), 16777217, -16777217], np.int64)
+    assert_matches_cpu(lambda a: tf.cast(a, tf.float32), x, rtol=0, atol=0)
