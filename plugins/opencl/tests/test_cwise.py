@@ -288,3 +288,95 @@ def test_cast_float_to_int64_edges():
 def test_cast_int64_to_float_rounding():
     x = np.array([2 ** 53 + 1, 2 ** 62 + 2 ** 38 + 1, -(2 ** 63), 16777217, -16777217], np.int64)
     assert_matches_cpu(lambda a: tf.cast(a, tf.float32), x, rtol=0, atol=0)
+
+
+def _values(rng, shape, dtype):
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(bool)
+    return _data(rng, shape, dtype)
+
+
+SELECT_TYPES = [np.float32, np.int64, np.bool_]
+
+
+@pytest.mark.parametrize("dtype", SELECT_TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("sc,st", [((), (4, 3)), ((4,), (4, 3)), ((4,), (4,)), ((4, 3), (4, 3)),
+                                   ((), ()), ((0,), (0, 2)), ((2,), (2, 3, 5)),
+                                   ((300, 7), (300, 7))])
+def test_select_matches_cpu(dtype, sc, st, rng):
+    c = rng.integers(0, 2, size=sc).astype(bool)
+    t = _values(rng, st, dtype)
+    e = _values(rng, st, dtype)
+    assert_matches_cpu(lambda a, b, d: R.Select(condition=a, x=b, y=d), c, t, e, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("sc,st,se", [((3,), (2, 3), (2, 3)), ((3,), (3,), (2,)),
+                                      ((), (3, 2), (2, 2)), ((1, 2), (3, 2), (3, 2)),
+                                      ((3,), (), ())])
+def test_select_bad_shapes(sc, st, se):
+    c = np.ones(sc, bool)
+    _assert_same_error(lambda a, b, d: R.Select(condition=a, x=b, y=d), c,
+                       np.ones(st, np.float32), np.ones(se, np.float32))
+
+
+@pytest.mark.parametrize("dtype", SELECT_TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("sc,st,se", [((), (4, 3), (4, 3)), ((4, 1), (1, 3), ()),
+                                      ((3,), (2, 3), (2, 1)), ((0, 3), (1, 3), (3,)),
+                                      ((2, 1, 3, 1, 2), (1, 4, 1, 5, 1), (2, 4, 3, 5, 2)),
+                                      ((50, 40), (50, 40), (50, 40))])
+def test_select_v2_matches_cpu(dtype, sc, st, se, rng):
+    c = rng.integers(0, 2, size=sc).astype(bool)
+    t = _values(rng, st, dtype)
+    e = _values(rng, se, dtype)
+    assert_matches_cpu(lambda a, b, d: R.SelectV2(condition=a, t=b, e=d), c, t, e, rtol=0,
+                       atol=0)
+
+
+def test_select_v2_bad_shapes():
+    _assert_same_error(lambda a, b, d: R.SelectV2(condition=a, t=b, e=d), np.ones((3,), bool),
+                       np.ones((3, 2), np.float32), np.ones((2, 2), np.float32))
+
+
+def test_where_keras_style(rng):
+    x = rng.standard_normal((10, 4)).astype(np.float32)
+    assert_matches_cpu(lambda a: tf.where(a > 0, a, tf.zeros_like(a)), x, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", SELECT_TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("dims", [[], [0], [5], [3, 4], [2, 0, 3], [70, 80]])
+@pytest.mark.parametrize("index_type", [np.int32, np.int64])
+def test_fill_matches_cpu(dtype, dims, index_type, rng):
+    value = _values(rng, (), dtype)
+    d = np.array(dims, index_type)
+    assert_matches_cpu(lambda v: R.Fill(dims=d, value=v), value, rtol=0, atol=0)
+
+
+def test_fill_bad_args():
+    _assert_same_error(lambda v: R.Fill(dims=np.array([[2, 3]], np.int32), value=v),
+                       np.float32(1))
+    _assert_same_error(lambda v: R.Fill(dims=np.array([2, -3], np.int32), value=v),
+                       np.float32(1))
+    _assert_same_error(lambda v: R.Fill(dims=np.array([2, 3], np.int32), value=v),
+                       np.ones((2,), np.float32))
+
+
+@pytest.mark.parametrize("dtype", SELECT_TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("shape", [(), (0,), (7, 5)])
+def test_zeros_ones_like(dtype, shape, rng):
+    x = _values(rng, shape, dtype)
+    assert_matches_cpu(lambda a: R.ZerosLike(x=a), x, rtol=0, atol=0)
+    if dtype != np.bool_:
+        assert_matches_cpu(lambda a: R.OnesLike(x=a), x, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64], ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("num", [1, 2, 3, 6])
+@pytest.mark.parametrize("shape", [(), (0,), (9, 7)])
+def test_add_n_matches_cpu(dtype, num, shape, rng):
+    xs = [_data(rng, shape, dtype) for _ in range(num)]
+    assert_matches_cpu(lambda *a: R.AddN(inputs=list(a)), *xs, rtol=1e-6, atol=1e-6)
+
+
+def test_add_n_bad_shapes():
+    _assert_same_error(lambda a, b: R.AddN(inputs=[a, b]), np.ones((2,), np.float32),
+                       np.ones((3,), np.float32))
