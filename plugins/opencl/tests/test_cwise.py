@@ -380,3 +380,51 @@ def test_add_n_matches_cpu(dtype, num, shape, rng):
 def test_add_n_bad_shapes():
     _assert_same_error(lambda a, b: R.AddN(inputs=[a, b]), np.ones((2,), np.float32),
                        np.ones((3,), np.float32))
+
+
+BIAS_SHAPES = [(3, 4), (0, 4), (2, 3, 5), (2, 4, 3, 5), (2, 3, 2, 2, 4), (500, 33), (4, 0, 3)]
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("shape", BIAS_SHAPES)
+def test_bias_add_matches_cpu(fmt, shape, rng):
+    c = shape[1] if fmt == "NCHW" else shape[-1]
+    x = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal((c,)).astype(np.float32)
+    # TensorFlow's CPU BiasAdd computes NCHW too.
+    assert_matches_cpu(lambda a, d: R.BiasAdd(value=a, bias=d, data_format=fmt), x, b, rtol=0,
+                       atol=0)
+    if fmt == "NHWC":
+        assert_matches_cpu(lambda a, d: R.BiasAddV1(value=a, bias=d), x, b, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("shape", BIAS_SHAPES + [(64, 8, 9, 9)])
+def test_bias_add_grad_matches_cpu(fmt, shape, rng):
+    x = rng.standard_normal(shape).astype(np.float32)
+    assert_matches_cpu(lambda a: R.BiasAddGrad(out_backprop=a, data_format=fmt), x, rtol=1e-5,
+                       atol=1e-4)
+
+
+def test_bias_add_bad_shapes():
+    f = lambda a, d: R.BiasAdd(value=a, bias=d)
+    _assert_same_error(f, np.ones((2,), np.float32), np.ones((1,), np.float32))
+    _assert_same_error(f, np.ones((1, 2), np.float32), np.ones((1, 1), np.float32))
+    _assert_same_error(f, np.ones((1, 2), np.float32), np.ones((3,), np.float32))
+    _assert_same_error(lambda a: R.BiasAddGrad(out_backprop=a), np.ones((2,), np.float32))
+
+
+def test_dense_layer_gradients(rng):
+    # A Dense-like layer's forward and backward: BiasAdd, Sigmoid,
+    # SquaredDifference and their gradients (SigmoidGrad, BiasAddGrad, ...).
+    x = rng.standard_normal((16, 3)).astype(np.float32)
+    b = rng.standard_normal((3,)).astype(np.float32)
+
+    def fn(x, b):
+        with tf.GradientTape() as tape:
+            tape.watch(b)
+            y = tf.nn.bias_add(x * 2.0, b)
+            z = tf.math.squared_difference(tf.sigmoid(y), tf.ones_like(y) * 0.5)
+        return tape.gradient(z, b, output_gradients=tf.ones_like(z))
+
+    assert_matches_cpu(fn, x, b, rtol=1e-5, atol=1e-6)
