@@ -1,6 +1,7 @@
 // Binary elementwise ops with TensorFlow's broadcasting (cwise_binary.cc).
 // Ops: AddV2 Sub Mul RealDiv DivNoNan Maximum Minimum SquaredDifference Pow
-// (f32; add/sub/mul/max/min also i64) and Equal NotEqual Less LessEqual
+// FloorDiv FloorMod
+// (f32; add/sub/mul/max/min/floor_div/floor_mod also i64) and Equal NotEqual Less LessEqual
 // Greater GreaterEqual (f32, i64 -> bool as uchar). Formulas: TensorFlow's
 // cwise_ops.h functors (Maximum/Minimum propagate NaN, DivNoNan gives 0 where
 // y == 0).
@@ -97,6 +98,30 @@ CW_BINARY(minimum, long, long, i64, x < z ? x : z)
   CW_BINARY(greater_equal, T, uchar, SFX, x >= z)
 CW_COMPARISONS(float, f32)
 CW_COMPARISONS(long, i64)
+
+// FloorDiv / FloorMod (TensorFlow's floor_div, floor_fmod, safe_floor_mod):
+// rounded toward -inf; the remainder has the divisor's sign. An int64
+// division by zero gives 0 here (TensorFlow's CPU kernel raises
+// "Integer division by zero", which a device kernel cannot); x / -1 wraps.
+inline float cw_floor_modf(float x, float z) {
+  const float r = fmod(x, z);
+  return (r != 0.0f && ((z < 0.0f) != (r < 0.0f))) ? r + z : r;
+}
+inline long cw_floor_divl(long x, long z) {
+  if (z == 0) return 0;
+  if (z == -1) return (long)(0UL - (ulong)x);
+  const long q = x / z;
+  return (x % z != 0 && ((x < 0) != (z < 0))) ? q - 1 : q;
+}
+inline long cw_floor_modl(long x, long z) {
+  if (z == 0 || z == -1) return 0;
+  const long r = x % z;
+  return (r != 0 && ((r < 0) != (z < 0))) ? r + z : r;
+}
+CW_BINARY(floor_div, float, float, f32, floor(x / z))
+CW_BINARY(floor_mod, float, float, f32, cw_floor_modf(x, z))
+CW_BINARY(floor_div, long, long, i64, cw_floor_divl(x, z))
+CW_BINARY(floor_mod, long, long, i64, cw_floor_modl(x, z))
 
 // Bool logic (LogicalAnd, LogicalOr) on uchar 0/1.
 CW_BINARY(logical_and, uchar, uchar, b8, (x != 0) && (z != 0))

@@ -5,13 +5,15 @@
 //   Reciprocal=1/x Tanh Sigmoid=1/(1+exp(-x)) Floor Ceil Round (half to even:
 //   rint) Erf, Softplus (x > -t: x; x < t: exp(x); else log(exp(x)+1), with
 //   t = log(FLT_EPSILON)+2), Relu6 = min(max(x,0),6), Elu = x<0 ? exp(x)-1 : x,
-//   Selu = x<0 ? scale*alpha*(exp(x)-1) : scale*x.
+//   Selu = x<0 ? scale*alpha*(exp(x)-1) : scale*x, Softsign = x/(|x|+1);
+//   IsNan IsInf IsFinite (float -> bool).
 // Gradients (a: first input, b: second input):
 //   TanhGrad(y,dy) = dy*(1-y*y); SigmoidGrad(y,dy) = dy*y*(1-y);
 //   SqrtGrad(y,dy) = dy==0 ? 0 : 0.5*dy/y; RsqrtGrad(y,dy) = dy==0 ? 0 : -0.5*(dy*y)*(y*y);
 //   ReciprocalGrad(y,dy) = dy==0 ? 0 : -y*y*dy; SoftplusGrad(g,x) = g/(exp(-x)+1);
 //   Relu6Grad(g,x) = 0<x<6 ? g : 0; EluGrad(g,y) = y<0 ? g*(y+1) : g;
-//   SeluGrad(g,y) = y<0 ? g*(y+scale*alpha) : g*scale.
+//   SeluGrad(g,y) = y<0 ? g*(y+scale*alpha) : g*scale;
+//   SoftsignGrad(g,x) = g/(1+|x|)^2.
 #define CW_UNARY(NAME, T, SFX, EXPR)                                              \
   __kernel void cw_##NAME##_##SFX(TENSOR(const T, in), TENSOR(T, out), const long n) { \
     INDEX_OR_RETURN(i, n);                                                        \
@@ -65,6 +67,19 @@ CW_UNARY(square, long, i64, x * x)
 CW_UNARY(abs, long, i64, x < 0 ? -x : x)
 CW_UNARY(sign, long, i64, (long)((x > 0) - (x < 0)))
 
+CW_UNARY(softsign, float, f32, x / (fabs(x) + 1.0f))
+
+// IsNan IsInf IsFinite: float -> bool (uchar).
+#define CW_PREDICATE(NAME, EXPR)                                                          \
+  __kernel void cw_##NAME##_f32(TENSOR(const float, in), TENSOR(uchar, out), const long n) { \
+    INDEX_OR_RETURN(i, n);                                                                \
+    const float x = PTR(in)[i];                                                           \
+    PTR(out)[i] = (uchar)((EXPR) ? 1 : 0);                                                \
+  }
+CW_PREDICATE(is_nan, isnan(x))
+CW_PREDICATE(is_inf, isinf(x))
+CW_PREDICATE(is_finite, isfinite(x))
+
 CW_UNARY(logical_not, uchar, b8, (uchar)(x == 0))
 
 CW_GRAD(tanh_grad, float, f32, b * (1.0f - a * a))
@@ -75,4 +90,5 @@ CW_GRAD(reciprocal_grad, float, f32, b == 0.0f ? 0.0f : -a * a * b)
 CW_GRAD(softplus_grad, float, f32, a / (exp(-b) + 1.0f))
 CW_GRAD(relu6_grad, float, f32, (b > 0.0f && b < 6.0f) ? a : 0.0f)
 CW_GRAD(elu_grad, float, f32, b < 0.0f ? a * (b + 1.0f) : a)
+CW_GRAD(softsign_grad, float, f32, a / ((1.0f + fabs(b)) * (1.0f + fabs(b))))
 CW_GRAD(selu_grad, float, f32, b < 0.0f ? a * (b + CW_SELU_SCALE_ALPHA) : a * CW_SELU_SCALE)

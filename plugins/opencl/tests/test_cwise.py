@@ -428,3 +428,41 @@ def test_dense_layer_gradients(rng):
         return tape.gradient(z, b, output_gradients=tf.ones_like(z))
 
     assert_matches_cpu(fn, x, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", [R.FloorDiv, R.FloorMod])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64], ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("sx,sy", [((), ()), ((0,), ()), ((6, 5), (6, 5)), ((6, 5), (5,)),
+                                   ((4, 1), (1, 3))])
+def test_floor_div_mod(op, dtype, sx, sy, rng):
+    x = _data(rng, sx, dtype) * (7 if dtype == np.int64 else 1)
+    y = _data(rng, sy, dtype)
+    y = np.where(y == 0, 3, y).astype(dtype)
+    if dtype == np.int64 and y.size:
+        y.flat[::4] = -1
+    exact = dtype == np.int64 or op is R.FloorDiv
+    assert_matches_cpu(lambda a, b: op(x=a, y=b), x, y, rtol=0 if exact else 1e-5,
+                       atol=0 if exact else 1e-5)
+
+
+def test_floor_div_mod_int64_edges():
+    x = np.array([7, -7, 7, -7, -(2 ** 63), 0, 5], np.int64)
+    y = np.array([2, 2, -2, -2, -1, 3, 5], np.int64)
+    for op in (R.FloorDiv, R.FloorMod):
+        assert_matches_cpu(lambda a, b: op(x=a, y=b), x, y, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op", [R.IsNan, R.IsInf, R.IsFinite])
+def test_float_predicates(op):
+    x = np.array([0.0, -1.0, np.nan, np.inf, -np.inf, 3e38, 1e-45], np.float32)
+    assert_matches_cpu(lambda a: op(x=a), x)
+    assert_matches_cpu(lambda a: op(x=a), np.zeros((0, 3), np.float32))
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (40, 3)])
+def test_softsign(shape, rng):
+    x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    assert_matches_cpu(lambda a: R.Softsign(features=a), x, rtol=1e-6, atol=0)
+    assert_matches_cpu(lambda a, b: R.SoftsignGrad(gradients=b, features=a), x, g, rtol=1e-6,
+                       atol=0)

@@ -2,6 +2,8 @@
 // broadcasting (numpy rules; at most 5 dims after collapsing contiguous runs,
 // as TensorFlow's BinaryOp; inputs may have any rank).
 //   AddV2 Sub Mul Maximum Minimum          float32, int64
+//   FloorDiv FloorMod                      float32, int64 (int64 division by
+//     zero gives 0: a device kernel cannot raise TF's "Integer division by zero")
 //   RealDiv DivNoNan SquaredDifference Pow float32
 //   Equal NotEqual Less LessEqual Greater GreaterEqual  float32, int64 -> bool
 //     (Equal/NotEqual: incompatible_shape_error=false gives a scalar
@@ -86,6 +88,8 @@ CW_BINARY_OP(CwMaximumOp, "maximum")
 CW_BINARY_OP(CwMinimumOp, "minimum")
 CW_BINARY_OP(CwSquaredDifferenceOp, "squared_difference")
 CW_BINARY_OP(CwPowOp, "pow")
+CW_BINARY_OP(CwFloorDivOp, "floor_div")
+CW_BINARY_OP(CwFloorModOp, "floor_mod")
 CW_BINARY_OP(CwEqualOp, "equal")
 CW_BINARY_OP(CwNotEqualOp, "not_equal")
 CW_BINARY_OP(CwLessOp, "less")
@@ -105,6 +109,8 @@ CW_BINARY_OP(CwLogicalOrOp, "logical_or")
   CW_REGISTER("Mul", T, CwMulOp)              \
   CW_REGISTER("Maximum", T, CwMaximumOp)      \
   CW_REGISTER("Minimum", T, CwMinimumOp)      \
+  CW_REGISTER("FloorDiv", T, CwFloorDivOp)    \
+  CW_REGISTER("FloorMod", T, CwFloorModOp)    \
   CW_REGISTER("Equal", T, CwEqualOp)          \
   CW_REGISTER("NotEqual", T, CwNotEqualOp)    \
   CW_REGISTER("Less", T, CwLessOp)            \

@@ -1,12 +1,13 @@
 // Unary elementwise ops and their gradients on OPENCL (cl/cwise_unary.cl).
 //   Neg Square Abs Sign                          float32, int64
 //   Sqrt Rsqrt Exp Log Log1p Reciprocal (Inv) Tanh Sigmoid Softplus Floor
-//   Ceil Round Erf Relu6 Elu Selu                float32
+//   Ceil Round Erf Relu6 Elu Selu Softsign       float32
+//   IsNan IsInf IsFinite                         float32 -> bool
 //   LogicalNot                                   bool
 //   TanhGrad SigmoidGrad SqrtGrad RsqrtGrad ReciprocalGrad (InvGrad):
 //     (y, dy) of equal element counts (TensorFlow's SimpleBinaryOp check),
 //     output of y's shape                        float32
-//   SoftplusGrad Relu6Grad EluGrad SeluGrad: (gradients, features/outputs) of
+//   SoftplusGrad Relu6Grad EluGrad SeluGrad SoftsignGrad: (gradients, features/outputs) of
 //     one shape (ValidateInputsAreSameShape)     float32
 // Any shape, flat kernels; the output may reuse an input's buffer.
 #include <string>
@@ -25,6 +26,7 @@ class CwiseUnaryOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     Tensor* y = nullptr;
+    // The kit forwards an input only of the output's dtype (not for IsNan & co.).
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &y));
     const int64 n = x.NumElements();
     OP_REQUIRES_OK(ctx, Enqueue(ctx, KernelName((std::string("cw_") + kernel_).c_str(),
@@ -97,6 +99,10 @@ CW_UNARY_OP(CwErfOp, "erf")
 CW_UNARY_OP(CwRelu6Op, "relu6")
 CW_UNARY_OP(CwEluOp, "elu")
 CW_UNARY_OP(CwSeluOp, "selu")
+CW_UNARY_OP(CwSoftsignOp, "softsign")
+CW_UNARY_OP(CwIsNanOp, "is_nan")
+CW_UNARY_OP(CwIsInfOp, "is_inf")
+CW_UNARY_OP(CwIsFiniteOp, "is_finite")
 CW_UNARY_OP(CwLogicalNotOp, "logical_not")
 
 CW_GRAD_OP(CwTanhGradOp, "tanh_grad", false)
@@ -108,6 +114,7 @@ CW_GRAD_OP(CwSoftplusGradOp, "softplus_grad", true)
 CW_GRAD_OP(CwRelu6GradOp, "relu6_grad", true)
 CW_GRAD_OP(CwEluGradOp, "elu_grad", true)
 CW_GRAD_OP(CwSeluGradOp, "selu_grad", true)
+CW_GRAD_OP(CwSoftsignGradOp, "softsign_grad", true)
 #undef CW_UNARY_OP
 #undef CW_GRAD_OP
 
@@ -139,6 +146,11 @@ CW_REGISTER("Erf", float, CwErfOp)
 CW_REGISTER("Relu6", float, CwRelu6Op)
 CW_REGISTER("Elu", float, CwEluOp)
 CW_REGISTER("Selu", float, CwSeluOp)
+CW_REGISTER("Softsign", float, CwSoftsignOp)
+CW_REGISTER("IsNan", float, CwIsNanOp)
+CW_REGISTER("IsInf", float, CwIsInfOp)
+CW_REGISTER("IsFinite", float, CwIsFiniteOp)
+CW_REGISTER("SoftsignGrad", float, CwSoftsignGradOp)
 CW_REGISTER("TanhGrad", float, CwTanhGradOp)
 CW_REGISTER("SigmoidGrad", float, CwSigmoidGradOp)
 CW_REGISTER("SqrtGrad", float, CwSqrtGradOp)
