@@ -123,7 +123,9 @@ CW_BINARY(floor_mod, float, float, f32, cw_floor_modf(x, z))
 CW_BINARY(floor_div, long, long, i64, cw_floor_divl(x, z))
 CW_BINARY(floor_mod, long, long, i64, cw_floor_modl(x, z))
 
-// Bool logic (LogicalAnd, LogicalOr) on uchar 0/1.
+// Bool logic (LogicalAnd, LogicalOr; Equal, NotEqual of bools) on uchar 0/1.
+CW_BINARY(equal, uchar, uchar, b8, (x != 0) == (z != 0))
+CW_BINARY(not_equal, uchar, uchar, b8, (x != 0) != (z != 0))
 CW_BINARY(logical_and, uchar, uchar, b8, (x != 0) && (z != 0))
 CW_BINARY(logical_or, uchar, uchar, b8, (x != 0) || (z != 0))
 

@@ -466,3 +466,44 @@ def test_softsign(shape, rng):
     assert_matches_cpu(lambda a: R.Softsign(features=a), x, rtol=1e-6, atol=0)
     assert_matches_cpu(lambda a, b: R.SoftsignGrad(gradients=b, features=a), x, g, rtol=1e-6,
                        atol=0)
+
+
+@pytest.mark.parametrize("op", [R.Equal, R.NotEqual])
+def test_equal_bool(op, rng):
+    x = rng.integers(0, 2, size=(6, 4)).astype(bool)
+    y = rng.integers(0, 2, size=(4,)).astype(bool)
+    assert_matches_cpu(lambda a, b: op(x=a, y=b), x, y)
+
+
+def _adam_steps(device, g0, w0):
+    """Adam's update (Keras's formula) on variables of `device`, in a tf.function."""
+    with tf.device(device):
+        w = tf.Variable(w0)
+        m = tf.Variable(tf.zeros_like(w0))
+        v = tf.Variable(tf.zeros_like(w0))
+        it = tf.Variable(np.int64(0))
+
+        @tf.function
+        def step(g):
+            lr, b1, b2, eps = 0.001, 0.9, 0.999, 1e-7
+            local_step = tf.cast(it + 1, tf.float32)
+            b1_pow = tf.pow(tf.constant(b1), local_step)
+            b2_pow = tf.pow(tf.constant(b2), local_step)
+            alpha = lr * tf.sqrt(1 - b2_pow) / (1 - b1_pow)
+            m.assign_add((g - m) * (1 - b1))
+            v.assign_add((tf.square(g) - v) * (1 - b2))
+            w.assign_sub((m * alpha) / (tf.sqrt(v) + eps))
+            it.assign_add(1)
+
+        for k in range(3):
+            step(tf.constant(g0 * (k + 1)))
+        return w.numpy(), m.numpy(), v.numpy(), it.numpy()
+
+
+def test_adam_update_in_a_function(rng):
+    g0 = rng.standard_normal((5, 3)).astype(np.float32)
+    w0 = rng.standard_normal((5, 3)).astype(np.float32)
+    got = _adam_steps(DEVICE, g0, w0)
+    want = _adam_steps("/CPU:0", g0, w0)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)

@@ -8,6 +8,7 @@
 //   Equal NotEqual Less LessEqual Greater GreaterEqual  float32, int64 -> bool
 //     (Equal/NotEqual: incompatible_shape_error=false gives a scalar
 //     false/true for incompatible shapes, as TensorFlow's BinaryOpShared)
+//   Equal NotEqual                         also bool
 //   LogicalAnd LogicalOr                   bool
 // Equal shapes or a broadcast scalar use a flat kernel; other broadcasts a
 // strided one over a long8 view. Errors: TensorFlow's BCast wording
@@ -119,6 +120,8 @@ CW_BINARY_OP(CwLogicalOrOp, "logical_or")
   CW_REGISTER("GreaterEqual", T, CwGreaterEqualOp)
 CW_REGISTER_NUMBER(float)
 CW_REGISTER_NUMBER(int64)
+CW_REGISTER("Equal", bool, CwEqualOp)
+CW_REGISTER("NotEqual", bool, CwNotEqualOp)
 CW_REGISTER("RealDiv", float, CwDivOp)
 CW_REGISTER("DivNoNan", float, CwDivNoNanOp)
 CW_REGISTER("SquaredDifference", float, CwSquaredDifferenceOp)
