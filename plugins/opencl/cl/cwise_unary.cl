@@ -3,7 +3,7 @@
 // (cwise_ops.h, cwise_ops_gradients.h, softplus_op.h, relu_op_functor.h):
 //   Neg Square Abs Sign (also int64), Sqrt Rsqrt=1/sqrt Exp Log Log1p
 //   Reciprocal=1/x Tanh Sigmoid=1/(1+exp(-x)) Floor Ceil Round (half to even:
-//   rint) Erf, Softplus (x > -t: x; x < t: exp(x); else log(exp(x)+1), with
+//   rint) Erf, Softplus (x > -t: x; x < t: exp(x); else log1p(exp(x)), with
 //   t = log(FLT_EPSILON)+2), Relu6 = min(max(x,0),6), Elu = x<0 ? exp(x)-1 : x,
 //   Selu = x<0 ? scale*alpha*(exp(x)-1) : scale*x, Softsign = x/(|x|+1);
 //   IsNan IsInf IsFinite (float -> bool).
@@ -37,7 +37,7 @@ inline float cw_softplus(float x) {
   if (x > -t) return x;
   const float e = exp(x);
   if (x < t) return e;
-  return log(e + 1.0f);
+  return log1p(e);
 }
 inline float cw_signf(float x) { return isnan(x) ? x : (float)((x > 0.0f) - (x < 0.0f)); }
 

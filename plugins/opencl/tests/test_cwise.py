@@ -507,3 +507,11 @@ def test_adam_update_in_a_function(rng):
     want = _adam_steps("/CPU:0", g0, w0)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_softplus_small_values_relative():
+    # log1p(exp(x)) for x just above log(eps)+2: relative accuracy of tiny results.
+    x = np.linspace(-20, 20, 4001).astype(np.float32)
+    assert_matches_cpu(lambda a: R.Softplus(features=a), x, rtol=2e-6, atol=0)
+    assert_matches_cpu(lambda a, b: R.SoftplusGrad(gradients=b, features=a), x,
+                       np.ones_like(x), rtol=2e-6, atol=0)
