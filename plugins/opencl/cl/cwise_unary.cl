@@ -11,7 +11,7 @@
 //   TanhGrad(y,dy) = dy*(1-y*y); SigmoidGrad(y,dy) = dy*y*(1-y);
 //   SqrtGrad(y,dy) = dy==0 ? 0 : 0.5*dy/y; RsqrtGrad(y,dy) = dy==0 ? 0 : -0.5*(dy*y)*(y*y);
 //   ReciprocalGrad(y,dy) = dy==0 ? 0 : -y*y*dy; SoftplusGrad(g,x) = g/(exp(-x)+1);
-//   Relu6Grad(g,x) = 0<x<6 ? g : 0; EluGrad(g,y) = y<0 ? g*(y+1) : g;
+//   Relu6Grad(g,x) = g * (0<x<6 ? 1 : 0) (a NaN gradient stays NaN); EluGrad(g,y) = y<0 ? g*(y+1) : g;
 //   SeluGrad(g,y) = y<0 ? g*(y+scale*alpha) : g*scale;
 //   SoftsignGrad(g,x) = g/(1+|x|)^2.
 #define CW_UNARY(NAME, T, SFX, EXPR)                                              \
@@ -88,7 +88,7 @@ CW_GRAD(sqrt_grad, float, f32, b == 0.0f ? 0.0f : (0.5f * b) / a)
 CW_GRAD(rsqrt_grad, float, f32, b == 0.0f ? 0.0f : -0.5f * (b * a) * (a * a))
 CW_GRAD(reciprocal_grad, float, f32, b == 0.0f ? 0.0f : -a * a * b)
 CW_GRAD(softplus_grad, float, f32, a / (exp(-b) + 1.0f))
-CW_GRAD(relu6_grad, float, f32, (b > 0.0f && b < 6.0f) ? a : 0.0f)
+CW_GRAD(relu6_grad, float, f32, a * ((b > 0.0f && b < 6.0f) ? 1.0f : 0.0f))
 CW_GRAD(elu_grad, float, f32, b < 0.0f ? a * (b + 1.0f) : a)
 CW_GRAD(softsign_grad, float, f32, a / ((1.0f + fabs(b)) * (1.0f + fabs(b))))
 CW_GRAD(selu_grad, float, f32, b < 0.0f ? a * (b + CW_SELU_SCALE_ALPHA) : a * CW_SELU_SCALE)

@@ -515,3 +515,16 @@ def test_softplus_small_values_relative():
     assert_matches_cpu(lambda a: R.Softplus(features=a), x, rtol=2e-6, atol=0)
     assert_matches_cpu(lambda a, b: R.SoftplusGrad(gradients=b, features=a), x,
                        np.ones_like(x), rtol=2e-6, atol=0)
+
+
+def test_relu6_non_finite():
+    x = np.array([np.nan, -1.0, 3.0, 7.0, np.inf, -np.inf], np.float32)
+    g = np.array([np.nan, np.nan, np.inf, np.inf, 1.0, 1.0], np.float32)
+    assert_matches_cpu(lambda a: R.Relu6(features=a), x, rtol=0, atol=0)
+    assert_matches_cpu(lambda a, b: R.Relu6Grad(gradients=b, features=a), x, g, rtol=0, atol=0)
+
+
+def test_pow_special_values():
+    x = np.array([-2.0, -2.0, 0.0, 0.0, 1.0, np.nan, 2.0, -0.5, np.inf, 4.0], np.float32)
+    y = np.array([3.0, 0.5, -1.0, 0.0, np.nan, 0.0, -2.0, 2.0, -1.0, 0.5], np.float32)
+    assert_matches_cpu(lambda a, b: R.Pow(x=a, y=b), x, y, rtol=1e-6, atol=0)
