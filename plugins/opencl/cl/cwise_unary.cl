@@ -6,7 +6,7 @@
 //   rint) Erf, Softplus (x > -t: x; x < t: exp(x); else log1p(exp(x)), with
 //   t = log(FLT_EPSILON)+2), Relu6 = min(max(x,0),6), Elu = x<0 ? exp(x)-1 : x,
 //   Selu = x<0 ? scale*alpha*(exp(x)-1) : scale*x, Softsign = x/(|x|+1);
-//   IsNan IsInf IsFinite (float -> bool).
+//   Expm1 Sin Cos; IsNan IsInf IsFinite (float -> bool).
 // Gradients (a: first input, b: second input):
 //   TanhGrad(y,dy) = dy*(1-y*y); SigmoidGrad(y,dy) = dy*y*(1-y);
 //   SqrtGrad(y,dy) = dy==0 ? 0 : 0.5*dy/y; RsqrtGrad(y,dy) = dy==0 ? 0 : -0.5*(dy*y)*(y*y);
@@ -68,6 +68,9 @@ CW_UNARY(abs, long, i64, x < 0 ? -x : x)
 CW_UNARY(sign, long, i64, (long)((x > 0) - (x < 0)))
 
 CW_UNARY(softsign, float, f32, x / (fabs(x) + 1.0f))
+CW_UNARY(expm1, float, f32, expm1(x))
+CW_UNARY(sin, float, f32, sin(x))
+CW_UNARY(cos, float, f32, cos(x))
 
 // IsNan IsInf IsFinite: float -> bool (uchar).
 #define CW_PREDICATE(NAME, EXPR)                                                          \

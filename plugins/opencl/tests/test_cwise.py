@@ -57,6 +57,8 @@ ARITH = {
     "DivNoNan": (R.DivNoNan, (np.float32,)),
     "SquaredDifference": (R.SquaredDifference, (np.float32,)),
     "Pow": (R.Pow, (np.float32,)),
+    "Add": (R.Add, (np.float32, np.int64)),
+    "Div": (R.Div, (np.float32,)),
     "Equal": (R.Equal, (np.float32, np.int64)),
     "NotEqual": (R.NotEqual, (np.float32, np.int64)),
     "Less": (R.Less, (np.float32, np.int64)),
@@ -81,7 +83,7 @@ def test_binary_matches_cpu(name, dtype, sx, sy, rng):
         x = np.broadcast_to(x, y.shape).copy()
     if name == "DivNoNan" and y.size:
         y.flat[::3] = 0
-    exact = name not in ("Pow", "RealDiv", "DivNoNan")
+    exact = name not in ("Pow", "RealDiv", "DivNoNan", "Div")
     assert_matches_cpu(lambda a, b: op(x=a, y=b), x, y, rtol=0 if exact else 1e-6,
                        atol=0 if exact else 1e-7)
 
@@ -160,6 +162,10 @@ UNARY = {
     "Erf": (R.Erf, "any", 1e-5, 1e-6),
     "Elu": (R.Elu, "any", 1e-5, 1e-6),
     "Selu": (R.Selu, "any", 1e-5, 1e-6),
+    "Rint": (R.Rint, "any", 0, 0),
+    "Expm1": (R.Expm1, "any", 1e-5, 1e-6),
+    "Sin": (R.Sin, "any", 1e-5, 1e-6),
+    "Cos": (R.Cos, "any", 1e-5, 1e-6),
 }
 
 
@@ -184,7 +190,7 @@ def test_unary_matches_cpu(name, shape, rng):
 def test_unary_special_values():
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.0, -0.0, 6.0, 7.0, -20.0, 20.0, 100.0,
                   -100.0, np.inf, -np.inf], np.float32)
-    for name in ["Round", "Sign", "Floor", "Ceil", "Relu6", "Abs", "Neg"]:
+    for name in ["Round", "Rint", "Sign", "Floor", "Ceil", "Relu6", "Abs", "Neg"]:
         op = UNARY[name][0]
         assert_matches_cpu(lambda a: op(features=a) if name == "Relu6" else op(x=a), x,
                            rtol=0, atol=0)

@@ -1,10 +1,10 @@
 // Binary elementwise ops on OPENCL (cl/cwise_binary.cl), with TensorFlow's
 // broadcasting (numpy rules; at most 5 dims after collapsing contiguous runs,
 // as TensorFlow's BinaryOp; inputs may have any rank).
-//   AddV2 Sub Mul Maximum Minimum          float32, int64
+//   AddV2 (Add) Sub Mul Maximum Minimum    float32, int64
 //   FloorDiv FloorMod                      float32, int64 (int64 division by
 //     zero gives 0: a device kernel cannot raise TF's "Integer division by zero")
-//   RealDiv DivNoNan SquaredDifference Pow float32
+//   RealDiv (Div) DivNoNan SquaredDifference Pow  float32
 //   Equal NotEqual Less LessEqual Greater GreaterEqual  float32, int64 -> bool
 //     (Equal/NotEqual: incompatible_shape_error=false gives a scalar
 //     false/true for incompatible shapes, as TensorFlow's BinaryOpShared)
@@ -106,6 +106,7 @@ CW_BINARY_OP(CwLogicalOrOp, "logical_or")
 
 #define CW_REGISTER_NUMBER(T)                 \
   CW_REGISTER("AddV2", T, CwAddOp)            \
+  CW_REGISTER("Add", T, CwAddOp)              \
   CW_REGISTER("Sub", T, CwSubOp)              \
   CW_REGISTER("Mul", T, CwMulOp)              \
   CW_REGISTER("Maximum", T, CwMaximumOp)      \
@@ -123,6 +124,7 @@ CW_REGISTER_NUMBER(int64)
 CW_REGISTER("Equal", bool, CwEqualOp)
 CW_REGISTER("NotEqual", bool, CwNotEqualOp)
 CW_REGISTER("RealDiv", float, CwDivOp)
+CW_REGISTER("Div", float, CwDivOp)
 CW_REGISTER("DivNoNan", float, CwDivNoNanOp)
 CW_REGISTER("SquaredDifference", float, CwSquaredDifferenceOp)
 CW_REGISTER("Pow", float, CwPowOp)

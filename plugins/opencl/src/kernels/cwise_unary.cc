@@ -1,7 +1,7 @@
 // Unary elementwise ops and their gradients on OPENCL (cl/cwise_unary.cl).
 //   Neg Square Abs Sign                          float32, int64
 //   Sqrt Rsqrt Exp Log Log1p Reciprocal (Inv) Tanh Sigmoid Softplus Floor
-//   Ceil Round Erf Relu6 Elu Selu Softsign       float32
+//   Ceil Round (Rint) Erf Relu6 Elu Selu Softsign Expm1 Sin Cos   float32
 //   IsNan IsInf IsFinite                         float32 -> bool
 //   LogicalNot                                   bool
 //   TanhGrad SigmoidGrad SqrtGrad RsqrtGrad ReciprocalGrad (InvGrad):
@@ -100,6 +100,9 @@ CW_UNARY_OP(CwRelu6Op, "relu6")
 CW_UNARY_OP(CwEluOp, "elu")
 CW_UNARY_OP(CwSeluOp, "selu")
 CW_UNARY_OP(CwSoftsignOp, "softsign")
+CW_UNARY_OP(CwExpm1Op, "expm1")
+CW_UNARY_OP(CwSinOp, "sin")
+CW_UNARY_OP(CwCosOp, "cos")
 CW_UNARY_OP(CwIsNanOp, "is_nan")
 CW_UNARY_OP(CwIsInfOp, "is_inf")
 CW_UNARY_OP(CwIsFiniteOp, "is_finite")
@@ -147,6 +150,10 @@ CW_REGISTER("Relu6", float, CwRelu6Op)
 CW_REGISTER("Elu", float, CwEluOp)
 CW_REGISTER("Selu", float, CwSeluOp)
 CW_REGISTER("Softsign", float, CwSoftsignOp)
+CW_REGISTER("Rint", float, CwRoundOp)
+CW_REGISTER("Expm1", float, CwExpm1Op)
+CW_REGISTER("Sin", float, CwSinOp)
+CW_REGISTER("Cos", float, CwCosOp)
 CW_REGISTER("IsNan", float, CwIsNanOp)
 CW_REGISTER("IsInf", float, CwIsInfOp)
 CW_REGISTER("IsFinite", float, CwIsFiniteOp)
