@@ -534,3 +534,19 @@ def test_pow_special_values():
     x = np.array([-2.0, -2.0, 0.0, 0.0, 1.0, np.nan, 2.0, -0.5, np.inf, 4.0], np.float32)
     y = np.array([3.0, 0.5, -1.0, 0.0, np.nan, 0.0, -2.0, 2.0, -1.0, 0.5], np.float32)
     assert_matches_cpu(lambda a, b: R.Pow(x=a, y=b), x, y, rtol=1e-6, atol=0)
+
+
+def test_select_v2_high_rank(rng):
+    # Up to rank 8 with no two neighbouring dims broadcasting alike.
+    sc = (2, 1, 2, 1, 2, 1, 2, 1)
+    st = (1, 2, 1, 2, 1, 2, 1, 2)
+    c = rng.integers(0, 2, size=sc).astype(bool)
+    t = rng.standard_normal(st).astype(np.float32)
+    e = rng.standard_normal((2,)).astype(np.float32)
+    assert_matches_cpu(lambda a, b, d: R.SelectV2(condition=a, t=b, e=d), c, t, e, rtol=0,
+                       atol=0)
+
+
+def test_select_v2_rank9_unimplemented():
+    _assert_same_error(lambda a, b, d: R.SelectV2(condition=a, t=b, e=d), np.ones([1] * 9, bool),
+                       np.ones([2] * 9, np.float32), np.ones([2] * 9, np.float32))

@@ -91,10 +91,10 @@ class CwSelectV2Op : public OpKernel {
                 errors::InvalidArgument("condition ", cond.shape().DebugString(), ", then ",
                                         then.shape().DebugString(), ", and else ",
                                         els.shape().DebugString(), " must be broadcastable"));
+    // TensorFlow's SelectV2 handles output ranks up to 8.
     OP_REQUIRES(ctx, bc.rank <= cw::kMaxRank && bc.out_shape.size() <= 8,
-                errors::Unimplemented("Broadcast between ", cond.shape().DebugString(), ", ",
-                                      then.shape().DebugString(), " and ",
-                                      els.shape().DebugString(), " is not supported yet."));
+                errors::Unimplemented("Broadcast between ", cond.shape().DebugString(), " and ",
+                                      then.shape().DebugString(), " is not supported yet."));
     const TensorShape out_shape(bc.out_shape);
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({1, 2}, 0, out_shape, &out));
