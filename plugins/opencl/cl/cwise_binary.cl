@@ -9,9 +9,10 @@
 // Two kernels per op and dtype:
 //   cw_<op>_<sfx>(a, b, y, n, sa, sb): flat; a read at i*sa, b at i*sb
 //     (step 0: a broadcast scalar);
-//   cw_<op>_bc_<sfx>(a, b, y, n, dims, sa, sb): y has dims (long8, leading
-//     1s), a/b are read at the dot product of the coordinates with their
-//     element strides (0 where broadcast).
+//   cw_<op>_bc_<sfx>(a, b, y, rows, inner, chunks, dims, sa, sb): y has dims
+//     (long8, leading 1s; dims.s7 == inner, rows = the product of the
+//     others), a/b are read at the dot product of the coordinates with their
+//     element strides (0 where broadcast); chunks = ceil(inner / CW_CHUNK).
 
 // Offsets of element i of a long8 view for two (or three) stride sets.
 inline void cw_offsets2(long i, long8 dims, long8 s0, long8 s1, long* o0, long* o1) {
@@ -50,6 +51,11 @@ inline void cw_offsets3(long i, long8 dims, long8 s0, long8 s1, long8 s2, long* 
   *o2 = z;
 }
 
+// The strided form: one work-item per CW_CHUNK elements of an innermost row
+// (dims.s7 = inner elements per row; the row's offsets come from dims.s0-s6,
+// so the index arithmetic is paid once per chunk, not per element).
+#define CW_CHUNK 64
+
 // EXPR uses x (from a) and z (from b).
 #define CW_BINARY(NAME, TI, TO, SFX, EXPR)                                                   \
   __kernel void cw_##NAME##_##SFX(TENSOR(const TI, a), TENSOR(const TI, b), TENSOR(TO, out), \
@@ -60,14 +66,26 @@ inline void cw_offsets3(long i, long8 dims, long8 s0, long8 s1, long8 s2, long* 
     PTR(out)[i] = (TO)(EXPR);                                                                \
   }                                                                                          \
   __kernel void cw_##NAME##_bc_##SFX(TENSOR(const TI, a), TENSOR(const TI, b),               \
-                                     TENSOR(TO, out), const long n, const long8 dims,        \
-                                     const long8 sa, const long8 sb) {                       \
-    INDEX_OR_RETURN(i, n);                                                                   \
+                                     TENSOR(TO, out), const long rows, const long inner,     \
+                                     const long chunks, const long8 dims, const long8 sa,    \
+                                     const long8 sb) {                                       \
+    INDEX_OR_RETURN(w, rows * chunks);                                                       \
+    const long row = w / chunks;                                                             \
+    const long j0 = (w - row * chunks) * CW_CHUNK;                                           \
+    const long j1 = min(j0 + CW_CHUNK, inner);                                               \
+    long8 od = dims;                                                                         \
+    od.s7 = 1;                                                                               \
     long ia, ib;                                                                             \
-    cw_offsets2(i, dims, sa, sb, &ia, &ib);                                                  \
-    const TI x = PTR(a)[ia];                                                                 \
-    const TI z = PTR(b)[ib];                                                                 \
-    PTR(out)[i] = (TO)(EXPR);                                                                \
+    cw_offsets2(row, od, sa, sb, &ia, &ib);                                                  \
+    const __global TI* pa = PTR(a) + ia;                                                     \
+    const __global TI* pb = PTR(b) + ib;                                                     \
+    __global TO* po = PTR(out) + row * inner;                                                \
+    const long ja = sa.s7, jb = sb.s7;                                                       \
+    for (long j = j0; j < j1; ++j) {                                                         \
+      const TI x = pa[j * ja];                                                               \
+      const TI z = pb[j * jb];                                                               \
+      po[j] = (TO)(EXPR);                                                                    \
+    }                                                                                        \
   }
 
 inline float cw_maxf(float x, float z) { return isnan(x) ? x : (isnan(z) ? z : fmax(x, z)); }

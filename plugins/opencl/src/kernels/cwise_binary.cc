@@ -64,8 +64,10 @@ class CwiseBinaryOp : public OpKernel {
                                   {a, b, *out, Arg::I64(n), Arg::I64(bc.flat_step[0]),
                                    Arg::I64(bc.flat_step[1])}));
     } else {
-      OP_REQUIRES_OK(ctx, Enqueue(ctx, KernelName((base + "_bc").c_str(), a.dtype()), n,
-                                  {a, b, *out, Arg::I64(n), Arg::Long8(bc.dims),
+      const cw::RowLaunch r = cw::RowsOf(bc);
+      OP_REQUIRES_OK(ctx, Enqueue(ctx, KernelName((base + "_bc").c_str(), a.dtype()), r.items(),
+                                  {a, b, *out, Arg::I64(r.rows), Arg::I64(r.inner),
+                                   Arg::I64(r.chunks), Arg::Long8(bc.dims),
                                    Arg::Long8(bc.strides[0]), Arg::Long8(bc.strides[1])}));
     }
   }

@@ -96,6 +96,22 @@ inline Broadcast MakeBroadcast(const std::vector<const tensorflow::TensorShape*>
   return b;
 }
 
+// The strided kernels' launch (cl/cwise_binary.cl: CW_CHUNK elements of an
+// innermost row per work-item): rows, inner, chunks; work-items = rows * chunks.
+constexpr int64_t kChunk = 64;
+struct RowLaunch {
+  int64_t rows = 0, inner = 0, chunks = 0;
+  int64_t items() const { return rows * chunks; }
+};
+inline RowLaunch RowsOf(const Broadcast& b) {
+  RowLaunch r;
+  r.inner = b.dims[kMaxRank - 1];
+  r.rows = 1;
+  for (int i = 0; i < kMaxRank - 1; ++i) r.rows *= b.dims[i];
+  r.chunks = (r.inner + kChunk - 1) / kChunk;
+  return r;
+}
+
 // "[2,3]" of a shape vector.
 inline std::string ShapeString(const std::vector<int64_t>& s) {
   return tensorflow::TensorShape(s).DebugString();
