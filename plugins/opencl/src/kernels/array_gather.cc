@@ -1,0 +1,217 @@
+// GatherV2 and OneHot on OPENCL: T float, int64, bool; indices int32, int64
+// (OneHot also uint8). axis / depth are HostMemory as in TensorFlow's GPU
+// registrations; on_value / off_value are device scalars.
+//   GatherV2: params viewed as [batch, outer, axis_dim, inner], indices as
+//     [batch, J]: out[b, o, j, k] = params[b, o, indices[b, j], k]
+//     (cl/array.cl array_gather; TensorFlow's gather_op.cc).
+//   OneHot: out viewed as [P, depth, S]: out[p, d, s] = indices[p, s] == d ?
+//     on_value : off_value (array_one_hot; TensorFlow's one_hot_op.cc).
+// Out-of-range gather indices: the indices are in device memory (int32 ones
+// too: TensorFlow copies them to the device for this kernel), which the host
+// cannot read, so, as TensorFlow's GPU kernel does, the kernel writes 0 for an
+// index outside [0, axis_dim) where TensorFlow's CPU kernel raises
+// InvalidArgument. (Should indices ever arrive in host memory, they are
+// checked with the CPU kernel's message and uploaded.)
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "array_util.h"
+
+namespace tensorflow {
+
+using pdk_opencl::Arg;
+using pdk_opencl::Enqueue;
+using pdk_opencl::array::HostIndices;
+using pdk_opencl::array::OnDevice;
+using pdk_opencl::array::SizedKernelName;
+
+namespace {
+
+const char* IndexSuffix(DataType dt) {
+  switch (dt) {
+    case DT_INT32: return "i32";
+    case DT_INT64: return "i64";
+    default: return "u8";
+  }
+}
+
+// "[1,2]": the coordinates of flat index `i` in `shape` (TensorFlow's
+// SliceDebugString).
+std::string Coordinates(const TensorShape& shape, int64 i) {
+  std::vector<int64> c(shape.dims());
+  for (int d = shape.dims() - 1; d >= 0; --d) {
+    c[d] = i % shape.dim_size(d);
+    i /= shape.dim_size(d);
+  }
+  std::string s = "[";
+  for (size_t d = 0; d < c.size(); ++d) s += (d ? "," : "") + std::to_string(c[d]);
+  return s + "]";
+}
+
+}  // namespace
+
+class GatherV2Op : public OpKernel {
+ public:
+  explicit GatherV2Op(OpKernelConstruction* c) : OpKernel(c) {
+    if (c->HasAttr("batch_dims")) OP_REQUIRES_OK(c, c->GetAttr("batch_dims", &batch_dims_));
+  }
+
+  void Compute(OpKernelContext* c) override {
+    const Tensor& params = c->input(0);
+    const Tensor& indices = c->input(1);
+    OP_REQUIRES(c, TensorShapeUtils::IsVectorOrHigher(params.shape()),
+                errors::InvalidArgument("params must be at least 1 dimensional"));
+    const Tensor& axis_t = c->input(2);
+    OP_REQUIRES(c, TensorShapeUtils::IsScalar(axis_t.shape()),
+                errors::InvalidArgument("axis must be scalar"));
+    int64 axis = HostIndices(axis_t)[0];
+    OP_REQUIRES(c, axis < std::numeric_limits<int64>::max(),
+                errors::InvalidArgument(
+                    "axis must be less than std::numeric_limits<int64_t>::max()"));
+    const int64 min_dims = axis < 0 ? -axis : axis + 1;
+    OP_REQUIRES(c, params.dims() >= min_dims,
+                errors::InvalidArgument("Shape must be at least rank ", min_dims,
+                                        " but is rank ", params.dims()));
+    if (axis < 0) axis += params.dims();
+    int64 batch_dims = batch_dims_;
+    if (batch_dims != 0) {
+      OP_REQUIRES(c, batch_dims >= -indices.dims() && batch_dims <= indices.dims(),
+                  errors::InvalidArgument("Expected batch_dims in the range [", -indices.dims(),
+                                          ", ", indices.dims(), "], but got ", batch_dims));
+      if (batch_dims < 0) batch_dims += indices.dims();
+      OP_REQUIRES(c, batch_dims < params.dims(),
+                  errors::InvalidArgument("batch_dims (", batch_dims,
+                                          ") must be less than rank(params) (", params.dims(),
+                                          ")."));
+      OP_REQUIRES(c, axis >= batch_dims,
+                  errors::InvalidArgument("batch_dims (", batch_dims,
+                                          ") must be less than or equal to axis (", axis, ")."));
+      for (int i = 0; i < batch_dims; ++i)
+        OP_REQUIRES(c, params.dim_size(i) == indices.dim_size(i),
+                    errors::InvalidArgument("params.shape[", i, "]: ", params.dim_size(i),
+                                            " should be equal to indices.shape[", i,
+                                            "]: ", indices.dim_size(i)));
+    }
+    const int64 axis_dim = params.dim_size(static_cast<int>(axis));
+    if (indices.dtype() == DT_INT32)
+      OP_REQUIRES(c, axis_dim <= std::numeric_limits<int32>::max(),
+                  errors::InvalidArgument("params.shape[", axis, "] too large for int32 indexing: ",
+                                          axis_dim, " > ", std::numeric_limits<int32>::max()));
+    TensorShape shape;
+    int64 batch = 1, outer = 1, inner = 1;
+    for (int i = 0; i < batch_dims; ++i) {
+      OP_REQUIRES_OK(c, shape.AddDimWithStatus(params.dim_size(i)));
+      batch *= params.dim_size(i);
+    }
+    for (int i = batch_dims; i < axis; ++i) {
+      OP_REQUIRES_OK(c, shape.AddDimWithStatus(params.dim_size(i)));
+      outer *= params.dim_size(i);
+    }
+    for (int i = batch_dims; i < indices.dims(); ++i)
+      OP_REQUIRES_OK(c, shape.AddDimWithStatus(indices.dim_size(i)));
+    for (int i = axis + 1; i < params.dims(); ++i) {
+      OP_REQUIRES_OK(c, shape.AddDimWithStatus(params.dim_size(i)));
+      inner *= params.dim_size(i);
+    }
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
+    const int64 n_idx = indices.NumElements();
+    if (n_idx == 0 || inner == 0 || out->NumElements() == 0) return;
+    if (!indices.device_memory()) {  // host indices: the CPU kernel's check
+      const std::vector<int64> v = HostIndices(indices);
+      for (int64 i = 0; i < n_idx; ++i)
+        OP_REQUIRES(c, v[i] >= 0 && v[i] < axis_dim,
+                    errors::InvalidArgument("indices", Coordinates(indices.shape(), i), " = ",
+                                            v[i], " is not in [0, ", axis_dim, ")"));
+    }
+    Tensor dev_indices;
+    OP_REQUIRES_OK(c, OnDevice(c, indices, &dev_indices));
+    const int64 n = out->NumElements();
+    const std::string name = SizedKernelName("array_gather", params.dtype()) + "_" +
+                             IndexSuffix(indices.dtype());
+    OP_REQUIRES_OK(c, Enqueue(c, name, n,
+                              {params, dev_indices, *out, Arg::I64(n), Arg::I64(outer),
+                               Arg::I64(axis_dim), Arg::I64(n_idx / batch), Arg::I64(inner)}));
+  }
+
+ private:
+  int32 batch_dims_ = 0;
+};
+
+class OneHotOp : public OpKernel {
+ public:
+  explicit OneHotOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("axis", &axis_));
+  }
+
+  void Compute(OpKernelContext* c) override {
+    const Tensor& indices = c->input(0);
+    const Tensor& depth = c->input(1);
+    const Tensor& on = c->input(2);
+    const Tensor& off = c->input(3);
+    const int idims = indices.dims();
+    const int odims = idims + 1;
+    OP_REQUIRES(c, axis_ == -1 || (axis_ >= 0 && axis_ < odims),
+                errors::InvalidArgument("Expected axis to be -1 or between [0, ", odims,
+                                        ").  But received: ", axis_));
+    OP_REQUIRES(c, TensorShapeUtils::IsScalar(depth.shape()),
+                errors::InvalidArgument("depth must be a scalar, but got: ",
+                                        depth.shape().DebugString()));
+    OP_REQUIRES(c, TensorShapeUtils::IsScalar(on.shape()),
+                errors::InvalidArgument("on_value must be a scalar, but got: ",
+                                        on.shape().DebugString()));
+    OP_REQUIRES(c, TensorShapeUtils::IsScalar(off.shape()),
+                errors::InvalidArgument("off_value must be a scalar, but got: ",
+                                        off.shape().DebugString()));
+    const int axis = axis_ == -1 ? idims : static_cast<int>(axis_);
+    const int64 d = depth.scalar<int32>()();
+    OP_REQUIRES(c, d >= 0, errors::InvalidArgument("depth must be non-negative, got: ", d));
+    TensorShape shape(indices.shape());
+    OP_REQUIRES_OK(c, shape.InsertDimWithStatus(axis, d));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
+    const int64 n = out->NumElements();
+    if (n == 0) return;
+    int64 s = 1;
+    for (int i = axis; i < idims; ++i) s *= indices.dim_size(i);
+    Tensor dev_indices;
+    OP_REQUIRES_OK(c, OnDevice(c, indices, &dev_indices));
+    const std::string name =
+        SizedKernelName("array_one_hot", on.dtype()) + "_" + IndexSuffix(indices.dtype());
+    OP_REQUIRES_OK(c, Enqueue(c, name, n,
+                              {dev_indices, on, off, *out, Arg::I64(n), Arg::I64(d), Arg::I64(s)}));
+  }
+
+ private:
+  int64 axis_ = -1;
+};
+
+#define PDK_REGISTER_GATHER(T, I)                               \
+  REGISTER_KERNEL_BUILDER(Name("GatherV2")                      \
+                              .Device(DEVICE_OPENCL)            \
+                              .TypeConstraint<T>("Tparams")     \
+                              .TypeConstraint<I>("Tindices")    \
+                              .HostMemory("axis"),              \
+                          GatherV2Op);                          \
+  REGISTER_KERNEL_BUILDER(Name("OneHot")                        \
+                              .Device(DEVICE_OPENCL)            \
+                              .TypeConstraint<T>("T")           \
+                              .TypeConstraint<I>("TI")          \
+                              .HostMemory("depth"),             \
+                          OneHotOp);
+#define PDK_REGISTER(T)                  \
+  PDK_REGISTER_GATHER(T, int32)          \
+  PDK_REGISTER_GATHER(T, ::tensorflow::int64)
+PDK_OPENCL_ARRAY_TYPES(PDK_REGISTER)
+#undef PDK_REGISTER
+#define PDK_REGISTER(T)                                                                       \
+  REGISTER_KERNEL_BUILDER(                                                                    \
+      Name("OneHot").Device(DEVICE_OPENCL).TypeConstraint<T>("T").TypeConstraint<uint8>("TI") \
+          .HostMemory("depth"),                                                               \
+      OneHotOp);
+PDK_OPENCL_ARRAY_TYPES(PDK_REGISTER)
+#undef PDK_REGISTER
+#undef PDK_REGISTER_GATHER
+
+}  // namespace tensorflow
