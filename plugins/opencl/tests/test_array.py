@@ -1,0 +1,370 @@
+"""The array ops on OPENCL (src/kernels/array_*.cc, cl/array.cl) against
+TensorFlow's CPU kernels: Pack, Unpack, ConcatV2, Concat, Split, SplitV, Slice,
+StridedSlice, StridedSliceGrad, Transpose, Tile, BroadcastTo, ReverseV2,
+GatherV2, OneHot; float32, int64 and bool; empty shapes, negative axes, and
+bad arguments (same exception class and message as the CPU kernel)."""
+import re
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import DEVICE, assert_matches_cpu
+
+DTYPES = [np.float32, np.int64, np.bool_]
+
+
+def make(shape, dtype, rng):
+    if dtype == np.bool_:
+        return rng.random(shape) > 0.5
+    if dtype == np.int64:
+        return rng.integers(-100, 100, shape).astype(np.int64)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def exact(fn, *args, **kwargs):
+    return assert_matches_cpu(fn, *args, rtol=0, atol=0, **kwargs)
+
+
+def _message(e):
+    m = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", e.message)
+    return re.sub(r"\s*\[Op:.*$", "", m, flags=re.S).strip()
+
+
+def assert_same_error(fn, *args):
+    """fn raises on OPENCL what it raises on the CPU: class and message."""
+    errors = []
+    for device in (DEVICE, "/CPU:0"):
+        with tf.device(device):
+            dev_args = [tf.identity(a) if isinstance(a, np.ndarray) else a for a in args]
+            with pytest.raises(tf.errors.OpError) as info:
+                out = fn(*dev_args)
+                tf.nest.map_structure(lambda t: t.numpy(), out)
+        errors.append(info.value)
+    got, want = errors
+    assert type(got) is type(want), (got, want)
+    assert _message(got) == _message(want)
+    return _message(got)
+
+
+# ---- Pack / Unpack ----
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,axis", [((3, 4), 0), ((3, 4), 1), ((3, 4), 2), ((3, 4), -1),
+                                        ((2, 0, 3), 1), ((), 0), ((5,), -2)])
+def test_pack(shape, axis, dtype, rng):
+    xs = [make(shape, dtype, rng) for _ in range(3)]
+    exact(lambda a, b, c: tf.stack([a, b, c], axis=axis), *xs)
+
+
+def test_pack_single_and_errors(rng):
+    x = make((2, 3), np.float32, rng)
+    exact(lambda a: tf.stack([a], axis=1), x)
+    assert_same_error(lambda a: tf.raw_ops.Pack(values=[a, a], axis=3), x)
+    assert_same_error(lambda a, b: tf.raw_ops.Pack(values=[a, b], axis=0), x,
+                      make((3, 2), np.float32, rng))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,axis", [((3, 4), 0), ((3, 4), 1), ((3, 4), -1),
+                                        ((2, 0, 3), 0), ((2, 3, 0), 1), ((4,), 0)])
+def test_unpack(shape, axis, dtype, rng):
+    exact(lambda a: tf.unstack(a, axis=axis), make(shape, dtype, rng))
+
+
+def test_unpack_errors(rng):
+    x = make((2, 3), np.float32, rng)
+    assert_same_error(lambda a: tf.raw_ops.Unpack(value=a, num=2, axis=2), x)
+    assert_same_error(lambda a: tf.raw_ops.Unpack(value=a, num=3, axis=0), x)
+
+
+# ---- ConcatV2 / Concat ----
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes,axis", [
+    ([(2, 3), (2, 5)], 1), ([(2, 3), (4, 3), (1, 3)], 0), ([(2, 3, 4), (2, 1, 4)], -2),
+    ([(2, 0, 4), (2, 3, 4)], 1), ([(0, 3), (0, 3)], 1), ([(5,), (0,), (2,)], 0),
+    ([(2, 3, 4)], 2)])
+def test_concat(shapes, axis, dtype, rng):
+    xs = [make(s, dtype, rng) for s in shapes]
+    exact(lambda *a: tf.concat(list(a), axis=axis), *xs)
+
+
+def test_concat_v1_and_int64_axis(rng):
+    a, b = make((2, 3), np.float32, rng), make((2, 2), np.float32, rng)
+    exact(lambda x, y: tf.raw_ops.Concat(concat_dim=1, values=[x, y]), a, b)
+    exact(lambda x, y: tf.raw_ops.ConcatV2(values=[x, y], axis=tf.constant(-1, tf.int64)), a, b)
+
+
+@pytest.mark.parametrize("case", ["axis", "rank", "dim", "scalars"])
+def test_concat_errors(case, rng):
+    a = make((2, 3), np.float32, rng)
+    if case == "axis":
+        assert_same_error(lambda x: tf.raw_ops.ConcatV2(values=[x, x], axis=2), a)
+    elif case == "rank":
+        assert_same_error(lambda x, y: tf.raw_ops.ConcatV2(values=[x, y], axis=0), a,
+                          make((2, 3, 1), np.float32, rng))
+    elif case == "dim":
+        assert_same_error(lambda x, y: tf.raw_ops.ConcatV2(values=[x, y], axis=0), a,
+                          make((2, 4), np.float32, rng))
+    else:
+        s = np.float32(1.0)
+        assert_same_error(lambda x, y: tf.raw_ops.ConcatV2(values=[x, y], axis=0),
+                          np.array(s), np.array(s))
+
+
+# ---- Split / SplitV ----
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,num,axis", [((6, 4), 3, 0), ((6, 4), 2, 1), ((2, 6, 3), 3, -2),
+                                            ((0, 4), 2, 1), ((4, 4), 1, 0), ((2, 0), 2, 1)])
+def test_split(shape, num, axis, dtype, rng):
+    exact(lambda a: tf.split(a, num, axis=axis), make(shape, dtype, rng))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,sizes,axis", [((6, 4), [1, 2, 3], 0), ((6, 4), [3, -1], 1),
+                                              ((2, 5, 3), [0, 5], -2), ((6,), [6], 0),
+                                              ((6, 0), [2, -1], 0)])
+def test_split_v(shape, sizes, axis, dtype, rng):
+    exact(lambda a: tf.split(a, sizes, axis=axis), make(shape, dtype, rng))
+
+
+@pytest.mark.parametrize("case", ["axis", "uneven", "two_minus_one", "sum", "negative", "count"])
+def test_split_errors(case, rng):
+    x = make((6, 4), np.float32, rng)
+    f = {
+        "axis": lambda a: tf.raw_ops.Split(axis=2, value=a, num_split=2),
+        "uneven": lambda a: tf.raw_ops.Split(axis=1, value=a, num_split=3),
+        "two_minus_one": lambda a: tf.raw_ops.SplitV(value=a, size_splits=[-1, -1],
+                                                     axis=0, num_split=2),
+        "sum": lambda a: tf.raw_ops.SplitV(value=a, size_splits=[2, 2], axis=0, num_split=2),
+        "negative": lambda a: tf.raw_ops.SplitV(value=a, size_splits=[7, -1], axis=0,
+                                                num_split=2),
+        "count": lambda a: tf.raw_ops.SplitV(value=a, size_splits=[2, 2, 2], axis=0,
+                                             num_split=2),
+    }[case]
+    assert_same_error(f, x)
+
+
+# ---- Slice / StridedSlice / StridedSliceGrad ----
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,begin,size", [
+    ((4, 5, 6), [1, 0, 2], [2, -1, 3]), ((4, 5), [0, 0], [4, 5]), ((4, 5), [4, 2], [0, 3]),
+    ((0, 3), [0, 1], [0, 2]), ((7,), [3], [-1]), ((2, 3, 4, 5, 2, 2, 2, 3), [1, 1, 1, 1, 1, 0, 0, 1],
+                                                   [1, 2, 3, 4, 1, 2, 2, 1])])
+def test_slice(shape, begin, size, dtype, rng):
+    exact(lambda a: tf.slice(a, begin, size), make(shape, dtype, rng))
+
+
+@pytest.mark.parametrize("begin,size", [([0, 0], [5, 1]), ([-1, 0], [1, 1]), ([0], [1]),
+                                        ([1, 1], [1, -2])])
+def test_slice_errors(begin, size, rng):
+    assert_same_error(lambda a: tf.slice(a, begin, size), make((4, 3), np.float32, rng))
+
+
+SLICES = [
+    lambda a: a[1:3],
+    lambda a: a[:, ::2],
+    lambda a: a[::-1, 1:, -2::-2],
+    lambda a: a[..., 1],
+    lambda a: a[1, ..., tf.newaxis, :2],
+    lambda a: a[tf.newaxis, -1, :, tf.newaxis],
+    lambda a: a[-10:10, 4:1:-1, 1:1],
+    lambda a: a[:],
+    lambda a: a[0, 1, 2],
+    lambda a: a[..., ::-1, :],
+    lambda a: a[2:0:-1, ..., 3],
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("k", range(len(SLICES)))
+def test_strided_slice(k, dtype, rng):
+    exact(SLICES[k], make((4, 5, 6), dtype, rng))
+
+
+def test_strided_slice_empty_and_int64_spec(rng):
+    exact(lambda a: a[1:, ::-1], make((0, 3), np.float32, rng))
+    exact(lambda a: a[:, 2:1], make((3, 4), np.float32, rng))
+    x = make((4, 5), np.float32, rng)
+    exact(lambda a: tf.raw_ops.StridedSlice(
+        input=a, begin=tf.constant([1, -1], tf.int64), end=tf.constant([4, 0], tf.int64),
+        strides=tf.constant([2, -1], tf.int64), end_mask=1), x)
+
+
+@pytest.mark.parametrize("case", ["stride0", "shrink_oob", "ellipses", "shapes", "too_many",
+                                  "shrink_stride"])
+def test_strided_slice_errors(case, rng):
+    x = make((4, 5), np.float32, rng)
+    f = {
+        "stride0": lambda a: tf.raw_ops.StridedSlice(input=a, begin=[0], end=[1], strides=[0]),
+        "shrink_oob": lambda a: tf.raw_ops.StridedSlice(input=a, begin=[0, 7], end=[1, 8],
+                                                        strides=[1, 1], shrink_axis_mask=2),
+        "ellipses": lambda a: tf.raw_ops.StridedSlice(input=a, begin=[0, 0], end=[1, 1],
+                                                      strides=[1, 1], ellipsis_mask=3),
+        "shapes": lambda a: tf.raw_ops.StridedSlice(input=a, begin=[0, 0], end=[1],
+                                                    strides=[1, 1]),
+        "too_many": lambda a: tf.raw_ops.StridedSlice(input=a, begin=[0, 0, 0], end=[1, 1, 1],
+                                                      strides=[1, 1, 1]),
+        "shrink_stride": lambda a: tf.raw_ops.StridedSlice(input=a, begin=[1], end=[2],
+                                                           strides=[-1], shrink_axis_mask=1),
+    }[case]
+    assert_same_error(f, x)
+
+
+GRADS = [
+    dict(begin=[1, 0, 0], end=[3, 5, 6], strides=[1, 2, 1]),
+    dict(begin=[-1, 4, 0], end=[0, 0, 6], strides=[-1, -2, 3], new_axis_mask=0),
+    dict(begin=[1, 0, 0, 2], end=[2, 0, 0, 4], strides=[1, 1, 1, 1], shrink_axis_mask=1,
+         new_axis_mask=4, ellipsis_mask=2),
+    dict(begin=[0, 0, 0], end=[4, 5, 6], strides=[1, 1, 1]),
+    dict(begin=[0, 3], end=[0, 3], strides=[1, 1], ellipsis_mask=1),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("k", range(len(GRADS)))
+def test_strided_slice_grad(k, dtype, rng):
+    spec = GRADS[k]
+    shape = [4, 5, 6]
+    fwd = tf.raw_ops.StridedSlice(input=np.zeros(shape, np.float32), **spec)
+    dy = make(fwd.shape, dtype, rng)
+    exact(lambda d: tf.raw_ops.StridedSliceGrad(shape=shape, dy=d, **spec), dy)
+
+
+def test_strided_slice_grad_of_keras_style_slice(rng):
+    x = make((3, 4), np.float32, rng)
+    with tf.device(DEVICE):
+        v = tf.identity(x)
+        with tf.GradientTape() as tape:
+            tape.watch(v)
+            y = v[:, 1:3]
+        g = tape.gradient(y, v, output_gradients=tf.identity(np.ones((3, 2), np.float32)))
+    want = np.zeros((3, 4), np.float32)
+    want[:, 1:3] = 1
+    assert "OPENCL" in g.device
+    np.testing.assert_array_equal(g.numpy(), want)
+
+
+def test_strided_slice_grad_errors(rng):
+    dy = make((2, 2), np.float32, rng)
+    assert_same_error(lambda d: tf.raw_ops.StridedSliceGrad(
+        shape=[4, 5], begin=[0, 0], end=[2, 3], strides=[1, 1], dy=d), dy)
+
+
+# ---- Transpose / Tile / BroadcastTo / ReverseV2 ----
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,perm", [((3, 4), [1, 0]), ((2, 3, 4), [2, 0, 1]),
+                                        ((2, 3, 4, 5), [0, 2, 1, 3]), ((2, 0, 3), [2, 1, 0]),
+                                        ((5,), [0]), ((2, 3), [0, 1]),
+                                        ((2, 1, 3, 1, 2, 2, 1, 2, 3), [8, 7, 6, 5, 4, 3, 2, 1, 0])])
+def test_transpose(shape, perm, dtype, rng):
+    exact(lambda a: tf.transpose(a, perm), make(shape, dtype, rng))
+
+
+@pytest.mark.parametrize("perm", [[0, 0], [0, 2], [0], [[0, 1]]])
+def test_transpose_errors(perm, rng):
+    assert_same_error(lambda a: tf.raw_ops.Transpose(x=a, perm=perm), make((2, 3), np.float32, rng))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,mult", [((2, 3), [2, 3]), ((2, 3, 4), [1, 2, 1]), ((3,), [0]),
+                                        ((0, 2), [3, 2]), ((2, 3), [1, 1]), ((1, 1, 2), [4, 1, 2])])
+def test_tile(shape, mult, dtype, rng):
+    exact(lambda a: tf.tile(a, mult), make(shape, dtype, rng))
+
+
+@pytest.mark.parametrize("mult", [[1], [1, -1]])
+def test_tile_errors(mult, rng):
+    assert_same_error(lambda a: tf.tile(a, mult), make((2, 3), np.float32, rng))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,to", [((3,), (2, 3)), ((2, 1), (2, 4)), ((1, 3, 1), (5, 2, 3, 4)),
+                                      ((), (3, 2)), ((2, 3), (2, 3)), ((1, 3), (0, 3))])
+def test_broadcast_to(shape, to, dtype, rng):
+    exact(lambda a: tf.broadcast_to(a, to), make(shape, dtype, rng))
+
+
+@pytest.mark.parametrize("shape,to", [((3,), (2, 4)), ((2, 3), (3,)), ((3, 1), (1, 4))])
+def test_broadcast_to_errors(shape, to, rng):
+    assert_same_error(lambda a: tf.raw_ops.BroadcastTo(input=a, shape=to),
+                      make(shape, np.float32, rng))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,axis", [((3, 4), [0]), ((3, 4), [-1]), ((2, 3, 4), [0, 2]),
+                                        ((2, 3, 4), []), ((0, 3), [1]), ((5,), [0])])
+def test_reverse(shape, axis, dtype, rng):
+    exact(lambda a: tf.reverse(a, axis), make(shape, dtype, rng))
+
+
+@pytest.mark.parametrize("axis", [[2], [0, -2]])
+def test_reverse_errors(axis, rng):
+    assert_same_error(lambda a: tf.raw_ops.ReverseV2(tensor=a, axis=axis),
+                      make((3, 4), np.float32, rng))
+
+
+# ---- GatherV2 / OneHot ----
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+@pytest.mark.parametrize("shape,idx_shape,axis,batch_dims", [
+    ((5, 3), (4,), 0, 0), ((5, 3), (2, 2), 1, 0), ((2, 5, 3), (3,), -2, 0),
+    ((2, 5, 3), (2, 4), 1, 1), ((2, 3, 5, 3), (2, 3, 2), 2, 2), ((2, 3, 5, 3), (2, 2), 2, -1),
+    ((5, 0), (3,), 0, 0), ((5, 3), (0,), 0, 0), ((5,), (), 0, 0)])
+def test_gather(shape, idx_shape, axis, batch_dims, itype, dtype, rng):
+    params = make(shape, dtype, rng)
+    ax = axis if axis >= 0 else axis + len(shape)
+    idx = rng.integers(0, shape[ax], idx_shape).astype(itype)
+    exact(lambda p, i: tf.gather(p, i, axis=axis, batch_dims=batch_dims), params, idx)
+
+
+def test_gather_out_of_range_writes_zeros(rng):
+    # TensorFlow's CPU kernel raises; its GPU kernel (and this one: the
+    # indices are in device memory) writes 0 for an index outside [0, n).
+    params = make((4, 3), np.float32, rng)
+    with tf.device(DEVICE):
+        got = tf.gather(tf.identity(params), tf.identity(np.array([1, 4, -1, 3], np.int64))).numpy()
+    np.testing.assert_array_equal(got[[0, 3]], params[[1, 3]])
+    np.testing.assert_array_equal(got[[1, 2]], 0)
+
+
+@pytest.mark.parametrize("case", ["axis", "batch", "batch_axis", "batch_shape", "scalar"])
+def test_gather_errors(case, rng):
+    p = make((2, 3), np.float32, rng)
+    i = np.array([[0, 1], [1, 0]], np.int64)
+    if case == "batch_shape":
+        i = np.zeros((4, 2), np.int64)
+    f = {
+        "axis": lambda a, b: tf.raw_ops.GatherV2(params=a, indices=b, axis=2),
+        "batch": lambda a, b: tf.raw_ops.GatherV2(params=a, indices=b, axis=1, batch_dims=3),
+        "batch_axis": lambda a, b: tf.raw_ops.GatherV2(params=a, indices=b, axis=0,
+                                                       batch_dims=1),
+        "batch_shape": lambda a, b: tf.raw_ops.GatherV2(params=a, indices=b, axis=1,
+                                                        batch_dims=1),
+        "scalar": lambda a, b: tf.raw_ops.GatherV2(params=a[0, 0], indices=b, axis=0),
+    }[case]
+    assert_same_error(f, p, i)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("itype", [np.int32, np.int64, np.uint8])
+@pytest.mark.parametrize("idx_shape,depth,axis", [((4,), 3, -1), ((2, 3), 4, 0), ((2, 3), 4, 1),
+                                                  ((0,), 3, -1), ((3,), 0, -1), ((), 5, -1)])
+def test_one_hot(idx_shape, depth, axis, itype, dtype, rng):
+    idx = rng.integers(0, depth + 2, idx_shape).astype(itype)
+    if itype != np.uint8 and idx.size:
+        idx.flat[0] = -1
+    on, off = make((2,), dtype, rng)
+    exact(lambda i, a, b: tf.one_hot(i, depth, on_value=a, off_value=b, axis=axis, dtype=dtype),
+          idx, np.array(on), np.array(off))
+
+
+def test_one_hot_errors(rng):
+    idx = np.array([0, 1], np.int64)
+    assert_same_error(lambda i: tf.one_hot(i, 3, axis=2), idx)
+    assert_same_error(lambda i: tf.one_hot(i, -1), idx)
