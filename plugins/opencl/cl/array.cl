@@ -13,6 +13,9 @@
 // array_gather: TensorFlow's GatherV2 over params viewed as [B, O, A, K] and
 //   indices as [B, J]: out[b, o, j, k] = params[b, o, idx[b, j], k]; an index
 //   outside [0, A) gives 0 (TensorFlow's GPU kernel; its CPU kernel raises).
+// array_gather_nd: TensorFlow's GatherNd: indices viewed as [M, K], params as
+//   [d_0 .. d_K-1, slice]: out[m, r] = params[idx[m, :], r]; 0 when an index
+//   is outside its dim (TensorFlow's GPU kernel).
 // array_one_hot: TensorFlow's OneHot over out viewed as [P, D, S]:
 //   out[p, d, s] = idx[p, s] == d ? on : off.
 
@@ -80,6 +83,21 @@
     const long d = t % D;                                                                    \
     const long p = t / D;                                                                    \
     PTR(out)[i] = (long)PTR(idx)[p * S + s] == d ? PTR(on)[0] : PTR(off)[0];                 \
+  }                                                                                          \
+  __kernel void array_gather_nd_##SUF##_##ISUF(TENSOR(const T, p), TENSOR(const I, idx),     \
+                                               TENSOR(T, out), const long n, const int K,    \
+                                               const long8 pdims, const long slice) {        \
+    INDEX_OR_RETURN(i, n);                                                                   \
+    PDK_ARRAY_UNPACK8(pdims, d);                                                             \
+    const long m = i / slice;                                                                \
+    long off = 0;                                                                            \
+    int bad = 0;                                                                             \
+    for (int j = 0; j < K; ++j) {                                                            \
+      const long v = (long)PTR(idx)[m * K + j];                                              \
+      bad |= v < 0 || v >= d[j];                                                             \
+      off = off * d[j] + v;                                                                  \
+    }                                                                                        \
+    PTR(out)[i] = bad ? (T)0 : PTR(p)[off * slice + i % slice];                              \
   }
 
 PDK_ARRAY_KERNELS(uchar, u8)

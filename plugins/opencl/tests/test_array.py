@@ -28,6 +28,7 @@ def exact(fn, *args, **kwargs):
 
 def _message(e):
     m = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", e.message)
+    m = re.sub(r"\s*\[\[\{\{node [^}]*\}\}\]\]", "", m)
     return re.sub(r"\s*\[Op:.*$", "", m, flags=re.S).strip()
 
 
@@ -368,3 +369,78 @@ def test_one_hot_errors(rng):
     idx = np.array([0, 1], np.int64)
     assert_same_error(lambda i: tf.one_hot(i, 3, axis=2), idx)
     assert_same_error(lambda i: tf.one_hot(i, -1), idx)
+
+
+# ---- Pad / PadV2 / Snapshot / Reverse / GatherNd ----
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,pads", [((2, 3), [[1, 0], [2, 1]]), ((2, 3, 4), [[0, 0], [1, 1], [0, 3]]),
+                                        ((3,), [[0, 0]]), ((0, 2), [[1, 1], [0, 1]]), ((), []),
+                                        ((1, 2, 1, 2), [[0, 1], [1, 0], [2, 2], [0, 0]])])
+def test_pad(shape, pads, dtype, rng):
+    x = make(shape, dtype, rng)
+    p = np.array(pads, np.int64).reshape(-1, 2)
+    exact(lambda a: tf.pad(a, p), x)
+    exact(lambda a: tf.pad(a, p.astype(np.int32)), x)
+    cv = make((), dtype, rng)
+    exact(lambda a: tf.pad(a, p, constant_values=cv), x)
+
+
+@pytest.mark.parametrize("pads", [[[1, 0]], [[1, 0, 1], [0, 0, 0]], [[-1, 0], [0, 0]]])
+def test_pad_errors(pads, rng):
+    assert_same_error(lambda a: tf.raw_ops.Pad(input=a, paddings=pads),
+                      make((2, 3), np.float32, rng))
+
+
+def test_pad_v2_constant_not_scalar(rng):
+    assert_same_error(lambda a: tf.raw_ops.PadV2(input=a, paddings=[[1, 0], [0, 0]],
+                                                 constant_values=[1.0, 2.0]),
+                      make((2, 3), np.float32, rng))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 4), (0,), ()])
+def test_snapshot(shape, dtype, rng):
+    exact(lambda a: tf.raw_ops.Snapshot(input=a), make(shape, dtype, rng))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,dims", [((3, 4), [True, False]), ((2, 3, 4), [True, False, True]),
+                                        ((3, 0), [False, True]), ((5,), [False])])
+def test_reverse_v1(shape, dims, dtype, rng):
+    exact(lambda a: tf.raw_ops.Reverse(tensor=a, dims=dims), make(shape, dtype, rng))
+
+
+def test_reverse_v1_errors(rng):
+    assert_same_error(lambda a: tf.raw_ops.Reverse(tensor=a, dims=[True, False]),
+                      make((0, 3), np.float32, rng))
+    assert_same_error(lambda a: tf.raw_ops.Reverse(tensor=a, dims=[True]),
+                      make((3, 4), np.float32, rng))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+@pytest.mark.parametrize("shape,idx_shape", [((5, 3), (4, 1)), ((5, 3), (2, 2)), ((2, 3, 4), (2, 2, 2)),
+                                             ((2, 3, 4), (3, 3)), ((4, 3), (0, 1)), ((4, 3), (2, 0))])
+def test_gather_nd(shape, idx_shape, itype, dtype, rng):
+    params = make(shape, dtype, rng)
+    k = idx_shape[-1]
+    idx = np.zeros(idx_shape, itype)
+    for j in range(k):
+        idx[..., j] = rng.integers(0, shape[j], idx_shape[:-1])
+    exact(lambda p, i: tf.gather_nd(p, i), params, idx)
+
+
+def test_gather_nd_out_of_range_writes_zeros(rng):
+    params = make((4, 3), np.float32, rng)
+    with tf.device(DEVICE):
+        got = tf.gather_nd(tf.identity(params),
+                           tf.identity(np.array([[1, 2], [4, 0], [0, -1]], np.int64))).numpy()
+    np.testing.assert_array_equal(got, [params[1, 2], 0, 0])
+
+
+def test_gather_nd_errors(rng):
+    assert_same_error(lambda p, i: tf.raw_ops.GatherNd(params=p, indices=i),
+                      make((4, 3), np.float32, rng), np.zeros((2, 3), np.int64))
+    assert_same_error(lambda p, i: tf.raw_ops.GatherNd(params=p, indices=i),
+                      make((0, 3), np.float32, rng), np.zeros((2, 1), np.int64))

@@ -1,15 +1,17 @@
-// GatherV2 and OneHot on OPENCL: T float, int64, bool; indices int32, int64
+// GatherV2, GatherNd and OneHot on OPENCL: T float, int64, bool; indices int32, int64
 // (OneHot also uint8). axis / depth are HostMemory as in TensorFlow's GPU
 // registrations; on_value / off_value are device scalars.
 //   GatherV2: params viewed as [batch, outer, axis_dim, inner], indices as
 //     [batch, J]: out[b, o, j, k] = params[b, o, indices[b, j], k]
 //     (cl/array.cl array_gather; TensorFlow's gather_op.cc).
+//   GatherNd: out[m, r] = params[indices[m, 0..K), r] (array_gather_nd;
+//     TensorFlow's gather_nd_op.cc).
 //   OneHot: out viewed as [P, depth, S]: out[p, d, s] = indices[p, s] == d ?
 //     on_value : off_value (array_one_hot; TensorFlow's one_hot_op.cc).
 // Out-of-range gather indices: the indices are in device memory (int32 ones
 // too: TensorFlow copies them to the device for this kernel), which the host
 // cannot read, so, as TensorFlow's GPU kernel does, the kernel writes 0 for an
-// index outside [0, axis_dim) where TensorFlow's CPU kernel raises
+// index outside [0, axis_dim) (GatherNd: outside its dim) where TensorFlow's CPU kernel raises
 // InvalidArgument. (Should indices ever arrive in host memory, they are
 // checked with the CPU kernel's message and uploaded.)
 #include <limits>
@@ -139,6 +141,57 @@ class GatherV2Op : public OpKernel {
   int32 batch_dims_ = 0;
 };
 
+// TensorFlow's GatherNd: out.shape = indices.shape[:-1] + params.shape[K:],
+// K = indices.shape[-1].
+class GatherNdOp : public OpKernel {
+ public:
+  explicit GatherNdOp(OpKernelConstruction* c) : OpKernel(c) {}
+  void Compute(OpKernelContext* c) override {
+    const Tensor& params = c->input(0);
+    const Tensor& indices = c->input(1);
+    OP_REQUIRES(c, TensorShapeUtils::IsVectorOrHigher(params.shape()),
+                errors::InvalidArgument("params must be at least a vector"));
+    OP_REQUIRES(c, TensorShapeUtils::IsVectorOrHigher(indices.shape()),
+                errors::InvalidArgument("indices must be at least a vector"));
+    const int64 k = indices.dim_size(indices.dims() - 1);
+    OP_REQUIRES(c, k <= params.dims(),
+                errors::InvalidArgument(
+                    "index innermost dimension length must be <= params rank; saw: ", k, " vs. ",
+                    params.dims()));
+    OP_REQUIRES(c, k <= 8,
+                errors::Unimplemented("GatherNd on OPENCL of index depth ", k, " (at most 8)"));
+    TensorShape shape(indices.shape());
+    shape.RemoveLastDims(1);
+    const int64 m = shape.num_elements();
+    int64 slice = 1;
+    for (int i = static_cast<int>(k); i < params.dims(); ++i) {
+      slice *= params.dim_size(i);
+      shape.AddDim(params.dim_size(i));
+    }
+    if (m > 0)
+      OP_REQUIRES(c, params.NumElements() > 0,
+                  errors::InvalidArgument(
+                      "Requested more than 0 entries, but params is empty.  Params shape: ",
+                      params.shape().DebugString()));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
+    const int64 n = out->NumElements();
+    if (n == 0) return;
+    std::vector<int64> pd;
+    for (int i = 0; i < k; ++i) pd.push_back(params.dim_size(i));
+    int64_t d8[8];
+    pdk_opencl::array::ToLong8(pd, d8);
+    Tensor dev_indices;
+    OP_REQUIRES_OK(c, OnDevice(c, indices, &dev_indices));
+    const std::string name = SizedKernelName("array_gather_nd", params.dtype()) + "_" +
+                             IndexSuffix(indices.dtype());
+    OP_REQUIRES_OK(c, Enqueue(c, name, n,
+                              {params, dev_indices, *out, Arg::I64(n),
+                               Arg::I32(static_cast<int32_t>(k)), Arg::Long8(d8),
+                               Arg::I64(slice)}));
+  }
+};
+
 class OneHotOp : public OpKernel {
  public:
   explicit OneHotOp(OpKernelConstruction* c) : OpKernel(c) {
@@ -194,6 +247,11 @@ class OneHotOp : public OpKernel {
                               .TypeConstraint<I>("Tindices")    \
                               .HostMemory("axis"),              \
                           GatherV2Op);                          \
+  REGISTER_KERNEL_BUILDER(Name("GatherNd")                      \
+                              .Device(DEVICE_OPENCL)            \
+                              .TypeConstraint<T>("Tparams")     \
+                              .TypeConstraint<I>("Tindices"),   \
+                          GatherNdOp);                          \
   REGISTER_KERNEL_BUILDER(Name("OneHot")                        \
                               .Device(DEVICE_OPENCL)            \
                               .TypeConstraint<T>("T")           \

@@ -1,10 +1,10 @@
-// Transpose, ConjugateTranspose (real dtypes: the same), Tile, BroadcastTo and
-// ReverseV2 on OPENCL: float, int64, bool. perm / multiples / shape / axis are
+// Transpose, ConjugateTranspose (real dtypes: the same), Tile, BroadcastTo,
+// ReverseV2 and Reverse on OPENCL: float, int64, bool. perm / multiples / shape / axis are
 // HostMemory as in TensorFlow's GPU registrations.
 //   Transpose:   out[c] = in[c permuted back]: a strided copy whose source
 //                strides are the input's, permuted (cl/array.cl array_copy)
 //   BroadcastTo: a strided copy with source stride 0 on broadcast dims
-//   ReverseV2:   a strided copy with negative source strides on the axes
+//   ReverseV2 / Reverse: a strided copy with negative source strides on the axes
 //   Tile:        out[c] = in[c mod in_shape] (array_tile)
 // Semantics and error wording: TensorFlow's transpose_op.cc, tile_ops.cc,
 // broadcast_to_op.cc (util/bcast.h's rules), reverse_op.cc.
@@ -168,6 +168,24 @@ class BroadcastToOp : public OpKernel {
   }
 };
 
+namespace {
+
+// out = input reversed along the dims where rev[d].
+void ReverseInto(OpKernelContext* c, const Tensor& input, const std::vector<bool>& rev) {
+  Tensor* out = nullptr;
+  OP_REQUIRES_OK(c, c->allocate_output(0, input.shape(), &out));
+  const std::vector<int64> strides = RowMajorStrides(input.shape());
+  StridedView v;
+  for (int i = 0; i < input.dims(); ++i) {
+    const int64 d = input.dim_size(i);
+    if (rev[i]) v.src_off += (d - 1) * strides[i];
+    v.Add(d, rev[i] ? -strides[i] : strides[i], strides[i]);
+  }
+  OP_REQUIRES_OK(c, StridedCopy(c, input, *out, v));
+}
+
+}  // namespace
+
 // TensorFlow's ReverseV2: (tensor, axis) -> tensor reversed along `axis`.
 class ReverseV2Op : public OpKernel {
  public:
@@ -195,16 +213,38 @@ class ReverseV2Op : public OpKernel {
     }
     OP_REQUIRES(c, dims <= 8,
                 errors::Unimplemented("reverse is not implemented for tensors of rank > 8."));
-    Tensor* out = nullptr;
-    OP_REQUIRES_OK(c, c->allocate_output(0, input.shape(), &out));
-    const std::vector<int64> strides = RowMajorStrides(input.shape());
-    StridedView v;
-    for (int i = 0; i < dims; ++i) {
-      const int64 d = input.dim_size(i);
-      if (rev[i]) v.src_off += (d - 1) * strides[i];
-      v.Add(d, rev[i] ? -strides[i] : strides[i], strides[i]);
+    ReverseInto(c, input, rev);
+  }
+};
+
+// TensorFlow's Reverse: (tensor, dims) with dims a bool per dimension.
+class ReverseOp : public OpKernel {
+ public:
+  explicit ReverseOp(OpKernelConstruction* c) : OpKernel(c) {}
+  void Compute(OpKernelContext* c) override {
+    const Tensor& input = c->input(0);
+    const Tensor& dims_t = c->input(1);
+    if (input.dims() > 0)
+      OP_REQUIRES(c, input.dim_size(0) != 0,
+                  errors::InvalidArgument("Invalid input first dimension. Found 0."));
+    if (input.dims() == 0) {
+      c->set_output(0, input);
+      return;
     }
-    OP_REQUIRES_OK(c, StridedCopy(c, input, *out, v));
+    const int dims = input.dims();
+    OP_REQUIRES(c, TensorShapeUtils::IsVector(dims_t.shape()),
+                errors::InvalidArgument("'dims' must be 1-dimension, not ", dims_t.dims()));
+    OP_REQUIRES(c, dims == dims_t.dim_size(0),
+                errors::InvalidArgument(
+                    "'dims' must have the same number of values as 'input' has dimensions. "
+                    "'input' has ",
+                    dims, "'dims' has ", dims_t.dim_size(0), " values"));
+    OP_REQUIRES(c, dims <= 8,
+                errors::Unimplemented("reverse is not implemented for tensors of rank > 8."));
+    auto f = dims_t.flat<bool>();
+    std::vector<bool> rev(dims);
+    for (int i = 0; i < dims; ++i) rev[i] = f(i);
+    ReverseInto(c, input, rev);
   }
 };
 
@@ -225,7 +265,10 @@ class ReverseV2Op : public OpKernel {
       BroadcastToOp);                                                                       \
   REGISTER_KERNEL_BUILDER(                                                                  \
       Name("ReverseV2").Device(DEVICE_OPENCL).TypeConstraint<T>("T").HostMemory("axis"),    \
-      ReverseV2Op);
+      ReverseV2Op);                                                                         \
+  REGISTER_KERNEL_BUILDER(                                                                  \
+      Name("Reverse").Device(DEVICE_OPENCL).TypeConstraint<T>("T").HostMemory("dims"),      \
+      ReverseOp);
 PDK_OPENCL_ARRAY_TYPES(PDK_REGISTER)
 #undef PDK_REGISTER
 

@@ -96,5 +96,20 @@ Status OnDevice(OpKernelContext* ctx, const Tensor& t, Tensor* out) {
   return Status();
 }
 
+Status FillElements(OpKernelContext* ctx, Tensor* t, const void* value) {
+  const uint64_t bytes = t->TotalBytes();
+  if (bytes == 0) return Status();
+  PDK_ASSIGN_OR_RETURN(LaunchTarget target, Target(ctx));
+  cl_mem buf = nullptr;
+  uint64_t off = 0;
+  TF_RETURN_IF_ERROR(target.device->Resolve(t->data(), &buf, &off));
+  PDK_CL_RETURN_IF_ERROR(
+      clEnqueueFillBuffer(target.stream->queue(), buf, value,
+                          static_cast<size_t>(tensorflow::DataTypeSize(t->dtype())), off, bytes,
+                          0, nullptr, nullptr),
+      "clEnqueueFillBuffer");
+  return Status();
+}
+
 }  // namespace array
 }  // namespace pdk_opencl

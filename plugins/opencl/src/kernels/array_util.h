@@ -53,6 +53,10 @@ std::vector<int64> HostIndices(const Tensor& t);
 // tensor (written before this returns; blocking).
 Status OnDevice(OpKernelContext* ctx, const Tensor& t, Tensor* out);
 
+// Every element of `t` = the element at `value` (DataTypeSize(t's dtype)
+// bytes; 1, 2, 4 or 8), on the launch's stream.
+Status FillElements(OpKernelContext* ctx, Tensor* t, const void* value);
+
 // An OpenCL long8 of up to 8 values (the rest 0).
 void ToLong8(const std::vector<int64>& v, int64_t (&out)[8]);
 
