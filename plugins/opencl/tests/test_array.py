@@ -11,14 +11,17 @@ import tensorflow as tf
 
 from conftest import DEVICE, assert_matches_cpu
 
-DTYPES = [np.float32, np.int64, np.bool_]
+# int32: TensorFlow keeps int32 tensors of a device in host memory; the int32
+# kernels here (and TensorFlow's DEVICE_DEFAULT ones for Unpack, ConcatV2,
+# Slice) compute on the host.
+DTYPES = [np.float32, np.int64, np.bool_, np.int32]
 
 
 def make(shape, dtype, rng):
     if dtype == np.bool_:
         return rng.random(shape) > 0.5
-    if dtype == np.int64:
-        return rng.integers(-100, 100, shape).astype(np.int64)
+    if dtype in (np.int64, np.int32):
+        return rng.integers(-100, 100, shape).astype(dtype)
     return rng.standard_normal(shape).astype(np.float32)
 
 
@@ -225,7 +228,7 @@ GRADS = [
 ]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int32])
 @pytest.mark.parametrize("k", range(len(GRADS)))
 def test_strided_slice_grad(k, dtype, rng):
     spec = GRADS[k]
@@ -444,3 +447,27 @@ def test_gather_nd_errors(rng):
                       make((4, 3), np.float32, rng), np.zeros((2, 3), np.int64))
     assert_same_error(lambda p, i: tf.raw_ops.GatherNd(params=p, indices=i),
                       make((0, 3), np.float32, rng), np.zeros((2, 1), np.int64))
+
+
+def test_int32_out_of_range_indices_raise_as_on_cpu(rng):
+    # int32 params: everything in host memory, so the indices are checked.
+    params = make((4, 3), np.int32, rng)
+    assert_same_error(lambda p, i: tf.gather(p, i), params, np.array([1, 4], np.int64))
+    with tf.device(DEVICE):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="does not index into param"):
+            tf.gather_nd(tf.identity(params), tf.identity(np.array([[1, 3]], np.int64)))
+
+
+def test_int32_shape_arithmetic_of_gradients(rng):
+    # Gradients of Slice / Tile / Pad / GatherV2 build int32 shapes with Pack
+    # and StridedSlice on the device.
+    x = make((2, 3, 4), np.float32, rng)
+    with tf.device(DEVICE):
+        v = tf.identity(x)
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(v)
+            ys = [tf.slice(v, [0, 1, 0], [1, 2, 3]), tf.pad(v, [[1, 0], [0, 0], [2, 1]])]
+        for y in ys:
+            g = tape.gradient(y, v, output_gradients=tf.identity(np.ones(y.shape, np.float32)))
+            assert "OPENCL" in g.device
+            assert g.shape == v.shape

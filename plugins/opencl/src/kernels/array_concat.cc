@@ -1,4 +1,5 @@
-// ConcatV2, Concat and Pack on OPENCL: float, int64, bool. Each input is a
+// ConcatV2, Concat and Pack on OPENCL: float, int64, bool; Pack also int32 in
+// host memory (computed on the host). Each input is a
 // strided copy (cl/array.cl array_copy) of its [outer, inner_i] block into the
 // output viewed as [outer, sum inner_i] at the column of its offset.
 // Semantics and error wording: TensorFlow's concat_op.cc and pack_op.cc;
@@ -141,5 +142,14 @@ class PackOp : public OpKernel {
   REGISTER_KERNEL_BUILDER(Name("Pack").Device(DEVICE_OPENCL).TypeConstraint<T>("T"), PackOp);
 PDK_OPENCL_ARRAY_TYPES(PDK_REGISTER)
 #undef PDK_REGISTER
+
+// int32 Pack: in host memory, on the host (TensorFlow's GPU int32 Pack; it has
+// no DEVICE_DEFAULT one). ConcatV2 / Concat int32 are TensorFlow's own.
+REGISTER_KERNEL_BUILDER(Name("Pack")
+                            .Device(DEVICE_OPENCL)
+                            .TypeConstraint<int32>("T")
+                            .HostMemory("values")
+                            .HostMemory("output"),
+                        PackOp);
 
 }  // namespace tensorflow

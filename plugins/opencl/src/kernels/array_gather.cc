@@ -1,5 +1,6 @@
-// GatherV2, GatherNd and OneHot on OPENCL: T float, int64, bool; indices int32, int64
-// (OneHot also uint8). axis / depth are HostMemory as in TensorFlow's GPU
+// GatherV2, GatherNd and OneHot on OPENCL: T float, int64, bool; indices
+// int32, int64 (OneHot also uint8). T int32: every argument in host memory,
+// computed on the host. axis / depth are HostMemory as in TensorFlow's GPU
 // registrations; on_value / off_value are device scalars.
 //   GatherV2: params viewed as [batch, outer, axis_dim, inner], indices as
 //     [batch, J]: out[b, o, j, k] = params[b, o, indices[b, j], k]
@@ -14,6 +15,7 @@
 // index outside [0, axis_dim) (GatherNd: outside its dim) where TensorFlow's CPU kernel raises
 // InvalidArgument. (Should indices ever arrive in host memory, they are
 // checked with the CPU kernel's message and uploaded.)
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -127,9 +129,22 @@ class GatherV2Op : public OpKernel {
                     errors::InvalidArgument("indices", Coordinates(indices.shape(), i), " = ",
                                             v[i], " is not in [0, ", axis_dim, ")"));
     }
+    const int64 n = out->NumElements();
+    if (!out->device_memory()) {  // int32 params: everything on the host
+      const std::vector<int64> v = HostIndices(indices);
+      const size_t es = DataTypeSize(params.dtype());
+      const char* p = static_cast<const char*>(params.data());
+      char* o = static_cast<char*>(out->data());
+      const int64 j_n = n_idx / batch;
+      for (int64 i = 0; i < n; ++i) {
+        const int64 k = i % inner, t = i / inner, j = t % j_n, bo = t / j_n;
+        const int64 b = bo / outer;
+        std::memcpy(o + i * es, p + ((bo * axis_dim + v[b * j_n + j]) * inner + k) * es, es);
+      }
+      return;
+    }
     Tensor dev_indices;
     OP_REQUIRES_OK(c, OnDevice(c, indices, &dev_indices));
-    const int64 n = out->NumElements();
     const std::string name = SizedKernelName("array_gather", params.dtype()) + "_" +
                              IndexSuffix(indices.dtype());
     OP_REQUIRES_OK(c, Enqueue(c, name, n,
@@ -179,6 +194,32 @@ class GatherNdOp : public OpKernel {
     if (n == 0) return;
     std::vector<int64> pd;
     for (int i = 0; i < k; ++i) pd.push_back(params.dim_size(i));
+    if (!out->device_memory()) {  // int32 params: everything on the host
+      const std::vector<int64> v = HostIndices(indices);
+      const size_t es = DataTypeSize(params.dtype());
+      const char* p = static_cast<const char*>(params.data());
+      char* o = static_cast<char*>(out->data());
+      for (int64 mi = 0; mi < m; ++mi) {
+        int64 off = 0;
+        for (int j = 0; j < k; ++j) {
+          const int64 x = v[mi * k + j];
+          if (x < 0 || x >= pd[j]) {
+            std::string bad;
+            for (int q = 0; q < k; ++q) bad += (q ? ", " : "") + std::to_string(v[mi * k + q]);
+            TensorShape ishape(indices.shape());
+            ishape.RemoveLastDims(1);
+            OP_REQUIRES(c, false,
+                        errors::InvalidArgument("indices", Coordinates(ishape, mi), " = [", bad,
+                                                "] does not index into param shape ",
+                                                params.shape().DebugString(),
+                                                ", node name: ", name()));
+          }
+          off = off * pd[j] + x;
+        }
+        std::memcpy(o + mi * slice * es, p + off * slice * es, slice * es);
+      }
+      return;
+    }
     int64_t d8[8];
     pdk_opencl::array::ToLong8(pd, d8);
     Tensor dev_indices;
@@ -228,6 +269,16 @@ class OneHotOp : public OpKernel {
     if (n == 0) return;
     int64 s = 1;
     for (int i = axis; i < idims; ++i) s *= indices.dim_size(i);
+    if (!out->device_memory()) {  // int32 values: everything on the host
+      const std::vector<int64> v = HostIndices(indices);
+      const size_t es = DataTypeSize(on.dtype());
+      char* o = static_cast<char*>(out->data());
+      for (int64 i = 0; i < n; ++i) {
+        const int64 si = i % s, t = i / s, di = t % d, p = t / d;
+        std::memcpy(o + i * es, (v[p * s + si] == di ? on : off).data(), es);
+      }
+      return;
+    }
     Tensor dev_indices;
     OP_REQUIRES_OK(c, OnDevice(c, indices, &dev_indices));
     const std::string name =
@@ -271,5 +322,50 @@ PDK_OPENCL_ARRAY_TYPES(PDK_REGISTER)
 PDK_OPENCL_ARRAY_TYPES(PDK_REGISTER)
 #undef PDK_REGISTER
 #undef PDK_REGISTER_GATHER
+
+// int32 params / values: every argument in host memory, computed on the host
+// (TensorFlow has no DEVICE_DEFAULT int32 kernel for these); out-of-range
+// indices are then InvalidArgument, as on the CPU.
+#define PDK_REGISTER_I32(I)                                     \
+  REGISTER_KERNEL_BUILDER(Name("GatherV2")                      \
+                              .Device(DEVICE_OPENCL)            \
+                              .TypeConstraint<int32>("Tparams") \
+                              .TypeConstraint<I>("Tindices")    \
+                              .HostMemory("params")             \
+                              .HostMemory("indices")            \
+                              .HostMemory("axis")               \
+                              .HostMemory("output"),            \
+                          GatherV2Op);                          \
+  REGISTER_KERNEL_BUILDER(Name("GatherNd")                      \
+                              .Device(DEVICE_OPENCL)            \
+                              .TypeConstraint<int32>("Tparams") \
+                              .TypeConstraint<I>("Tindices")    \
+                              .HostMemory("params")             \
+                              .HostMemory("indices")            \
+                              .HostMemory("output"),            \
+                          GatherNdOp);                          \
+  REGISTER_KERNEL_BUILDER(Name("OneHot")                        \
+                              .Device(DEVICE_OPENCL)            \
+                              .TypeConstraint<int32>("T")       \
+                              .TypeConstraint<I>("TI")          \
+                              .HostMemory("indices")            \
+                              .HostMemory("depth")              \
+                              .HostMemory("on_value")           \
+                              .HostMemory("off_value")          \
+                              .HostMemory("output"),            \
+                          OneHotOp);
+PDK_REGISTER_I32(int32)
+PDK_REGISTER_I32(::tensorflow::int64)
+#undef PDK_REGISTER_I32
+REGISTER_KERNEL_BUILDER(Name("OneHot")
+                            .Device(DEVICE_OPENCL)
+                            .TypeConstraint<int32>("T")
+                            .TypeConstraint<uint8>("TI")
+                            .HostMemory("indices")
+                            .HostMemory("depth")
+                            .HostMemory("on_value")
+                            .HostMemory("off_value")
+                            .HostMemory("output"),
+                        OneHotOp);
 
 }  // namespace tensorflow

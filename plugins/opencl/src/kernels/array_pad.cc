@@ -1,5 +1,5 @@
-// Pad, PadV2 and Snapshot on OPENCL: float, int64, bool; paddings int32 /
-// int64. paddings and PadV2's constant_values are HostMemory as in
+// Pad, PadV2 and Snapshot on OPENCL: float, int64, bool, and int32 in host
+// memory (computed on the host); paddings int32 / int64. paddings and PadV2's constant_values are HostMemory as in
 // TensorFlow's GPU registrations (pad_op.cc).
 //   Pad / PadV2: out = constant (clEnqueueFillBuffer), then the input is a
 //     strided copy (cl/array.cl array_copy) into out at offset
@@ -79,7 +79,7 @@ class SnapshotOp : public OpKernel {
     const Tensor& input = c->input(0);
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, input.shape(), &out));
-    OP_REQUIRES_OK(c, pdk_opencl::CopyTensor(c, input, out));
+    OP_REQUIRES_OK(c, pdk_opencl::array::CopyElements(c, input, out));
   }
 };
 
@@ -104,6 +104,35 @@ class SnapshotOp : public OpKernel {
                           SnapshotOp);
 PDK_OPENCL_ARRAY_TYPES(PDK_REGISTER)
 #undef PDK_REGISTER
+
+// int32: every argument in host memory, computed on the host.
+#define PDK_REGISTER_PAD_I32(P)                                    \
+  REGISTER_KERNEL_BUILDER(Name("Pad")                              \
+                              .Device(DEVICE_OPENCL)               \
+                              .TypeConstraint<int32>("T")          \
+                              .TypeConstraint<P>("Tpaddings")      \
+                              .HostMemory("input")                 \
+                              .HostMemory("paddings")              \
+                              .HostMemory("output"),               \
+                          PadOp<int32>);                           \
+  REGISTER_KERNEL_BUILDER(Name("PadV2")                            \
+                              .Device(DEVICE_OPENCL)               \
+                              .TypeConstraint<int32>("T")          \
+                              .TypeConstraint<P>("Tpaddings")      \
+                              .HostMemory("input")                 \
+                              .HostMemory("paddings")              \
+                              .HostMemory("constant_values")       \
+                              .HostMemory("output"),               \
+                          PadOp<int32>);
+PDK_REGISTER_PAD_I32(int32)
+PDK_REGISTER_PAD_I32(::tensorflow::int64)
+#undef PDK_REGISTER_PAD_I32
 #undef PDK_REGISTER_PAD
+REGISTER_KERNEL_BUILDER(Name("Snapshot")
+                            .Device(DEVICE_OPENCL)
+                            .TypeConstraint<int32>("T")
+                            .HostMemory("input")
+                            .HostMemory("output"),
+                        SnapshotOp);
 
 }  // namespace tensorflow

@@ -1,4 +1,5 @@
-// Slice, StridedSlice and StridedSliceGrad on OPENCL: float, int64, bool.
+// Slice, StridedSlice and StridedSliceGrad on OPENCL: float, int64, bool;
+// StridedSlice(Grad) also int32, all in host memory (computed on the host).
 // The begin / size / end / strides (and StridedSliceGrad's shape) are
 // HostMemory as in TensorFlow's GPU registrations: the slice is canonicalized
 // on the host (TensorFlow's semantics of util/strided_slice_op.cc: ellipsis,
@@ -285,7 +286,8 @@ class StridedSliceGradOp : public OpKernel {
                                         " instead of ", s.final_shape.DebugString()));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->allocate_output(0, input_shape, &out));
-    OP_REQUIRES_OK(c, pdk_opencl::Zero(c, out));
+    const uint64_t zero = 0;
+    OP_REQUIRES_OK(c, pdk_opencl::array::FillElements(c, out, &zero));
     OP_REQUIRES_OK(c, StridedCopy(c, dy, *out, SliceView(input_shape, s, true)));
   }
 
@@ -317,5 +319,27 @@ class StridedSliceGradOp : public OpKernel {
                           StridedSliceGradOp);
 PDK_OPENCL_ARRAY_TYPES(PDK_REGISTER)
 #undef PDK_REGISTER
+
+// int32: every argument in host memory, computed on the host (TensorFlow's
+// GPU int32 StridedSlice(Grad); it has no DEVICE_DEFAULT int32 kernel).
+REGISTER_KERNEL_BUILDER(Name("StridedSlice")
+                            .Device(DEVICE_OPENCL)
+                            .TypeConstraint<int32>("T")
+                            .HostMemory("input")
+                            .HostMemory("begin")
+                            .HostMemory("end")
+                            .HostMemory("strides")
+                            .HostMemory("output"),
+                        StridedSliceOp);
+REGISTER_KERNEL_BUILDER(Name("StridedSliceGrad")
+                            .Device(DEVICE_OPENCL)
+                            .TypeConstraint<int32>("T")
+                            .HostMemory("shape")
+                            .HostMemory("begin")
+                            .HostMemory("end")
+                            .HostMemory("strides")
+                            .HostMemory("dy")
+                            .HostMemory("output"),
+                        StridedSliceGradOp);
 
 }  // namespace tensorflow

@@ -1,4 +1,5 @@
-// Split, SplitV and Unpack on OPENCL: float, int64, bool. Output i is a
+// Split, SplitV and Unpack on OPENCL: float, int64, bool; Split / SplitV also
+// int32 in host memory (computed on the host). Output i is a
 // strided copy (cl/array.cl array_copy) of its [outer, inner_i] column block
 // of the input viewed as [outer, sum inner_i]. Semantics and error wording:
 // TensorFlow's split_op.cc, split_v_op.cc, unpack_op.cc; split_dim and
@@ -163,5 +164,23 @@ class UnpackOp : public OpKernel {
                           UnpackOp);
 PDK_OPENCL_ARRAY_TYPES(PDK_REGISTER)
 #undef PDK_REGISTER
+
+// int32 Split / SplitV: in host memory, on the host (TensorFlow has no
+// DEVICE_DEFAULT int32 kernel for them; Unpack int32 is its own).
+REGISTER_KERNEL_BUILDER(Name("Split")
+                            .Device(DEVICE_OPENCL)
+                            .TypeConstraint<int32>("T")
+                            .HostMemory("split_dim")
+                            .HostMemory("value")
+                            .HostMemory("output"),
+                        SplitOp);
+REGISTER_KERNEL_BUILDER(Name("SplitV")
+                            .Device(DEVICE_OPENCL)
+                            .TypeConstraint<int32>("T")
+                            .HostMemory("value")
+                            .HostMemory("size_splits")
+                            .HostMemory("split_dim")
+                            .HostMemory("output"),
+                        SplitVOp);
 
 }  // namespace tensorflow

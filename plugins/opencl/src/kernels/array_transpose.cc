@@ -1,5 +1,6 @@
 // Transpose, ConjugateTranspose (real dtypes: the same), Tile, BroadcastTo,
-// ReverseV2 and Reverse on OPENCL: float, int64, bool. perm / multiples / shape / axis are
+// ReverseV2 and Reverse on OPENCL: float, int64, bool, and int32 in host memory
+// (computed on the host). perm / multiples / shape / axis are
 // HostMemory as in TensorFlow's GPU registrations.
 //   Transpose:   out[c] = in[c permuted back]: a strided copy whose source
 //                strides are the input's, permuted (cl/array.cl array_copy)
@@ -8,6 +9,7 @@
 //   Tile:        out[c] = in[c mod in_shape] (array_tile)
 // Semantics and error wording: TensorFlow's transpose_op.cc, tile_ops.cc,
 // broadcast_to_op.cc (util/bcast.h's rules), reverse_op.cc.
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -98,6 +100,22 @@ class TileOp : public OpKernel {
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
     const int64 n = shape.num_elements();
     if (n == 0) return;
+    if (!out->device_memory()) {  // int32: on the host
+      const size_t es = DataTypeSize(input.dtype());
+      const std::vector<int64> in_strides = RowMajorStrides(input.shape());
+      const char* src = static_cast<const char*>(input.data());
+      char* dst = static_cast<char*>(out->data());
+      for (int64 i = 0; i < n; ++i) {
+        int64 r = i, si = 0;
+        for (int k = dims - 1; k >= 0; --k) {
+          const int64 ck = r % shape.dim_size(k);
+          r /= shape.dim_size(k);
+          si += (ck % input.dim_size(k)) * in_strides[k];
+        }
+        std::memcpy(dst + i * es, src + si * es, es);
+      }
+      return;
+    }
     // Output dims of size 1 (input 1, multiple 1) dropped.
     const std::vector<int64> in_strides = RowMajorStrides(input.shape());
     std::vector<int64> od, id, is;
@@ -271,5 +289,23 @@ class ReverseOp : public OpKernel {
       ReverseOp);
 PDK_OPENCL_ARRAY_TYPES(PDK_REGISTER)
 #undef PDK_REGISTER
+
+// int32: every argument in host memory, computed on the host (TensorFlow has
+// no DEVICE_DEFAULT int32 kernel for these).
+#define PDK_REGISTER_I32(OP, KERNEL, IN, ARG, OUT)                            \
+  REGISTER_KERNEL_BUILDER(Name(OP)                                            \
+                              .Device(DEVICE_OPENCL)                          \
+                              .TypeConstraint<int32>("T")                     \
+                              .HostMemory(IN)                                 \
+                              .HostMemory(ARG)                                \
+                              .HostMemory(OUT),                               \
+                          KERNEL);
+PDK_REGISTER_I32("Transpose", TransposeOp, "x", "perm", "y")
+PDK_REGISTER_I32("ConjugateTranspose", TransposeOp, "x", "perm", "y")
+PDK_REGISTER_I32("Tile", TileOp, "input", "multiples", "output")
+PDK_REGISTER_I32("BroadcastTo", BroadcastToOp, "input", "shape", "output")
+PDK_REGISTER_I32("ReverseV2", ReverseV2Op, "tensor", "axis", "output")
+PDK_REGISTER_I32("Reverse", ReverseOp, "tensor", "dims", "output")
+#undef PDK_REGISTER_I32
 
 }  // namespace tensorflow

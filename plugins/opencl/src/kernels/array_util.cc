@@ -1,6 +1,8 @@
 // The array ops' shared pieces (array_util.h).
 #include "array_util.h"
 
+#include <cstring>
+
 #include "pdk/tf/op_kernel.h"
 
 namespace pdk_opencl {
@@ -31,6 +33,27 @@ void ToLong8(const std::vector<int64>& v, int64_t (&out)[8]) {
   for (int i = 0; i < 8; ++i) out[i] = i < static_cast<int>(v.size()) ? v[i] : 0;
 }
 
+void HostStridedCopy(const Tensor& src, const Tensor& dst, const StridedView& v) {
+  const size_t es = static_cast<size_t>(tensorflow::DataTypeSize(src.dtype()));
+  const char* s = static_cast<const char*>(src.data());
+  char* d = static_cast<char*>(dst.data());
+  const int rank = static_cast<int>(v.dims.size());
+  const int64 n = v.NumElements();
+  std::vector<int64> c(rank, 0);
+  int64 si = v.src_off, di = v.dst_off;
+  for (int64 i = 0; i < n; ++i) {
+    std::memcpy(d + di * es, s + si * es, es);
+    for (int k = rank - 1; k >= 0; --k) {  // the next coordinates (an odometer)
+      si += v.src_strides[k];
+      di += v.dst_strides[k];
+      if (++c[k] < v.dims[k]) break;
+      si -= v.src_strides[k] * v.dims[k];
+      di -= v.dst_strides[k] * v.dims[k];
+      c[k] = 0;
+    }
+  }
+}
+
 Status StridedCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst, StridedView v) {
   const int64 n = v.NumElements();
   if (n == 0) return Status();
@@ -53,6 +76,12 @@ Status StridedCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst, S
     }
     m.Add(v.dims[k], v.src_strides[k], v.dst_strides[k]);
   }
+  if (!dst.device_memory()) {  // an int32 kernel: every argument in host memory
+    if (src.device_memory())
+      return tensorflow::errors::Internal("a strided copy from device to host memory");
+    HostStridedCopy(src, dst, m);
+    return Status();
+  }
   if (m.dims.size() > 8)
     return tensorflow::errors::Unimplemented("an OPENCL strided copy of ", m.dims.size(),
                                              " non-contiguous dims (at most 8)");
@@ -73,11 +102,24 @@ std::vector<int64> HostIndices(const Tensor& t) {
   if (t.dtype() == tensorflow::DT_INT32) {
     auto f = t.flat<tensorflow::int32>();
     for (int64 i = 0; i < n; ++i) v.push_back(f(i));
+  } else if (t.dtype() == tensorflow::DT_UINT8) {
+    auto f = t.flat<tensorflow::uint8>();
+    for (int64 i = 0; i < n; ++i) v.push_back(f(i));
   } else {
     auto f = t.flat<int64>();
     for (int64 i = 0; i < n; ++i) v.push_back(f(i));
   }
   return v;
+}
+
+Status CopyElements(OpKernelContext* ctx, const Tensor& src, Tensor* dst) {
+  if (!dst->device_memory()) {
+    if (src.device_memory())
+      return tensorflow::errors::Internal("a copy from device to host memory");
+    if (src.TotalBytes() > 0) std::memcpy(dst->data(), src.data(), src.TotalBytes());
+    return Status();
+  }
+  return CopyTensor(ctx, src, dst);
 }
 
 Status OnDevice(OpKernelContext* ctx, const Tensor& t, Tensor* out) {
@@ -99,14 +141,19 @@ Status OnDevice(OpKernelContext* ctx, const Tensor& t, Tensor* out) {
 Status FillElements(OpKernelContext* ctx, Tensor* t, const void* value) {
   const uint64_t bytes = t->TotalBytes();
   if (bytes == 0) return Status();
+  const size_t es = static_cast<size_t>(tensorflow::DataTypeSize(t->dtype()));
+  if (!t->device_memory()) {
+    char* d = static_cast<char*>(t->data());
+    for (uint64_t i = 0; i < bytes; i += es) std::memcpy(d + i, value, es);
+    return Status();
+  }
   PDK_ASSIGN_OR_RETURN(LaunchTarget target, Target(ctx));
   cl_mem buf = nullptr;
   uint64_t off = 0;
   TF_RETURN_IF_ERROR(target.device->Resolve(t->data(), &buf, &off));
   PDK_CL_RETURN_IF_ERROR(
-      clEnqueueFillBuffer(target.stream->queue(), buf, value,
-                          static_cast<size_t>(tensorflow::DataTypeSize(t->dtype())), off, bytes,
-                          0, nullptr, nullptr),
+      clEnqueueFillBuffer(target.stream->queue(), buf, value, es, off, bytes, 0, nullptr,
+                          nullptr),
       "clEnqueueFillBuffer");
   return Status();
 }

@@ -40,18 +40,22 @@ std::vector<int64> RowMajorStrides(const TensorShape& shape);
 
 // Enqueues the copy of `v` from src to dst (same dtype). Dims of size 1 are
 // dropped and contiguous neighbours merged first; a view still of more than 8
-// dims is Unimplemented.
+// dims is Unimplemented. Host tensors (the int32 kernels, every argument
+// HostMemory as TensorFlow's GPU int32 kernels) are copied on the host, now.
 Status StridedCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst, StridedView v);
 
 // "array_copy_u32": the kernel for the element size of `dtype`.
 std::string SizedKernelName(const char* name, DataType dtype);
 
-// Values of a 1-D (or scalar) int32 / int64 host tensor.
+// Values of an int32 / int64 / uint8 host tensor, flattened.
 std::vector<int64> HostIndices(const Tensor& t);
 
 // `t` in device memory: itself when it is, else a device copy of the host
 // tensor (written before this returns; blocking).
 Status OnDevice(OpKernelContext* ctx, const Tensor& t, Tensor* out);
+
+// dst = src (same bytes): on the stream, or on the host for host tensors.
+Status CopyElements(OpKernelContext* ctx, const Tensor& src, Tensor* dst);
 
 // Every element of `t` = the element at `value` (DataTypeSize(t's dtype)
 // bytes; 1, 2, 4 or 8), on the launch's stream.
@@ -63,7 +67,9 @@ void ToLong8(const std::vector<int64>& v, int64_t (&out)[8]);
 }  // namespace array
 }  // namespace pdk_opencl
 
-// Registers `OP(T)` for the array ops' dtypes: float, int64, bool.
+// Registers `OP(T)` for the array ops' device dtypes: float, int64, bool.
+// (int32: host-memory kernels, registered op by op where TensorFlow has no
+// DEVICE_DEFAULT int32 kernel.)
 #define PDK_OPENCL_ARRAY_TYPES(m) m(float) m(::tensorflow::int64) m(bool)
 
 #endif  // PDK_OPENCL_KERNELS_ARRAY_UTIL_H_
