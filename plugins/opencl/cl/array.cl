@@ -10,6 +10,9 @@
 //   (strides may be 0: broadcast; negative: reverse).
 // array_tile: dst (row-major, dims) = src[sum (c_k % sdims_k) * sstr_k]
 //   (TensorFlow's Tile: output dim k = input dim k * multiples[k]).
+// array_band_part: TensorFlow's MatrixBandPart over [batch, rows, cols]:
+//   y = x where (lower < 0 || r - c <= lower) && (upper < 0 || c - r <= upper),
+//   else 0.
 // array_gather: TensorFlow's GatherV2 over params viewed as [B, O, A, K] and
 //   indices as [B, J]: out[b, o, j, k] = params[b, o, idx[b, j], k]; an index
 //   outside [0, A) gives 0 (TensorFlow's GPU kernel; its CPU kernel raises).
@@ -55,6 +58,15 @@
       si += (c % e[k]) * s[k];                                                             \
     }                                                                                      \
     PTR(dst)[i] = PTR(src)[si];                                                            \
+  }                                                                                        \
+  __kernel void array_band_part_##SUF(TENSOR(const T, x), TENSOR(T, y), const long n,      \
+                                      const long rows, const long cols, const long lower,  \
+                                      const long upper) {                                  \
+    INDEX_OR_RETURN(i, n);                                                                 \
+    const long c = i % cols;                                                               \
+    const long r = (i / cols) % rows;                                                      \
+    const int keep = (lower < 0 || r - c <= lower) && (upper < 0 || c - r <= upper);       \
+    PTR(y)[i] = keep ? PTR(x)[i] : (T)0;                                                   \
   }                                                                                        \
   PDK_ARRAY_INDEXED(T, SUF, long, i64)                                                     \
   PDK_ARRAY_INDEXED(T, SUF, int, i32)                                                      \

@@ -471,3 +471,23 @@ def test_int32_shape_arithmetic_of_gradients(rng):
             g = tape.gradient(y, v, output_gradients=tf.identity(np.ones(y.shape, np.float32)))
             assert "OPENCL" in g.device
             assert g.shape == v.shape
+
+
+# ---- MatrixBandPart ----
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,lower,upper", [((4, 5), -1, 0), ((4, 5), 0, -1), ((2, 3, 4), 1, 2),
+                                               ((3, 3), 0, 0), ((2, 0, 3), 0, 1), ((3, 4), 3, 4),
+                                               ((2, 2, 3, 3), 2, -1)])
+def test_matrix_band_part(shape, lower, upper, dtype, rng):
+    exact(lambda a: tf.linalg.band_part(a, lower, upper), make(shape, dtype, rng))
+    exact(lambda a: tf.linalg.band_part(a, tf.constant(lower, tf.int64),
+                                        tf.constant(upper, tf.int64)), make(shape, dtype, rng))
+
+
+@pytest.mark.parametrize("shape,lower,upper", [((4,), 0, 0), ((4, 5), 5, 0), ((4, 5), 0, 6),
+                                               ((4, 5), [0], 0)])
+def test_matrix_band_part_errors(shape, lower, upper, rng):
+    assert_same_error(lambda a: tf.raw_ops.MatrixBandPart(input=a, num_lower=lower,
+                                                          num_upper=upper),
+                      make(shape, np.float32, rng))
