@@ -491,3 +491,127 @@ def test_matrix_band_part_errors(shape, lower, upper, rng):
     assert_same_error(lambda a: tf.raw_ops.MatrixBandPart(input=a, num_lower=lower,
                                                           num_upper=upper),
                       make(shape, np.float32, rng))
+
+
+# ---- ScatterNd / TensorScatterAdd / TensorScatterUpdate / UnsortedSegmentSum ----
+
+SCATTERS = [((3, 4), (2, 1), (2, 4)), ((3, 4), (5, 2), (5,)), ((2, 3, 4), (2, 2, 1), (2, 2, 3, 4)),
+            ((2, 3, 4), (3, 2), (3, 4)), ((3, 4), (0, 1), (0, 4)), ((4,), (6, 1), (6,))]
+
+
+def _scatter_args(shape, idx_shape, upd_shape, itype, dtype, rng):
+    k = idx_shape[-1]
+    idx = np.zeros(idx_shape, itype)
+    for j in range(k):
+        idx[..., j] = rng.integers(0, shape[j], idx_shape[:-1])
+    return idx, make(upd_shape, dtype, rng)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+@pytest.mark.parametrize("shape,idx_shape,upd_shape", SCATTERS)
+def test_scatter_nd(shape, idx_shape, upd_shape, itype, dtype, rng):
+    idx, upd = _scatter_args(shape, idx_shape, upd_shape, itype, dtype, rng)
+    assert_matches_cpu(lambda i, u: tf.scatter_nd(i, u, shape), idx, upd, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+@pytest.mark.parametrize("shape,idx_shape,upd_shape", SCATTERS)
+def test_tensor_scatter_add(shape, idx_shape, upd_shape, itype, dtype, rng):
+    idx, upd = _scatter_args(shape, idx_shape, upd_shape, itype, dtype, rng)
+    assert_matches_cpu(lambda t, i, u: tf.tensor_scatter_nd_add(t, i, u), make(shape, dtype, rng),
+                       idx, upd, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+@pytest.mark.parametrize("shape,idx_shape,upd_shape", SCATTERS)
+def test_tensor_scatter_update(shape, idx_shape, upd_shape, itype, dtype, rng):
+    # Distinct indices: with duplicates the winner is unspecified.
+    k = idx_shape[-1]
+    rows = int(np.prod(shape[:k]))
+    m = int(np.prod(idx_shape[:-1]))
+    if m > rows:
+        pytest.skip("needs duplicate indices")
+    flat = rng.permutation(rows)[:m]
+    idx = np.stack(np.unravel_index(flat, shape[:k]), -1).reshape(idx_shape).astype(itype)
+    upd = make(upd_shape, dtype, rng)
+    exact(lambda t, i, u: tf.tensor_scatter_nd_update(t, i, u), make(shape, dtype, rng), idx, upd)
+
+
+def test_scatter_out_of_range_is_skipped_on_device(rng):
+    # TensorFlow's CPU kernels raise; its GPU kernels (and these) skip the update.
+    with tf.device(DEVICE):
+        got = tf.scatter_nd(tf.identity(np.array([[1], [5], [-1]], np.int64)),
+                            tf.identity(np.ones((3, 2), np.float32)), [3, 2]).numpy()
+        seg = tf.math.unsorted_segment_sum(tf.identity(np.ones((3, 2), np.float32)),
+                                           tf.identity(np.array([0, 7, -1], np.int64)), 2).numpy()
+    np.testing.assert_array_equal(got, [[0, 0], [1, 1], [0, 0]])
+    np.testing.assert_array_equal(seg, [[1, 1], [0, 0]])
+
+
+@pytest.mark.parametrize("case", ["outer", "inner", "rank", "depth", "oob_int32", "upd_rank"])
+def test_scatter_nd_errors(case, rng):
+    f32 = np.float32
+    args = {
+        "outer": (np.array([[1], [2]]), np.ones((3, 4), f32), [3, 4]),
+        "inner": (np.array([[1], [2]]), np.ones((2, 5), f32), [3, 4]),
+        "rank": (np.array([[1], [2]]), np.ones((2, 4, 1), f32), [3, 4]),
+        "depth": (np.array([[1, 1, 1]]), np.ones((1,), f32), [3, 4]),
+        "oob_int32": (np.array([[1], [5]]), np.ones((2, 4), np.int32), [3, 4]),
+        "upd_rank": (np.array([[1]]), np.array(1, f32), [3]),
+    }[case]
+    assert_same_error(lambda i, u: tf.raw_ops.ScatterNd(indices=i, updates=u, shape=args[2]),
+                      args[0], args[1])
+
+
+@pytest.mark.parametrize("case", ["outer", "inner", "rank", "oob_int32"])
+def test_tensor_scatter_errors(case, rng):
+    t = np.zeros((3, 4), np.float32)
+    args = {
+        "outer": (t, np.array([[1], [2]]), np.ones((3, 4), np.float32)),
+        "inner": (t, np.array([[1], [2]]), np.ones((2, 5), np.float32)),
+        "rank": (t, np.array([[1], [2]]), np.ones((2, 4, 1), np.float32)),
+        "oob_int32": (t.astype(np.int32), np.array([[[1], [5]]]), np.ones((1, 2, 4), np.int32)),
+    }[case]
+    assert_same_error(lambda a, i, u: tf.tensor_scatter_nd_add(a, i, u), *args)
+    assert_same_error(lambda a, i, u: tf.tensor_scatter_nd_update(a, i, u), *args)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+@pytest.mark.parametrize("shape,ids_shape,num", [((6, 3), (6,), 4), ((2, 3, 4), (2, 3), 5),
+                                                 ((5,), (5,), 2), ((0, 3), (0,), 3), ((4, 2), (4,), 0)])
+def test_unsorted_segment_sum(shape, ids_shape, num, itype, dtype, rng):
+    data = make(shape, dtype, rng)
+    ids = rng.integers(-1, max(num, 1), ids_shape).astype(itype)
+    if num == 0:
+        ids[...] = -1
+    assert_matches_cpu(lambda d, i: tf.math.unsorted_segment_sum(d, i, num), data, ids,
+                       rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["prefix", "negative", "oob_int32", "num_shape"])
+def test_unsorted_segment_sum_errors(case, rng):
+    args = {
+        "prefix": (np.ones((2, 3), np.float32), np.array([[0, 1], [1, 1]]), 2),
+        "negative": (np.ones((2, 3), np.float32), np.array([0, 1]), -1),
+        "oob_int32": (np.ones((2, 3), np.int32), np.array([0, 5]), 2),
+        "num_shape": (np.ones((2, 3), np.float32), np.array([0, 1]), [2]),
+    }[case]
+    assert_same_error(lambda d, i: tf.raw_ops.UnsortedSegmentSum(
+        data=d, segment_ids=i, num_segments=args[2]), args[0], args[1])
+
+
+def test_gradients_of_gather_and_gather_nd(rng):
+    x = make((4, 3, 2), np.float32, rng)
+    for f in (lambda a: tf.gather(a, [2, 0, 2], axis=1), lambda a: tf.gather_nd(a, [[1, 0], [3, 2]]),
+              lambda a: tf.gather(a, [3, 3, 0], axis=0)):
+        def grad(a):
+            with tf.GradientTape() as tape:
+                tape.watch(a)
+                y = f(a)
+            g = tape.gradient(y, a, output_gradients=tf.identity(np.ones(y.shape, np.float32)))
+            return tf.convert_to_tensor(g)
+        assert_matches_cpu(grad, x)
