@@ -1,8 +1,10 @@
-"""The array ops on OPENCL (src/kernels/array_*.cc, cl/array.cl) against
+"""The array ops on OPENCL (src/kernels/array_*.cc, cl/array*.cl) against
 TensorFlow's CPU kernels: Pack, Unpack, ConcatV2, Concat, Split, SplitV, Slice,
 StridedSlice, StridedSliceGrad, Transpose, Tile, BroadcastTo, ReverseV2,
-GatherV2, OneHot; float32, int64 and bool; empty shapes, negative axes, and
-bad arguments (same exception class and message as the CPU kernel)."""
+Reverse, GatherV2, GatherNd, OneHot, Pad, PadV2, Snapshot, MatrixBandPart,
+ScatterNd, TensorScatterAdd/Update, UnsortedSegmentSum; float32, int64, bool
+and int32 (host memory); empty shapes, negative axes, and bad arguments (same
+exception class and message as the CPU kernel)."""
 import re
 
 import numpy as np
@@ -156,7 +158,8 @@ def test_split_errors(case, rng):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape,begin,size", [
     ((4, 5, 6), [1, 0, 2], [2, -1, 3]), ((4, 5), [0, 0], [4, 5]), ((4, 5), [4, 2], [0, 3]),
-    ((0, 3), [0, 1], [0, 2]), ((7,), [3], [-1]), ((2, 3, 4, 5, 2, 2, 2, 3), [1, 1, 1, 1, 1, 0, 0, 1],
+    ((0, 3), [0, 1], [0, 2]), ((7,), [3], [-1]),
+    ((2, 3, 4, 5, 2, 2, 2, 3), [1, 1, 1, 1, 1, 0, 0, 1],
                                                    [1, 2, 3, 4, 1, 2, 2, 1])])
 def test_slice(shape, begin, size, dtype, rng):
     exact(lambda a: tf.slice(a, begin, size), make(shape, dtype, rng))
@@ -377,7 +380,8 @@ def test_one_hot_errors(rng):
 # ---- Pad / PadV2 / Snapshot / Reverse / GatherNd ----
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,pads", [((2, 3), [[1, 0], [2, 1]]), ((2, 3, 4), [[0, 0], [1, 1], [0, 3]]),
+@pytest.mark.parametrize("shape,pads", [((2, 3), [[1, 0], [2, 1]]),
+                                        ((2, 3, 4), [[0, 0], [1, 1], [0, 3]]),
                                         ((3,), [[0, 0]]), ((0, 2), [[1, 1], [0, 1]]), ((), []),
                                         ((1, 2, 1, 2), [[0, 1], [1, 0], [2, 2], [0, 0]])])
 def test_pad(shape, pads, dtype, rng):
@@ -423,8 +427,9 @@ def test_reverse_v1_errors(rng):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("itype", [np.int32, np.int64])
-@pytest.mark.parametrize("shape,idx_shape", [((5, 3), (4, 1)), ((5, 3), (2, 2)), ((2, 3, 4), (2, 2, 2)),
-                                             ((2, 3, 4), (3, 3)), ((4, 3), (0, 1)), ((4, 3), (2, 0))])
+@pytest.mark.parametrize("shape,idx_shape", [((5, 3), (4, 1)), ((5, 3), (2, 2)),
+                                             ((2, 3, 4), (2, 2, 2)), ((2, 3, 4), (3, 3)),
+                                             ((4, 3), (0, 1)), ((4, 3), (2, 0))])
 def test_gather_nd(shape, idx_shape, itype, dtype, rng):
     params = make(shape, dtype, rng)
     k = idx_shape[-1]
@@ -582,7 +587,8 @@ def test_tensor_scatter_errors(case, rng):
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 @pytest.mark.parametrize("itype", [np.int32, np.int64])
 @pytest.mark.parametrize("shape,ids_shape,num", [((6, 3), (6,), 4), ((2, 3, 4), (2, 3), 5),
-                                                 ((5,), (5,), 2), ((0, 3), (0,), 3), ((4, 2), (4,), 0)])
+                                                 ((5,), (5,), 2), ((0, 3), (0,), 3),
+                                                 ((4, 2), (4,), 0)])
 def test_unsorted_segment_sum(shape, ids_shape, num, itype, dtype, rng):
     data = make(shape, dtype, rng)
     ids = rng.integers(-1, max(num, 1), ids_shape).astype(itype)
@@ -606,7 +612,8 @@ def test_unsorted_segment_sum_errors(case, rng):
 
 def test_gradients_of_gather_and_gather_nd(rng):
     x = make((4, 3, 2), np.float32, rng)
-    for f in (lambda a: tf.gather(a, [2, 0, 2], axis=1), lambda a: tf.gather_nd(a, [[1, 0], [3, 2]]),
+    for f in (lambda a: tf.gather(a, [2, 0, 2], axis=1),
+              lambda a: tf.gather_nd(a, [[1, 0], [3, 2]]),
               lambda a: tf.gather(a, [3, 3, 0], axis=0)):
         def grad(a):
             with tf.GradientTape() as tape:

@@ -1,6 +1,7 @@
 // Pad, PadV2 and Snapshot on OPENCL: float, int64, bool, and int32 in host
-// memory (computed on the host); paddings int32 / int64. paddings and PadV2's constant_values are HostMemory as in
-// TensorFlow's GPU registrations (pad_op.cc).
+// memory (computed on the host); paddings int32 / int64. paddings and PadV2's
+// constant_values are HostMemory as in TensorFlow's GPU registrations
+// (pad_op.cc).
 //   Pad / PadV2: out = constant (clEnqueueFillBuffer), then the input is a
 //     strided copy (cl/array.cl array_copy) into out at offset
 //     sum paddings[d][0] * out_stride[d].
@@ -33,8 +34,9 @@ class PadOp : public OpKernel {
                 errors::InvalidArgument("paddings must be a matrix with 2 columns: ",
                                         pads_t.shape().DebugString()));
     OP_REQUIRES(c, dims == pads_t.dim_size(0),
-                errors::InvalidArgument("The first dimension of paddings must be the rank of inputs",
-                                        pads_t.shape().DebugString(), " ",
+                errors::InvalidArgument(
+                    "The first dimension of paddings must be the rank of inputs",
+                    pads_t.shape().DebugString(), " ",
                                         input.shape().DebugString()));
     T value = T();
     if (c->num_inputs() == 3) {
