@@ -1,0 +1,162 @@
+// The array ops' shared pieces (array_util.h).
+#include "array_util.h"
+
+#include <cstring>
+
+#include "pdk/tf/op_kernel.h"
+
+namespace pdk_opencl {
+namespace array {
+
+std::vector<int64> RowMajorStrides(const TensorShape& shape) {
+  std::vector<int64> s(shape.dims());
+  int64 stride = 1;
+  for (int d = shape.dims() - 1; d >= 0; --d) {
+    s[d] = stride;
+    stride *= shape.dim_size(d);
+  }
+  return s;
+}
+
+std::string SizedKernelName(const char* name, DataType dtype) {
+  const char* suffix = "unsupported";
+  switch (tensorflow::DataTypeSize(dtype)) {
+    case 1: suffix = "u8"; break;
+    case 4: suffix = "u32"; break;
+    case 8: suffix = "u64"; break;
+    default: break;
+  }
+  return std::string(name) + "_" + suffix;
+}
+
+void ToLong8(const std::vector<int64>& v, int64_t (&out)[8]) {
+  for (int i = 0; i < 8; ++i) out[i] = i < static_cast<int>(v.size()) ? v[i] : 0;
+}
+
+void HostStridedCopy(const Tensor& src, const Tensor& dst, const StridedView& v) {
+  const size_t es = static_cast<size_t>(tensorflow::DataTypeSize(src.dtype()));
+  const char* s = static_cast<const char*>(src.data());
+  char* d = static_cast<char*>(dst.data());
+  const int rank = static_cast<int>(v.dims.size());
+  const int64 n = v.NumElements();
+  std::vector<int64> c(rank, 0);
+  int64 si = v.src_off, di = v.dst_off;
+  for (int64 i = 0; i < n; ++i) {
+    std::memcpy(d + di * es, s + si * es, es);
+    for (int k = rank - 1; k >= 0; --k) {  // the next coordinates (an odometer)
+      si += v.src_strides[k];
+      di += v.dst_strides[k];
+      if (++c[k] < v.dims[k]) break;
+      si -= v.src_strides[k] * v.dims[k];
+      di -= v.dst_strides[k] * v.dims[k];
+      c[k] = 0;
+    }
+  }
+}
+
+Status StridedCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst, StridedView v) {
+  const int64 n = v.NumElements();
+  if (n == 0) return Status();
+  // Drop unit dims; merge a dim into its outer neighbour when both strides
+  // continue it.
+  StridedView m;
+  m.src_off = v.src_off;
+  m.dst_off = v.dst_off;
+  for (size_t k = 0; k < v.dims.size(); ++k) {
+    if (v.dims[k] == 1) continue;
+    if (!m.dims.empty()) {
+      const size_t p = m.dims.size() - 1;
+      if (m.src_strides[p] == v.src_strides[k] * v.dims[k] &&
+          m.dst_strides[p] == v.dst_strides[k] * v.dims[k]) {
+        m.dims[p] *= v.dims[k];
+        m.src_strides[p] = v.src_strides[k];
+        m.dst_strides[p] = v.dst_strides[k];
+        continue;
+      }
+    }
+    m.Add(v.dims[k], v.src_strides[k], v.dst_strides[k]);
+  }
+  if (!dst.device_memory()) {  // an int32 kernel: every argument in host memory
+    if (src.device_memory())
+      return tensorflow::errors::Internal("a strided copy from device to host memory");
+    HostStridedCopy(src, dst, m);
+    return Status();
+  }
+  if (m.dims.size() > 8)
+    return tensorflow::errors::Unimplemented("an OPENCL strided copy of ", m.dims.size(),
+                                             " non-contiguous dims (at most 8)");
+  int64_t dims[8], ss[8], ds[8];
+  ToLong8(m.dims, dims);
+  ToLong8(m.src_strides, ss);
+  ToLong8(m.dst_strides, ds);
+  return Enqueue(ctx, SizedKernelName("array_copy", src.dtype()), n,
+                 {src, dst, Arg::I64(n), Arg::I32(static_cast<int32_t>(m.dims.size())),
+                  Arg::Long8(dims), Arg::Long8(ss), Arg::I64(m.src_off), Arg::Long8(ds),
+                  Arg::I64(m.dst_off)});
+}
+
+std::vector<int64> HostIndices(const Tensor& t) {
+  std::vector<int64> v;
+  const int64 n = t.NumElements();
+  v.reserve(n);
+  if (t.dtype() == tensorflow::DT_INT32) {
+    auto f = t.flat<tensorflow::int32>();
+    for (int64 i = 0; i < n; ++i) v.push_back(f(i));
+  } else if (t.dtype() == tensorflow::DT_UINT8) {
+    auto f = t.flat<tensorflow::uint8>();
+    for (int64 i = 0; i < n; ++i) v.push_back(f(i));
+  } else {
+    auto f = t.flat<int64>();
+    for (int64 i = 0; i < n; ++i) v.push_back(f(i));
+  }
+  return v;
+}
+
+Status CopyElements(OpKernelContext* ctx, const Tensor& src, Tensor* dst) {
+  if (!dst->device_memory()) {
+    if (src.device_memory())
+      return tensorflow::errors::Internal("a copy from device to host memory");
+    if (src.TotalBytes() > 0) std::memcpy(dst->data(), src.data(), src.TotalBytes());
+    return Status();
+  }
+  return CopyTensor(ctx, src, dst);
+}
+
+Status OnDevice(OpKernelContext* ctx, const Tensor& t, Tensor* out) {
+  if (t.device_memory() || t.NumElements() == 0) {
+    *out = t;
+    return Status();
+  }
+  TF_RETURN_IF_ERROR(ctx->allocate_temp(t.dtype(), t.shape(), out));
+  PDK_ASSIGN_OR_RETURN(LaunchTarget target, Target(ctx));
+  cl_mem buf = nullptr;
+  uint64_t off = 0;
+  TF_RETURN_IF_ERROR(target.device->Resolve(out->data(), &buf, &off));
+  PDK_CL_RETURN_IF_ERROR(clEnqueueWriteBuffer(target.stream->queue(), buf, CL_TRUE, off,
+                                              t.TotalBytes(), t.data(), 0, nullptr, nullptr),
+                         "clEnqueueWriteBuffer");
+  return Status();
+}
+
+Status FillElements(OpKernelContext* ctx, Tensor* t, const void* value) {
+  const uint64_t bytes = t->TotalBytes();
+  if (bytes == 0) return Status();
+  const size_t es = static_cast<size_t>(tensorflow::DataTypeSize(t->dtype()));
+  if (!t->device_memory()) {
+    char* d = static_cast<char*>(t->data());
+    for (uint64_t i = 0; i < bytes; i += es) std::memcpy(d + i, value, es);
+    return Status();
+  }
+  PDK_ASSIGN_OR_RETURN(LaunchTarget target, Target(ctx));
+  cl_mem buf = nullptr;
+  uint64_t off = 0;
+  TF_RETURN_IF_ERROR(target.device->Resolve(t->data(), &buf, &off));
+  PDK_CL_RETURN_IF_ERROR(
+      clEnqueueFillBuffer(target.stream->queue(), buf, value, es, off, bytes, 0, nullptr,
+                          nullptr),
+      "clEnqueueFillBuffer");
+  return Status();
+}
+
+}  // namespace array
+}  // namespace pdk_opencl
