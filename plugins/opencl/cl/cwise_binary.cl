@@ -1,8 +1,8 @@
 // Binary elementwise ops with TensorFlow's broadcasting (cwise_binary.cc).
 // Ops: AddV2 Sub Mul RealDiv DivNoNan Maximum Minimum SquaredDifference Pow
-// FloorDiv FloorMod
-// (f32; add/sub/mul/max/min/floor_div/floor_mod also i64) and Equal NotEqual Less LessEqual
-// Greater GreaterEqual (f32, i64 -> bool as uchar). Formulas: TensorFlow's
+// FloorDiv FloorMod (f32; add/sub/mul/max/min/floor_div/floor_mod also i64);
+// Equal NotEqual Less LessEqual Greater GreaterEqual (f32, i64 -> bool as
+// uchar; Equal/NotEqual also bool); LogicalAnd LogicalOr. Formulas: TensorFlow's
 // cwise_ops.h functors (Maximum/Minimum propagate NaN, DivNoNan gives 0 where
 // y == 0).
 //

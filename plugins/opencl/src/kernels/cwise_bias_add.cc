@@ -1,16 +1,19 @@
-// BiasAdd, BiasAddV1 and BiasAddGrad on OPENCL (cl/cwise_bias_add.cl), float32.
+// BiasAdd, BiasAddV1 and BiasAddGrad on OPENCL, float32. BiasAdd runs the
+// broadcast add of cl/cwise_binary.cl; BiasAddGrad cl/cwise_bias_add.cl.
 //   BiasAdd(value [rank >= 2], bias [C]) with data_format NHWC (C last) or
 //   NCHW (C is dimension 1); BiasAddV1: NHWC.
 //   BiasAddGrad(out_backprop) -> [C]: the sum over every other dimension.
 // Checks and messages: TensorFlow's bias_op.cc.
 #include <string>
 
+#include "cwise_common.h"
 #include "launch.h"
 
 namespace tensorflow {
 
 using pdk_opencl::Arg;
 using pdk_opencl::Enqueue;
+namespace cw = pdk_opencl::cwise;
 
 namespace {
 Status ReadNchw(OpKernelConstruction* c, bool* nchw) {
@@ -60,8 +63,22 @@ class CwBiasAddOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &y));
     const int64 n = x.NumElements();
     if (n == 0) return;
-    OP_REQUIRES_OK(ctx, Enqueue(ctx, "cw_bias_add_f32", n,
-                                {x, bias, *y, Arg::I64(n), Arg::I64(c), Arg::I64(inner)}));
+    // y = x + bias as the broadcast add of [outer, C, inner] and [C, 1]
+    // (cl/cwise_binary.cl's strided kernel).
+    const TensorShape xs({outer, c, inner});
+    const TensorShape bs({c, 1});
+    const cw::Broadcast bc = cw::MakeBroadcast({&xs, &bs});
+    if (bc.flat) {
+      OP_REQUIRES_OK(ctx, Enqueue(ctx, "cw_add_f32", n,
+                                  {x, bias, *y, Arg::I64(n), Arg::I64(bc.flat_step[0]),
+                                   Arg::I64(bc.flat_step[1])}));
+      return;
+    }
+    const cw::RowLaunch r = cw::RowsOf(bc);
+    OP_REQUIRES_OK(ctx, Enqueue(ctx, "cw_add_bc_f32", r.items(),
+                                {x, bias, *y, Arg::I64(r.rows), Arg::I64(r.inner),
+                                 Arg::I64(r.chunks), Arg::Long8(bc.dims),
+                                 Arg::Long8(bc.strides[0]), Arg::Long8(bc.strides[1])}));
   }
 
  private:
@@ -87,8 +104,17 @@ class CwBiasAddGradOp : public OpKernel {
       OP_REQUIRES_OK(ctx, pdk_opencl::Zero(ctx, y));
       return;
     }
-    OP_REQUIRES_OK(ctx, Enqueue(ctx, "cw_bias_add_grad_f32", c,
-                                {g, *y, Arg::I64(c), Arg::I64(outer), Arg::I64(inner)}));
+    // Partial sums of blocks of kBlock values per channel, then their sum.
+    constexpr int64 kBlock = 128;
+    const int64 m = outer * inner;
+    const int64 nb = (m + kBlock - 1) / kBlock;
+    Tensor part;
+    OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({nb, c}), &part));
+    OP_REQUIRES_OK(ctx, Enqueue(ctx, "cw_bias_grad_partial_f32", nb * c,
+                                {g, part, Arg::I64(c), Arg::I64(inner), Arg::I64(m),
+                                 Arg::I64(kBlock), Arg::I64(nb)}));
+    OP_REQUIRES_OK(ctx, Enqueue(ctx, "cw_bias_grad_final_f32", c,
+                                {part, *y, Arg::I64(c), Arg::I64(nb)}));
   }
 
  private:

@@ -32,9 +32,11 @@ Status LaunchSelect(OpKernelContext* ctx, const cw::Broadcast& bc, const Tensor&
     return Enqueue(ctx, KernelName("cw_select", t.dtype()), n,
                    {c, t, e, *out, Arg::I64(n), Arg::I64(bc.flat_step[0]),
                     Arg::I64(bc.flat_step[1]), Arg::I64(bc.flat_step[2])});
-  return Enqueue(ctx, KernelName("cw_select_bc", t.dtype()), n,
-                 {c, t, e, *out, Arg::I64(n), Arg::Long8(bc.dims), Arg::Long8(bc.strides[0]),
-                  Arg::Long8(bc.strides[1]), Arg::Long8(bc.strides[2])});
+  const cw::RowLaunch r = cw::RowsOf(bc);
+  return Enqueue(ctx, KernelName("cw_select_bc", t.dtype()), r.items(),
+                 {c, t, e, *out, Arg::I64(r.rows), Arg::I64(r.inner), Arg::I64(r.chunks),
+                  Arg::Long8(bc.dims), Arg::Long8(bc.strides[0]), Arg::Long8(bc.strides[1]),
+                  Arg::Long8(bc.strides[2])});
 }
 }  // namespace
 
