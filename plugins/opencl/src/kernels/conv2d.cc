@@ -3,8 +3,14 @@
 // padding SAME / VALID / EXPLICIT (explicit_paddings), grouped convolution
 // (C a multiple of the filter's depth), as TensorFlow's ops define them:
 // output sizes and paddings from kernel_shape_util.cc's
-// GetWindowedOutputSizeVerbose, checks and error texts from TensorFlow's CPU
-// kernels (conv_ops.cc, conv_grad_*_ops.cc, conv_grad_shape_utils.cc).
+// GetWindowedOutputSizeVerbose (window.h), checks and error texts from
+// TensorFlow's CPU kernels (conv_ops.cc, conv_grad_*_ops.cc,
+// conv_grad_shape_utils.cc).
+// DepthwiseConv2dNative and its two backprops (float32, NHWC and NCHW,
+// strides equal in H and W, no dilations, as TensorFlow's CPU kernels
+// (depthwise_conv_op.cc, depthwise_conv_grad_op.cc)) are the grouped
+// convolution with groups = C: the filter [KH, KW, C, M] is, in memory, the
+// grouped filter [KH, KW, 1, C*M].
 //
 // Method: im2col (cl/conv.cl) of a chunk of output rows into a device scratch
 // buffer, then CLBlast SGEMM per group (conv_gemm.h):
@@ -14,7 +20,7 @@
 // with p = (oh, ow) and k = (kh, kw, c) within a group; NCHW tensors take the
 // transposed products per image (their [oc, p] blocks).
 // input_sizes and filter_sizes are HostMemory int32 vectors, as in
-// TensorFlow's GPU registrations.
+// TensorFlow's GPU registrations (the depthwise ones too).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -116,12 +122,51 @@ void FillWindow(const ConvAttrs& a, ConvGeo* g) {
 }
 
 // TensorFlow's ConvBackpropComputeDimensionsV2 for 2 spatial dimensions.
+// DepthwiseConv2dNative's own checks of strides and dilations (before
+// ConvAttrs::Init, which then passes them), as TensorFlow's depthwise kernels.
+Status CheckDepthwiseAttrs(OpKernelConstruction* c, const ConvAttrs& a) {
+  std::vector<int32> strides, dilations;
+  TF_RETURN_IF_ERROR(c->GetAttr("strides", &strides));
+  TF_RETURN_IF_ERROR(c->GetAttr("dilations", &dilations));
+  if (strides.size() != 4)
+    return errors::InvalidArgument("Sliding window strides field must specify 4 dimensions");
+  if (strides[a.hd] != strides[a.wd])
+    return errors::InvalidArgument(
+        "Current implementation only supports equal length strides in the row and column "
+        "dimensions.");
+  if (strides[0] != 1 || strides[a.cd] != 1)
+    return errors::InvalidArgument(
+        "Current implementation does not yet support strides in the batch and depth "
+        "dimensions.");
+  for (int32 d : dilations)
+    if (d != 1) {
+      std::string s;
+      for (size_t i = 0; i < dilations.size(); ++i)
+        s += (i ? " " : "") + std::to_string(dilations[i]);
+      return errors::Unimplemented(
+          "Current kernel implementation does not support dilations, received [", s, "]");
+    }
+  return Status();
+}
+
+// A depthwise filter [KH, KW, C, M] is read as the grouped filter
+// [KH, KW, 1, C*M] (the same memory; groups = C).
 Status BackpropGeo(const char* label, const ConvAttrs& a, const TensorShape& in,
-                   const TensorShape& filter, const TensorShape& dy, ConvGeo* g) {
+                   const TensorShape& filter_in, const TensorShape& dy, bool depthwise,
+                   ConvGeo* g) {
   if (in.dims() != 4) return errors::InvalidArgument(label, ": input must be 4-dimensional");
-  if (filter.dims() != 4) return errors::InvalidArgument(label, ": filter must be 4-dimensional");
-  if (dy.dims() != 4)
-    return errors::InvalidArgument(label, ": out_backprop must be 4-dimensional");
+  if (filter_in.dims() != 4)
+    return errors::InvalidArgument(label, ": filter must be 4-dimensional");
+  if (dy.dims() != 4) return errors::InvalidArgument(label, ": out_backprop must be 4-dimensional");
+  TensorShape filter = filter_in;
+  if (depthwise) {
+    if (filter_in.dim_size(2) != in.dim_size(a.cd))
+      return errors::InvalidArgument(label, ": input and filter must have the same in_depth");
+    if (filter_in.dim_size(2) * filter_in.dim_size(3) != dy.dim_size(a.cd))
+      return errors::InvalidArgument(label, ": depth_multiplier * in_depth not equal to out_depth");
+    filter = TensorShape({filter_in.dim_size(0), filter_in.dim_size(1), 1,
+                          filter_in.dim_size(2) * filter_in.dim_size(3)});
+  }
   if (in.dim_size(0) != dy.dim_size(0))
     return errors::InvalidArgument(label,
                                    ": input and out_backprop must have the same batch size. "
@@ -139,9 +184,8 @@ Status BackpropGeo(const char* label, const ConvAttrs& a, const TensorShape& in,
   g->KH = filter.dim_size(0), g->KW = filter.dim_size(1), g->Cg = Cg, g->OC = OC;
   g->G = C / Cg;
   if (OC % g->G != 0)
-    return errors::InvalidArgument(label,
-                                   ": output depth must be evenly divisible by number of groups: ",
-                                   OC, " vs ", g->G);
+    return errors::InvalidArgument(
+        label, ": output depth must be evenly divisible by number of groups: ", OC, " vs ", g->G);
   const int dims[2] = {a.hd, a.wd};
   for (int i = 0; i < 2; ++i) {
     const int d = dims[i];
@@ -149,6 +193,10 @@ Status BackpropGeo(const char* label, const ConvAttrs& a, const TensorShape& in,
     const int64 stride = i == 0 ? g->sh : g->sw, dil = i == 0 ? g->dh : g->dw;
     int64 computed = 0, before = 0;
     TF_RETURN_IF_ERROR(a.OutputSize(d, in_size, k, dil, stride, &computed, &before));
+    if (computed != out_size && depthwise)
+      return errors::InvalidArgument(label, ": Number of ", i == 0 ? "rows" : "cols",
+                                     " of out_backprop doesn't match computed: actual = ", out_size,
+                                     ", computed = ", computed);
     if (computed != out_size)
       return errors::InvalidArgument(
           label, ": Size of out_backprop doesn't match computed: actual = ", out_size,
@@ -181,23 +229,37 @@ Status ForEachChunk(OpKernelContext* ctx, const ConvGeo& g, Body body) {
 
 }  // namespace
 
+// Conv2D, or DepthwiseConv2dNative (kDepthwise: filter [KH, KW, C, M] as
+// groups = C of one input channel and M output channels each).
+template <bool kDepthwise>
 class Conv2DOp : public OpKernel {
  public:
-  explicit Conv2DOp(OpKernelConstruction* c) : OpKernel(c) { OP_REQUIRES_OK(c, a_.Init(c)); }
+  explicit Conv2DOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, a_.InitFormat(c));
+    if (kDepthwise) OP_REQUIRES_OK(c, CheckDepthwiseAttrs(c, a_));
+    OP_REQUIRES_OK(c, a_.Init(c));
+  }
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
+    const char* what = kDepthwise ? "" : "convolution ";
     OP_REQUIRES(ctx, x.dims() == 4,
-                errors::InvalidArgument("convolution input must be 4-dimensional: ",
+                errors::InvalidArgument(what, "input must be 4-dimensional", kDepthwise ? "" : ": ",
                                         x.shape().DebugString()));
-    OP_REQUIRES(ctx, f.dims() == 4,
-                errors::InvalidArgument("convolution filter must be 4-dimensional: ",
-                                        f.shape().DebugString()));
+    OP_REQUIRES(
+        ctx, f.dims() == 4,
+        errors::InvalidArgument(what, "filter must be 4-dimensional: ", f.shape().DebugString()));
     ConvGeo g;
     FillWindow(a_, &g);
     g.N = x.dim_size(0), g.H = x.dim_size(a_.hd), g.W = x.dim_size(a_.wd), g.C = x.dim_size(a_.cd);
     g.KH = f.dim_size(0), g.KW = f.dim_size(1), g.Cg = f.dim_size(2), g.OC = f.dim_size(3);
+    if (kDepthwise) {
+      OP_REQUIRES(ctx, g.C == g.Cg,
+                  errors::InvalidArgument("input and filter must have the same depth: ", g.C,
+                                          " vs ", g.Cg));
+      g.OC *= g.C, g.Cg = 1;
+    }
     OP_REQUIRES(ctx, g.Cg > 0,
                 errors::InvalidArgument("filter depth must be stricly positive, got ", g.Cg));
     OP_REQUIRES(ctx, g.C % g.Cg == 0,
@@ -239,9 +301,12 @@ class Conv2DOp : public OpKernel {
   ConvAttrs a_;
 };
 
+template <bool kDepthwise>
 class Conv2DBackpropInputOp : public OpKernel {
  public:
   explicit Conv2DBackpropInputOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, a_.InitFormat(c));
+    if (kDepthwise) OP_REQUIRES_OK(c, CheckDepthwiseAttrs(c, a_));
     OP_REQUIRES_OK(c, a_.Init(c));
   }
 
@@ -257,8 +322,8 @@ class Conv2DBackpropInputOp : public OpKernel {
     TensorShape in_shape;
     const int64 ns = sizes.NumElements();
     const int32* sv = sizes.flat<int32>().data();
-    if (ns == 4) {
-      OP_REQUIRES_OK(ctx, TensorShapeUtils::MakeShape(sv, 4, &in_shape));
+    if (ns == 4 || kDepthwise) {  // (the depthwise op takes 4 values, checked below)
+      OP_REQUIRES_OK(ctx, TensorShapeUtils::MakeShape(sv, ns, &in_shape));
     } else if (ns == 2) {
       OP_REQUIRES(
           ctx, f.dims() == 4,
@@ -277,7 +342,8 @@ class Conv2DBackpropInputOp : public OpKernel {
     }
     ConvGeo g;
     OP_REQUIRES_OK(
-        ctx, BackpropGeo("Conv2DCustomBackpropInput", a_, in_shape, f.shape(), dy.shape(), &g));
+        ctx, BackpropGeo(kDepthwise ? "DepthwiseConv2DBackpropInput" : "Conv2DCustomBackpropInput",
+                         a_, in_shape, f.shape(), dy.shape(), kDepthwise, &g));
     Tensor* dx = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, in_shape, &dx));
     if (dx->NumElements() == 0) return;
@@ -308,9 +374,12 @@ class Conv2DBackpropInputOp : public OpKernel {
   ConvAttrs a_;
 };
 
+template <bool kDepthwise>
 class Conv2DBackpropFilterOp : public OpKernel {
  public:
   explicit Conv2DBackpropFilterOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, a_.InitFormat(c));
+    if (kDepthwise) OP_REQUIRES_OK(c, CheckDepthwiseAttrs(c, a_));
     OP_REQUIRES_OK(c, a_.Init(c));
   }
 
@@ -326,8 +395,9 @@ class Conv2DBackpropFilterOp : public OpKernel {
     OP_REQUIRES_OK(ctx, TensorShapeUtils::MakeShape(sizes.flat<int32>().data(), sizes.NumElements(),
                                                     &f_shape));
     ConvGeo g;
-    OP_REQUIRES_OK(
-        ctx, BackpropGeo("Conv2DCustomBackpropFilter", a_, x.shape(), f_shape, dy.shape(), &g));
+    OP_REQUIRES_OK(ctx, BackpropGeo(kDepthwise ? "DepthwiseConv2DBackpropFilter"
+                                               : "Conv2DCustomBackpropFilter",
+                                    a_, x.shape(), f_shape, dy.shape(), kDepthwise, &g));
     Tensor* df = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, f_shape, &df));
     if (df->NumElements() == 0) return;
@@ -358,16 +428,28 @@ class Conv2DBackpropFilterOp : public OpKernel {
 };
 
 REGISTER_KERNEL_BUILDER(Name("Conv2D").Device(DEVICE_OPENCL).TypeConstraint<float>("T"),
-                        Conv2DOp);
+                        Conv2DOp<false>);
 REGISTER_KERNEL_BUILDER(Name("Conv2DBackpropInput")
                             .Device(DEVICE_OPENCL)
                             .TypeConstraint<float>("T")
                             .HostMemory("input_sizes"),
-                        Conv2DBackpropInputOp);
+                        Conv2DBackpropInputOp<false>);
 REGISTER_KERNEL_BUILDER(Name("Conv2DBackpropFilter")
                             .Device(DEVICE_OPENCL)
                             .TypeConstraint<float>("T")
                             .HostMemory("filter_sizes"),
-                        Conv2DBackpropFilterOp);
+                        Conv2DBackpropFilterOp<false>);
+REGISTER_KERNEL_BUILDER(
+    Name("DepthwiseConv2dNative").Device(DEVICE_OPENCL).TypeConstraint<float>("T"), Conv2DOp<true>);
+REGISTER_KERNEL_BUILDER(Name("DepthwiseConv2dNativeBackpropInput")
+                            .Device(DEVICE_OPENCL)
+                            .TypeConstraint<float>("T")
+                            .HostMemory("input_sizes"),
+                        Conv2DBackpropInputOp<true>);
+REGISTER_KERNEL_BUILDER(Name("DepthwiseConv2dNativeBackpropFilter")
+                            .Device(DEVICE_OPENCL)
+                            .TypeConstraint<float>("T")
+                            .HostMemory("filter_sizes"),
+                        Conv2DBackpropFilterOp<true>);
 
 }  // namespace tensorflow
