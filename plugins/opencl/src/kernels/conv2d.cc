@@ -227,18 +227,29 @@ Status ForEachChunk(OpKernelContext* ctx, const ConvGeo& g, Body body) {
   return Status();
 }
 
+// What the three ops (and their depthwise forms) share: the attributes.
+template <bool kDepthwise>
+class ConvOpBase : public OpKernel {
+ public:
+  explicit ConvOpBase(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, a_.InitFormat(c));
+    if (kDepthwise) OP_REQUIRES_OK(c, CheckDepthwiseAttrs(c, a_));
+    OP_REQUIRES_OK(c, a_.Init(c));
+  }
+
+ protected:
+  ConvAttrs a_;
+};
+
 }  // namespace
 
 // Conv2D, or DepthwiseConv2dNative (kDepthwise: filter [KH, KW, C, M] as
 // groups = C of one input channel and M output channels each).
 template <bool kDepthwise>
-class Conv2DOp : public OpKernel {
+class Conv2DOp : public ConvOpBase<kDepthwise> {
  public:
-  explicit Conv2DOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.InitFormat(c));
-    if (kDepthwise) OP_REQUIRES_OK(c, CheckDepthwiseAttrs(c, a_));
-    OP_REQUIRES_OK(c, a_.Init(c));
-  }
+  using ConvOpBase<kDepthwise>::ConvOpBase;
+  using ConvOpBase<kDepthwise>::a_;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
@@ -297,18 +308,13 @@ class Conv2DOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ForEachChunk(ctx, g, chunk));
   }
 
- private:
-  ConvAttrs a_;
 };
 
 template <bool kDepthwise>
-class Conv2DBackpropInputOp : public OpKernel {
+class Conv2DBackpropInputOp : public ConvOpBase<kDepthwise> {
  public:
-  explicit Conv2DBackpropInputOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.InitFormat(c));
-    if (kDepthwise) OP_REQUIRES_OK(c, CheckDepthwiseAttrs(c, a_));
-    OP_REQUIRES_OK(c, a_.Init(c));
-  }
+  using ConvOpBase<kDepthwise>::ConvOpBase;
+  using ConvOpBase<kDepthwise>::a_;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& sizes = ctx->input(0);
@@ -370,18 +376,13 @@ class Conv2DBackpropInputOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ForEachChunk(ctx, g, chunk));
   }
 
- private:
-  ConvAttrs a_;
 };
 
 template <bool kDepthwise>
-class Conv2DBackpropFilterOp : public OpKernel {
+class Conv2DBackpropFilterOp : public ConvOpBase<kDepthwise> {
  public:
-  explicit Conv2DBackpropFilterOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.InitFormat(c));
-    if (kDepthwise) OP_REQUIRES_OK(c, CheckDepthwiseAttrs(c, a_));
-    OP_REQUIRES_OK(c, a_.Init(c));
-  }
+  using ConvOpBase<kDepthwise>::ConvOpBase;
+  using ConvOpBase<kDepthwise>::a_;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
@@ -423,8 +424,6 @@ class Conv2DBackpropFilterOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ForEachChunk(ctx, g, chunk));
   }
 
- private:
-  ConvAttrs a_;
 };
 
 REGISTER_KERNEL_BUILDER(Name("Conv2D").Device(DEVICE_OPENCL).TypeConstraint<float>("T"),

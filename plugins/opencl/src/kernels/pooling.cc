@@ -124,6 +124,18 @@ Status ReadVector4(const Tensor& t, const char* what, std::vector<int32>* v) {
   return Status();
 }
 
+// The pooling ops with attributes ksize and strides (all but MaxPoolV2).
+template <bool kAvg>
+class PoolOpBase : public OpKernel {
+ public:
+  explicit PoolOpBase(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, a_.Init(c, kAvg));
+  }
+
+ protected:
+  PoolAttrs a_;
+};
+
 }  // namespace
 
 // MaxPool (attributes) and MaxPoolV2 (ksize, strides HostMemory inputs).
@@ -154,10 +166,10 @@ class MaxPoolOp : public OpKernel {
   PoolAttrs a_;
 };
 
-class MaxPoolGradOp : public OpKernel {
+class MaxPoolGradOp : public PoolOpBase</*kAvg=*/false> {
  public:
-  explicit MaxPoolGradOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.Init(c, false));
+  explicit MaxPoolGradOp(OpKernelConstruction* c) : PoolOpBase(c) {
+    if (!c->status().ok()) return;  // the attributes failed their checks
     OP_REQUIRES(c, a_.ksize[a_.cd] == 1 && a_.strides[a_.cd] == 1,
                 errors::Unimplemented("MaxPoolingGrad is not yet supported on the depth "
                                       "dimension."));
@@ -191,15 +203,11 @@ class MaxPoolGradOp : public OpKernel {
                                dx->NumElements()));
   }
 
- private:
-  PoolAttrs a_;
 };
 
-class AvgPoolOp : public OpKernel {
+class AvgPoolOp : public PoolOpBase</*kAvg=*/true> {
  public:
-  explicit AvgPoolOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.Init(c, true));
-  }
+  using PoolOpBase::PoolOpBase;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
@@ -212,15 +220,11 @@ class AvgPoolOp : public OpKernel {
     OP_REQUIRES_OK(ctx, Launch(ctx, "pool_avg_f32", a_, g, {&x, y}, y->NumElements()));
   }
 
- private:
-  PoolAttrs a_;
 };
 
-class AvgPoolGradOp : public OpKernel {
+class AvgPoolGradOp : public PoolOpBase</*kAvg=*/true> {
  public:
-  explicit AvgPoolGradOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.Init(c, true));
-  }
+  using PoolOpBase::PoolOpBase;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& shape_t = ctx->input(0);
@@ -252,8 +256,6 @@ class AvgPoolGradOp : public OpKernel {
     OP_REQUIRES_OK(ctx, Launch(ctx, "pool_avg_grad_f32", a_, g, {&grad, dx}, dx->NumElements()));
   }
 
- private:
-  PoolAttrs a_;
 };
 
 REGISTER_KERNEL_BUILDER(Name("MaxPool").Device(DEVICE_OPENCL).TypeConstraint<float>("T"),
