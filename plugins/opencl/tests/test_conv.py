@@ -131,13 +131,19 @@ def test_conv2d_nchw_matches_nhwc(rng, case):
     np.testing.assert_allclose(got, want.transpose(0, 3, 1, 2), rtol=RTOL, atol=ATOL)
 
 
+def _backprop_inputs(rng, case, forward):
+    """Random x [case[0]], filter [case[1]] and an out_backprop of forward's
+    output shape (the CPU's)."""
+    x = rng.standard_normal(case[0]).astype(np.float32)
+    f = rng.standard_normal(case[1]).astype(np.float32)
+    y = run(forward, x, f, device="/CPU:0")
+    return x, f, rng.standard_normal(y.shape).astype(np.float32)
+
+
 @pytest.mark.parametrize("case", [c for c in CONV_CASES if c[4] == (1, 1)])
 def test_conv2d_backprops(rng, case):
     xs, fs, strides, padding, dil = case
-    x = rng.standard_normal(xs).astype(np.float32)
-    f = rng.standard_normal(fs).astype(np.float32)
-    y = run(lambda a, b: _conv(a, b, strides, padding, dil), x, f, device="/CPU:0")
-    dy = rng.standard_normal(y.shape).astype(np.float32)
+    x, f, dy = _backprop_inputs(rng, case, lambda a, b: _conv(a, b, strides, padding, dil))
     if isinstance(padding, list):
         kw = dict(padding="EXPLICIT", explicit_paddings=[p for pp in padding for p in pp])
     else:
@@ -440,10 +446,7 @@ def test_avg_pool_grad_bad_shapes(shape, gs):
 @pytest.mark.parametrize("case", [c for c in CONV_CASES if c[4] == (1, 1)])
 def test_conv2d_backprops_nchw_match_nhwc(rng, case):
     xs, fs, strides, padding, dil = case
-    x = rng.standard_normal(xs).astype(np.float32)
-    f = rng.standard_normal(fs).astype(np.float32)
-    y = run(lambda a, b: _conv(a, b, strides, padding, dil), x, f, device="/CPU:0")
-    dy = rng.standard_normal(y.shape).astype(np.float32)
+    x, f, dy = _backprop_inputs(rng, case, lambda a, b: _conv(a, b, strides, padding, dil))
     t = lambda v: v.transpose(0, 3, 1, 2)  # noqa: E731
 
     def kw(fmt):
@@ -601,10 +604,7 @@ def test_depthwise_conv2d_nchw_matches_nhwc(rng, case):
 @pytest.mark.parametrize("case", DW_CASES)
 def test_depthwise_conv2d_backprops(rng, case):
     xs, fs = case[0], case[1]
-    x = rng.standard_normal(xs).astype(np.float32)
-    f = rng.standard_normal(fs).astype(np.float32)
-    y = run(lambda a, b: _dw(a, b, case), x, f, device="/CPU:0")
-    dy = rng.standard_normal(y.shape).astype(np.float32)
+    x, f, dy = _backprop_inputs(rng, case, lambda a, b: _dw(a, b, case))
     bi, bf = _dw_grads(xs, fs, case)
     assert_matches_cpu(bi, f, dy, rtol=RTOL, atol=ATOL)
     if dy.size == 0:

@@ -307,7 +307,6 @@ class Conv2DOp : public ConvOpBase<kDepthwise> {
     };
     OP_REQUIRES_OK(ctx, ForEachChunk(ctx, g, chunk));
   }
-
 };
 
 template <bool kDepthwise>
@@ -375,7 +374,6 @@ class Conv2DBackpropInputOp : public ConvOpBase<kDepthwise> {
     };
     OP_REQUIRES_OK(ctx, ForEachChunk(ctx, g, chunk));
   }
-
 };
 
 template <bool kDepthwise>
@@ -423,7 +421,6 @@ class Conv2DBackpropFilterOp : public ConvOpBase<kDepthwise> {
     };
     OP_REQUIRES_OK(ctx, ForEachChunk(ctx, g, chunk));
   }
-
 };
 
 REGISTER_KERNEL_BUILDER(Name("Conv2D").Device(DEVICE_OPENCL).TypeConstraint<float>("T"),
