@@ -677,3 +677,10 @@ def test_depthwise_conv2d_backprop_filter_bad_shapes(xs, sizes, dys):
     _both_raise(lambda a, g: tf.raw_ops.DepthwiseConv2dNativeBackpropFilter(
         input=a, filter_sizes=tf.constant(sizes, tf.int32), out_backprop=g,
         strides=[1, 1, 1, 1], padding="VALID"), np.zeros(xs, np.float32), np.zeros(dys, np.float32))
+
+
+def test_conv2d_no_input_channels():
+    # groups = 0: the output is a sum over nothing
+    x = np.zeros((1, 5, 5, 0), np.float32)
+    f = np.ones((3, 3, 1, 2), np.float32)
+    assert_matches_cpu(lambda a, b: _conv(a, b, (1, 1), "VALID", (1, 1)), x, f)

@@ -183,7 +183,7 @@ Status BackpropGeo(const char* label, const ConvAttrs& a, const TensorShape& in,
   g->N = in.dim_size(0), g->H = in.dim_size(a.hd), g->W = in.dim_size(a.wd), g->C = C;
   g->KH = filter.dim_size(0), g->KW = filter.dim_size(1), g->Cg = Cg, g->OC = OC;
   g->G = C / Cg;
-  if (OC % g->G != 0)
+  if (g->G > 0 && OC % g->G != 0)
     return errors::InvalidArgument(
         label, ": output depth must be evenly divisible by number of groups: ", OC, " vs ", g->G);
   const int dims[2] = {a.hd, a.wd};
@@ -285,6 +285,10 @@ class Conv2DOp : public ConvOpBase<kDepthwise> {
     OP_REQUIRES(ctx, f.NumElements() > 0,
                 errors::InvalidArgument("filter must not have zero elements "
                                         "(i.e. all dimensions must be non-zero)"));
+    if (g.G == 0) {  // no input channels: a sum of nothing
+      OP_REQUIRES_OK(ctx, pdk_opencl::Zero(ctx, y));
+      return;
+    }
     OP_REQUIRES(
         ctx, g.OC % g.G == 0,
         errors::InvalidArgument("output depth must be evenly divisible by number of groups: ", g.OC,
