@@ -254,13 +254,17 @@ class Conv2DOp : public ConvOpBase<kDepthwise> {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
-    const char* what = kDepthwise ? "" : "convolution ";
+    // (the depthwise kernel's texts, then Conv2D's)
     OP_REQUIRES(ctx, x.dims() == 4,
-                errors::InvalidArgument(what, "input must be 4-dimensional", kDepthwise ? "" : ": ",
-                                        x.shape().DebugString()));
-    OP_REQUIRES(
-        ctx, f.dims() == 4,
-        errors::InvalidArgument(what, "filter must be 4-dimensional: ", f.shape().DebugString()));
+                kDepthwise ? errors::InvalidArgument("input must be 4-dimensional",
+                                                     x.shape().DebugString())
+                           : errors::InvalidArgument("convolution input must be 4-dimensional: ",
+                                                     x.shape().DebugString()));
+    OP_REQUIRES(ctx, f.dims() == 4,
+                kDepthwise ? errors::InvalidArgument("filter must be 4-dimensional: ",
+                                                     f.shape().DebugString())
+                           : errors::InvalidArgument("convolution filter must be 4-dimensional: ",
+                                                     f.shape().DebugString()));
     ConvGeo g;
     FillWindow(a_, &g);
     g.N = x.dim_size(0), g.H = x.dim_size(a_.hd), g.W = x.dim_size(a_.wd), g.C = x.dim_size(a_.cd);

@@ -3,7 +3,7 @@
 // MaxPoolV2), padding SAME / VALID (and EXPLICIT for the max pools); MaxPool
 // also pools over depth (ksize = strides on C, nothing else) as TensorFlow's
 // CPU kernel does. Output sizes from kernel_shape_util.cc's
-// GetWindowedOutputSizeVerbose; checks and error texts from TensorFlow's
+// GetWindowedOutputSizeVerbose (window.h); checks and error texts from TensorFlow's
 // pooling_ops_common.{h,cc}, maxpooling_op.cc and avgpooling_op.cc. MaxPoolGrad
 // sends each window's gradient to the window's first maximum, as the CPU
 // kernel does (cl/pooling.cl). orig_input_shape of AvgPoolGrad is a
