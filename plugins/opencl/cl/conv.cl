@@ -13,17 +13,10 @@
 __kernel void conv_im2col_f32(TENSOR(const float, x), TENSOR(float, col), const long8 geo,
                               const long8 xs, const long8 win, const long total) {
   INDEX_OR_RETURN(i, total);
-  const long H = geo.s0, W = geo.s1, C = geo.s2, OH = geo.s3, OW = geo.s4;
-  const long KH = geo.s5, KW = geo.s6, Cg = geo.s7;
+  WINDOW_GEO(geo, Cg)
   const long K = KH * KW * C;
   const long q = i / K;
-  long j = i % K;
-  const long cg = j % Cg;
-  j /= Cg;
-  const long kw = j % KW;
-  j /= KW;
-  const long kh = j % KH;
-  const long g = j / KH;
+  UNRAVEL4(i % K, g, kh, kw, cg, KH, KW, Cg)
   const long ow = q % OW;
   const long R = xs.s4 + q / OW;
   const long oh = R % OH;
@@ -32,8 +25,7 @@ __kernel void conv_im2col_f32(TENSOR(const float, x), TENSOR(float, col), const 
   const long w = ow * win.s1 - win.s5 + kw * win.s3;
   float v = 0.0f;
   if (h >= 0 && h < H && w >= 0 && w < W) {
-    const long c = g * Cg + cg;
-    v = PTR(x)[img * xs.s0 + h * xs.s1 + w * xs.s2 + c * xs.s3];
+    v = PTR(x)[AT4(xs, img, h, w, g * Cg + cg)];
   }
   PTR(col)[i] = v;
 }
@@ -45,17 +37,11 @@ __kernel void conv_im2col_f32(TENSOR(const float, x), TENSOR(float, col), const 
 __kernel void conv_col2im_f32(TENSOR(const float, col), TENSOR(float, dx), const long8 geo,
                               const long8 xs, const long8 win, const long total) {
   INDEX_OR_RETURN(i, total);
-  const long H = geo.s0, W = geo.s1, C = geo.s2, OH = geo.s3, OW = geo.s4;
-  const long KH = geo.s5, KW = geo.s6, Cg = geo.s7;
+  WINDOW_GEO(geo, Cg)
   const long K = KH * KW * C;
   const long r0 = xs.s4, r1 = xs.s5;
-  long r = i;
-  const long c = r % C;
-  r /= C;
-  const long w = r % W;
-  r /= W;
-  const long h = r % H;
-  const long img = xs.s6 + r / H;
+  UNRAVEL4(i, n, h, w, c, H, W, C)
+  const long img = xs.s6 + n;
   const long g = c / Cg, cg = c % Cg;
   float sum = 0.0f;
   bool any = false;
@@ -74,5 +60,5 @@ __kernel void conv_col2im_f32(TENSOR(const float, col), TENSOR(float, dx), const
       any = true;
     }
   }
-  if (any) PTR(dx)[img * xs.s0 + h * xs.s1 + w * xs.s2 + c * xs.s3] += sum;
+  if (any) PTR(dx)[AT4(xs, img, h, w, c)] += sum;
 }

@@ -1,6 +1,7 @@
 """The conv group's kernels on OPENCL against TensorFlow's CPU kernels:
 MatMul / BatchMatMul / BatchMatMulV2 (CLBlast SGEMM), Conv2D and its
-backprops (im2col / col2im + SGEMM), MaxPool / MaxPoolGrad, AvgPool /
+backprops (im2col / col2im + SGEMM), DepthwiseConv2dNative and its backprops
+(the grouped convolution), MaxPool / MaxPoolGrad, AvgPool /
 AvgPoolGrad."""
 import numpy as np
 import pytest
@@ -130,13 +131,19 @@ def test_conv2d_nchw_matches_nhwc(rng, case):
     np.testing.assert_allclose(got, want.transpose(0, 3, 1, 2), rtol=RTOL, atol=ATOL)
 
 
+def _backprop_inputs(rng, case, forward):
+    """Random x [case[0]], filter [case[1]] and an out_backprop of forward's
+    output shape (the CPU's)."""
+    x = rng.standard_normal(case[0]).astype(np.float32)
+    f = rng.standard_normal(case[1]).astype(np.float32)
+    y = run(forward, x, f, device="/CPU:0")
+    return x, f, rng.standard_normal(y.shape).astype(np.float32)
+
+
 @pytest.mark.parametrize("case", [c for c in CONV_CASES if c[4] == (1, 1)])
 def test_conv2d_backprops(rng, case):
     xs, fs, strides, padding, dil = case
-    x = rng.standard_normal(xs).astype(np.float32)
-    f = rng.standard_normal(fs).astype(np.float32)
-    y = run(lambda a, b: _conv(a, b, strides, padding, dil), x, f, device="/CPU:0")
-    dy = rng.standard_normal(y.shape).astype(np.float32)
+    x, f, dy = _backprop_inputs(rng, case, lambda a, b: _conv(a, b, strides, padding, dil))
     if isinstance(padding, list):
         kw = dict(padding="EXPLICIT", explicit_paddings=[p for pp in padding for p in pp])
     else:
@@ -439,10 +446,7 @@ def test_avg_pool_grad_bad_shapes(shape, gs):
 @pytest.mark.parametrize("case", [c for c in CONV_CASES if c[4] == (1, 1)])
 def test_conv2d_backprops_nchw_match_nhwc(rng, case):
     xs, fs, strides, padding, dil = case
-    x = rng.standard_normal(xs).astype(np.float32)
-    f = rng.standard_normal(fs).astype(np.float32)
-    y = run(lambda a, b: _conv(a, b, strides, padding, dil), x, f, device="/CPU:0")
-    dy = rng.standard_normal(y.shape).astype(np.float32)
+    x, f, dy = _backprop_inputs(rng, case, lambda a, b: _conv(a, b, strides, padding, dil))
     t = lambda v: v.transpose(0, 3, 1, 2)  # noqa: E731
 
     def kw(fmt):
@@ -539,3 +543,144 @@ def test_large_matmuls(rng, ta, tb):
                        x, y, rtol=1e-3, atol=1e-3)
     assert_matches_cpu(lambda a, b: tf.raw_ops.MatMul(a=a, b=b, transpose_a=ta, transpose_b=tb),
                        x[1], y[2], rtol=1e-3, atol=1e-3)
+
+
+# ------------------------------------------------------- DepthwiseConv2dNative
+
+DW_CASES = [
+    # (input NHWC, filter [KH, KW, C, M], strides, padding, dilations)
+    ((2, 5, 5, 3), (2, 2, 3, 2), (1, 1), "VALID", (1, 1)),
+    ((1, 7, 6, 4), (3, 3, 4, 1), (2, 2), "SAME", (1, 1)),
+    ((2, 6, 7, 2), (3, 2, 2, 3), (3, 3), "SAME", (1, 1)),
+    ((3, 4, 4, 5), (1, 1, 5, 3), (1, 1), "VALID", (1, 1)),
+    ((2, 6, 7, 3), (2, 3, 3, 2), (2, 2), [[0, 0], [1, 2], [0, 1], [0, 0]], (1, 1)),
+    ((0, 5, 5, 3), (3, 3, 3, 2), (1, 1), "SAME", (1, 1)),
+]
+
+
+def _dw_kw(strides, padding, dilations, data_format="NHWC"):
+    """strides / dilations / padding attributes of the depthwise ops."""
+    if isinstance(padding, list):
+        pads = padding if data_format == "NHWC" else [padding[i] for i in (0, 3, 1, 2)]
+        kw = dict(padding="EXPLICIT", explicit_paddings=[p for pp in pads for p in pp])
+    else:
+        kw = dict(padding=padding)
+    nhwc = data_format == "NHWC"
+    kw["strides"] = [1, *strides, 1] if nhwc else [1, 1, *strides]
+    kw["dilations"] = [1, *dilations, 1] if nhwc else [1, 1, *dilations]
+    kw["data_format"] = data_format
+    return kw
+
+
+def _dw(x, f, case, data_format="NHWC"):
+    return tf.raw_ops.DepthwiseConv2dNative(input=x, filter=f, **_dw_kw(*case[2:], data_format))
+
+
+def _dw_grads(x_shape, f_shape, case, data_format="NHWC"):
+    kw = _dw_kw(*case[2:], data_format)
+    bi = lambda b, g: tf.raw_ops.DepthwiseConv2dNativeBackpropInput(  # noqa: E731
+        input_sizes=tf.constant(x_shape, tf.int32), filter=b, out_backprop=g, **kw)
+    bf = lambda a, g: tf.raw_ops.DepthwiseConv2dNativeBackpropFilter(  # noqa: E731
+        input=a, filter_sizes=tf.constant(f_shape, tf.int32), out_backprop=g, **kw)
+    return bi, bf
+
+
+@pytest.mark.parametrize("case", DW_CASES)
+def test_depthwise_conv2d(rng, case):
+    x = rng.standard_normal(case[0]).astype(np.float32)
+    f = rng.standard_normal(case[1]).astype(np.float32)
+    assert_matches_cpu(lambda a, b: _dw(a, b, case), x, f, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("case", DW_CASES)
+def test_depthwise_conv2d_nchw_matches_nhwc(rng, case):
+    x = rng.standard_normal(case[0]).astype(np.float32)
+    f = rng.standard_normal(case[1]).astype(np.float32)
+    want = run(lambda a, b: _dw(a, b, case), x, f, device="/CPU:0")
+    got = on_opencl(lambda a, b: _dw(a, b, case, "NCHW"), x.transpose(0, 3, 1, 2), f)
+    np.testing.assert_allclose(got, want.transpose(0, 3, 1, 2), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("case", DW_CASES)
+def test_depthwise_conv2d_backprops(rng, case):
+    xs, fs = case[0], case[1]
+    x, f, dy = _backprop_inputs(rng, case, lambda a, b: _dw(a, b, case))
+    bi, bf = _dw_grads(xs, fs, case)
+    assert_matches_cpu(bi, f, dy, rtol=RTOL, atol=ATOL)
+    if dy.size == 0:
+        np.testing.assert_array_equal(on_opencl(bf, x, dy), np.zeros(fs, np.float32))
+    else:
+        assert_matches_cpu(bf, x, dy, rtol=RTOL, atol=ATOL)
+    # NCHW on OPENCL against the CPU's NHWC, transposed
+    t = lambda v: v.transpose(0, 3, 1, 2)  # noqa: E731
+    bi_c, bf_c = _dw_grads([xs[i] for i in (0, 3, 1, 2)], fs, case, "NCHW")
+    np.testing.assert_allclose(on_opencl(bi_c, f, t(dy)), t(run(bi, f, dy, device="/CPU:0")),
+                               rtol=RTOL, atol=ATOL)
+    if dy.size:
+        np.testing.assert_allclose(on_opencl(bf_c, t(x), t(dy)),
+                                   run(bf, x, dy, device="/CPU:0"), rtol=RTOL, atol=ATOL)
+
+
+def test_depthwise_conv2d_gradient_tape(rng):
+    x = tf.constant(rng.standard_normal((2, 6, 6, 3)).astype(np.float32))
+    f = tf.constant(rng.standard_normal((3, 3, 3, 2)).astype(np.float32))
+
+    def grads(device):
+        with tf.device(device):
+            with tf.GradientTape() as tape:
+                tape.watch([x, f])
+                y = tf.nn.depthwise_conv2d(x, f, [1, 2, 2, 1], "SAME")
+                loss = tf.reduce_sum(y * y)
+            return [g.numpy() for g in tape.gradient(loss, [x, f])]
+
+    for got, want in zip(grads(DEVICE), grads("/CPU:0")):
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("xs,fs,kw", [
+    ((1, 5, 5, 3), (2, 2, 4, 1), dict(strides=[1, 1, 1, 1], padding="VALID")),
+    ((1, 5, 5, 3), (7, 7, 3, 1), dict(strides=[1, 1, 1, 1], padding="VALID")),
+    ((1, 5, 5, 3), (2, 2, 3, 1), dict(strides=[1, 1, 1, 2], padding="VALID")),
+    ((1, 5, 5, 3), (2, 2, 3, 1), dict(strides=[1, 1, 2, 1], padding="VALID")),
+    ((1, 5, 5, 3), (2, 2, 3, 1), dict(strides=[1, 1, 1], padding="VALID")),
+    ((1, 5, 5, 3), (2, 2, 3, 1), dict(strides=[1, 1, 1, 1], padding="VALID",
+                                      dilations=[1, 2, 2, 1])),
+    ((5, 5, 3), (2, 2, 3, 1), dict(strides=[1, 1, 1, 1], padding="VALID")),
+    ((1, 5, 5, 3), (2, 3, 1), dict(strides=[1, 1, 1, 1], padding="VALID")),
+])
+def test_depthwise_conv2d_bad_shapes(xs, fs, kw):
+    _both_raise(lambda a, b: tf.raw_ops.DepthwiseConv2dNative(input=a, filter=b, **kw),
+                np.zeros(xs, np.float32), np.zeros(fs, np.float32))
+
+
+@pytest.mark.parametrize("sizes,fs,dys", [
+    ([2, 5, 5, 3], (2, 2, 3, 2), (2, 3, 4, 6)),   # rows
+    ([2, 5, 5, 3], (2, 2, 3, 2), (2, 4, 3, 6)),   # cols
+    ([2, 5, 5, 3], (2, 2, 3, 2), (2, 4, 4, 5)),   # out depth
+    ([2, 5, 5, 4], (2, 2, 3, 2), (2, 4, 4, 6)),   # in depth
+    ([2, 5, 5], (2, 2, 3, 2), (2, 4, 4, 6)),
+    ([5, 5], (2, 2, 3, 2), (2, 4, 4, 6)),
+])
+def test_depthwise_conv2d_backprop_input_bad_shapes(sizes, fs, dys):
+    _both_raise(lambda b, g: tf.raw_ops.DepthwiseConv2dNativeBackpropInput(
+        input_sizes=tf.constant(sizes, tf.int32), filter=b, out_backprop=g,
+        strides=[1, 1, 1, 1], padding="VALID"), np.zeros(fs, np.float32), np.zeros(dys, np.float32))
+
+
+@pytest.mark.parametrize("xs,sizes,dys", [
+    ((2, 5, 5, 3), [2, 2, 3, 2], (2, 3, 4, 6)),
+    ((2, 5, 5, 3), [2, 2, 3, 2], (2, 4, 4, 5)),
+    ((2, 5, 5, 3), [2, 2, 4, 2], (2, 4, 4, 8)),
+    ((2, 5, 5, 3), [2, 2, 3], (2, 4, 4, 6)),
+])
+def test_depthwise_conv2d_backprop_filter_bad_shapes(xs, sizes, dys):
+    _both_raise(lambda a, g: tf.raw_ops.DepthwiseConv2dNativeBackpropFilter(
+        input=a, filter_sizes=tf.constant(sizes, tf.int32), out_backprop=g,
+        strides=[1, 1, 1, 1], padding="VALID"), np.zeros(xs, np.float32), np.zeros(dys, np.float32))
+
+
+def test_conv2d_no_input_channels():
+    # groups = 0: the output is a sum over nothing
+    x = np.zeros((1, 5, 5, 0), np.float32)
+    f = np.ones((3, 3, 1, 2), np.float32)
+    assert_matches_cpu(lambda a, b: _conv(a, b, (1, 1), "VALID", (1, 1)), x, f)

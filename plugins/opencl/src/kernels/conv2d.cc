@@ -3,8 +3,14 @@
 // padding SAME / VALID / EXPLICIT (explicit_paddings), grouped convolution
 // (C a multiple of the filter's depth), as TensorFlow's ops define them:
 // output sizes and paddings from kernel_shape_util.cc's
-// GetWindowedOutputSizeVerbose, checks and error texts from TensorFlow's CPU
-// kernels (conv_ops.cc, conv_grad_*_ops.cc, conv_grad_shape_utils.cc).
+// GetWindowedOutputSizeVerbose (window.h), checks and error texts from
+// TensorFlow's CPU kernels (conv_ops.cc, conv_grad_*_ops.cc,
+// conv_grad_shape_utils.cc).
+// DepthwiseConv2dNative and its two backprops (float32, NHWC and NCHW,
+// strides equal in H and W, no dilations, as TensorFlow's CPU kernels
+// (depthwise_conv_op.cc, depthwise_conv_grad_op.cc)) are the grouped
+// convolution with groups = C: the filter [KH, KW, C, M] is, in memory, the
+// grouped filter [KH, KW, 1, C*M].
 //
 // Method: im2col (cl/conv.cl) of a chunk of output rows into a device scratch
 // buffer, then CLBlast SGEMM per group (conv_gemm.h):
@@ -14,13 +20,14 @@
 // with p = (oh, ow) and k = (kh, kw, c) within a group; NCHW tensors take the
 // transposed products per image (their [oc, p] blocks).
 // input_sizes and filter_sizes are HostMemory int32 vectors, as in
-// TensorFlow's GPU registrations.
+// TensorFlow's GPU registrations (the depthwise ones too).
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "conv_gemm.h"
 #include "launch.h"
+#include "window.h"
 
 namespace tensorflow {
 
@@ -34,63 +41,15 @@ namespace {
 // (at least one image).
 constexpr int64 kMaxColFloats = int64{16} << 20;
 
-enum class Pad { kSame, kValid, kExplicit };
-
-// TensorFlow's GetWindowedOutputSizeVerbose.
-Status WindowedOutputSize(int64 in, int64 k, int64 dil, int64 stride, Pad pad, int64 pad_b,
-                          int64 pad_a, int64* out, int64* before) {
-  if (stride <= 0) return errors::InvalidArgument("Stride must be > 0, but got ", stride);
-  if (dil < 1) return errors::InvalidArgument("Dilation rate must be >= 1, but got ", dil);
-  const int64 eff = (k - 1) * dil + 1;
-  switch (pad) {
-    case Pad::kValid:
-      *out = (in - eff + stride) / stride;
-      *before = 0;
-      break;
-    case Pad::kExplicit:
-      *out = (in + pad_b + pad_a - eff + stride) / stride;
-      *before = pad_b;
-      break;
-    case Pad::kSame: {
-      *out = (in + stride - 1) / stride;
-      const int64 need = std::max<int64>(0, (*out - 1) * stride + eff - in);
-      *before = need / 2;
-      break;
-    }
-  }
-  if (*out < 0)
-    return errors::InvalidArgument("Computed output size would be negative: ", *out,
-                                   " [input_size: ", in, ", effective_filter_size: ", eff,
-                                   ", stride: ", stride, "]");
-  return Status();
-}
-
 // The attributes the three ops share, checked as TensorFlow's
 // InitConv2DParameters / the backprop constructors do.
-struct ConvAttrs {
+struct ConvAttrs : window::WindowFormat {
   std::vector<int32> strides, dilations;
-  std::vector<int64> explicit_paddings;
-  Pad pad = Pad::kValid;
-  bool nchw = false;
-  int hd = 1, wd = 2, cd = 3;  // dimension indices of H, W, C
 
   Status Init(OpKernelConstruction* c) {
-    std::string fmt, padding;
     TF_RETURN_IF_ERROR(c->GetAttr("strides", &strides));
     TF_RETURN_IF_ERROR(c->GetAttr("dilations", &dilations));
-    TF_RETURN_IF_ERROR(c->GetAttr("padding", &padding));
-    if (c->HasAttr("explicit_paddings"))
-      TF_RETURN_IF_ERROR(c->GetAttr("explicit_paddings", &explicit_paddings));
-    TF_RETURN_IF_ERROR(c->GetAttr("data_format", &fmt));
-    if (fmt == "NHWC") {
-      nchw = false;
-    } else if (fmt == "NCHW") {
-      nchw = true;
-      hd = 2, wd = 3, cd = 1;
-    } else {
-      return errors::InvalidArgument("Invalid data format");
-    }
-    pad = padding == "SAME" ? Pad::kSame : padding == "VALID" ? Pad::kValid : Pad::kExplicit;
+    TF_RETURN_IF_ERROR(InitFormat(c));
     if (strides.size() != 4)
       return errors::InvalidArgument("Sliding window strides field must specify 4 dimensions");
     if (dilations.size() != 4)
@@ -107,27 +66,8 @@ struct ConvAttrs {
       return errors::InvalidArgument("Row and column strides should be larger than 0.");
     if (dilations[hd] <= 0 || dilations[wd] <= 0)
       return errors::InvalidArgument("Dilated rates should be larger than 0.");
-    if (pad == Pad::kExplicit) {
-      if (explicit_paddings.size() != 8)
-        return errors::InvalidArgument(
-            "explicit_paddings attribute must contain 8 values, but got: ",
-            explicit_paddings.size());
-      for (int64 p : explicit_paddings)
-        if (p < 0)
-          return errors::InvalidArgument("All elements of explicit_paddings must be nonnegative");
-      if (explicit_paddings[0] != 0 || explicit_paddings[1] != 0 ||
-          explicit_paddings[2 * cd] != 0 || explicit_paddings[2 * cd + 1] != 0)
-        return errors::InvalidArgument(
-            "Nonzero explicit padding in the batch or depth dimensions is not supported");
-    } else if (!explicit_paddings.empty()) {
-      return errors::InvalidArgument(
-          "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
-    }
-    return Status();
+    return InitPadding(c, /*read_always=*/true);
   }
-
-  int64 PadBefore(int d) const { return pad == Pad::kExplicit ? explicit_paddings[2 * d] : 0; }
-  int64 PadAfter(int d) const { return pad == Pad::kExplicit ? explicit_paddings[2 * d + 1] : 0; }
 };
 
 // The geometry of one convolution.
@@ -161,29 +101,16 @@ std::vector<Segment> Segments(const ConvGeo& g, int64 r0, int64 r1) {
   return out;
 }
 
-TensorShape MakeShape(const ConvAttrs& a, int64 n, int64 h, int64 w, int64 c) {
-  return a.nchw ? TensorShape({n, c, h, w}) : TensorShape({n, h, w, c});
-}
-
-// Strides (n, h, w, c) of a [N, H, W, C]-sized tensor in the attrs' format.
-void Strides(const ConvAttrs& a, int64 H, int64 W, int64 C, int64 s[4]) {
-  if (a.nchw) {
-    s[0] = C * H * W, s[1] = W, s[2] = 1, s[3] = H * W;
-  } else {
-    s[0] = H * W * C, s[1] = W * C, s[2] = C, s[3] = 1;
-  }
-}
-
 // im2col (x -> col) or col2im (col -> dx) of output rows [r0, r1).
 Status ColKernel(OpKernelContext* ctx, const char* name, const ConvAttrs& a, const ConvGeo& g,
                  const Tensor& from, const Tensor& to, int64 r0, int64 r1) {
-  int64 s[4];
-  Strides(a, g.H, g.W, g.C, s);
+  int64 xs[8];
+  a.Strides(g.H, g.W, g.C, xs);
   const bool to_col = std::string(name) == "conv_im2col_f32";
   const int64 n_first = r0 / g.OH, n_last = (r1 - 1) / g.OH;
   const int64 total = to_col ? (r1 - r0) * g.OW * g.K() : (n_last - n_first + 1) * g.H * g.W * g.C;
   const int64 geo[8] = {g.H, g.W, g.C, g.OH, g.OW, g.KH, g.KW, g.Cg};
-  const int64 xs[8] = {s[0], s[1], s[2], s[3], r0, r1, n_first, 0};
+  xs[4] = r0, xs[5] = r1, xs[6] = n_first;
   const int64 win[8] = {g.sh, g.sw, g.dh, g.dw, g.pad_top, g.pad_left, 0, 0};
   return Enqueue(ctx, name, total,
                  {from, to, Arg::Long8(geo), Arg::Long8(xs), Arg::Long8(win), Arg::I64(total)});
@@ -195,12 +122,51 @@ void FillWindow(const ConvAttrs& a, ConvGeo* g) {
 }
 
 // TensorFlow's ConvBackpropComputeDimensionsV2 for 2 spatial dimensions.
+// DepthwiseConv2dNative's own checks of strides and dilations (before
+// ConvAttrs::Init, which then passes them), as TensorFlow's depthwise kernels.
+Status CheckDepthwiseAttrs(OpKernelConstruction* c, const ConvAttrs& a) {
+  std::vector<int32> strides, dilations;
+  TF_RETURN_IF_ERROR(c->GetAttr("strides", &strides));
+  TF_RETURN_IF_ERROR(c->GetAttr("dilations", &dilations));
+  if (strides.size() != 4)
+    return errors::InvalidArgument("Sliding window strides field must specify 4 dimensions");
+  if (strides[a.hd] != strides[a.wd])
+    return errors::InvalidArgument(
+        "Current implementation only supports equal length strides in the row and column "
+        "dimensions.");
+  if (strides[0] != 1 || strides[a.cd] != 1)
+    return errors::InvalidArgument(
+        "Current implementation does not yet support strides in the batch and depth "
+        "dimensions.");
+  for (int32 d : dilations)
+    if (d != 1) {
+      std::string s;
+      for (size_t i = 0; i < dilations.size(); ++i)
+        s += (i ? " " : "") + std::to_string(dilations[i]);
+      return errors::Unimplemented(
+          "Current kernel implementation does not support dilations, received [", s, "]");
+    }
+  return Status();
+}
+
+// A depthwise filter [KH, KW, C, M] is read as the grouped filter
+// [KH, KW, 1, C*M] (the same memory; groups = C).
 Status BackpropGeo(const char* label, const ConvAttrs& a, const TensorShape& in,
-                   const TensorShape& filter, const TensorShape& dy, ConvGeo* g) {
+                   const TensorShape& filter_in, const TensorShape& dy, bool depthwise,
+                   ConvGeo* g) {
   if (in.dims() != 4) return errors::InvalidArgument(label, ": input must be 4-dimensional");
-  if (filter.dims() != 4) return errors::InvalidArgument(label, ": filter must be 4-dimensional");
-  if (dy.dims() != 4)
-    return errors::InvalidArgument(label, ": out_backprop must be 4-dimensional");
+  if (filter_in.dims() != 4)
+    return errors::InvalidArgument(label, ": filter must be 4-dimensional");
+  if (dy.dims() != 4) return errors::InvalidArgument(label, ": out_backprop must be 4-dimensional");
+  TensorShape filter = filter_in;
+  if (depthwise) {
+    if (filter_in.dim_size(2) != in.dim_size(a.cd))
+      return errors::InvalidArgument(label, ": input and filter must have the same in_depth");
+    if (filter_in.dim_size(2) * filter_in.dim_size(3) != dy.dim_size(a.cd))
+      return errors::InvalidArgument(label, ": depth_multiplier * in_depth not equal to out_depth");
+    filter = TensorShape({filter_in.dim_size(0), filter_in.dim_size(1), 1,
+                          filter_in.dim_size(2) * filter_in.dim_size(3)});
+  }
   if (in.dim_size(0) != dy.dim_size(0))
     return errors::InvalidArgument(label,
                                    ": input and out_backprop must have the same batch size. "
@@ -217,18 +183,20 @@ Status BackpropGeo(const char* label, const ConvAttrs& a, const TensorShape& in,
   g->N = in.dim_size(0), g->H = in.dim_size(a.hd), g->W = in.dim_size(a.wd), g->C = C;
   g->KH = filter.dim_size(0), g->KW = filter.dim_size(1), g->Cg = Cg, g->OC = OC;
   g->G = C / Cg;
-  if (OC % g->G != 0)
-    return errors::InvalidArgument(label,
-                                   ": output depth must be evenly divisible by number of groups: ",
-                                   OC, " vs ", g->G);
+  if (g->G > 0 && OC % g->G != 0)
+    return errors::InvalidArgument(
+        label, ": output depth must be evenly divisible by number of groups: ", OC, " vs ", g->G);
   const int dims[2] = {a.hd, a.wd};
   for (int i = 0; i < 2; ++i) {
     const int d = dims[i];
     const int64 in_size = in.dim_size(d), k = filter.dim_size(i), out_size = dy.dim_size(d);
     const int64 stride = i == 0 ? g->sh : g->sw, dil = i == 0 ? g->dh : g->dw;
     int64 computed = 0, before = 0;
-    TF_RETURN_IF_ERROR(WindowedOutputSize(in_size, k, dil, stride, a.pad, a.PadBefore(d),
-                                          a.PadAfter(d), &computed, &before));
+    TF_RETURN_IF_ERROR(a.OutputSize(d, in_size, k, dil, stride, &computed, &before));
+    if (computed != out_size && depthwise)
+      return errors::InvalidArgument(label, ": Number of ", i == 0 ? "rows" : "cols",
+                                     " of out_backprop doesn't match computed: actual = ", out_size,
+                                     ", computed = ", computed);
     if (computed != out_size)
       return errors::InvalidArgument(
           label, ": Size of out_backprop doesn't match computed: actual = ", out_size,
@@ -240,86 +208,120 @@ Status BackpropGeo(const char* label, const ConvAttrs& a, const TensorShape& in,
   return Status();
 }
 
+// base + gi * step for the groups gi = 0 .. G-1 (a batched GEMM's offsets).
+std::vector<size_t> GroupOffsets(int64 G, int64 base, int64 step) {
+  std::vector<size_t> out;
+  for (int64 gi = 0; gi < G; ++gi) out.push_back(base + gi * step);
+  return out;
+}
+
+// Allocates the column scratch and calls body(col, r0, r1) on each chunk
+// [r0, r1) of the output rows (n, oh).
+template <typename Body>
+Status ForEachChunk(OpKernelContext* ctx, const ConvGeo& g, Body body) {
+  const int64 rows = g.ChunkRows();
+  Tensor col;
+  TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_FLOAT, TensorShape({rows * g.OW * g.K()}), &col));
+  for (int64 r0 = 0; r0 < g.N * g.OH; r0 += rows)
+    TF_RETURN_IF_ERROR(body(col, r0, std::min(r0 + rows, g.N * g.OH)));
+  return Status();
+}
+
+// What the three ops (and their depthwise forms) share: the attributes.
+template <bool kDepthwise>
+class ConvOpBase : public OpKernel {
+ public:
+  explicit ConvOpBase(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, a_.InitFormat(c));
+    if (kDepthwise) OP_REQUIRES_OK(c, CheckDepthwiseAttrs(c, a_));
+    OP_REQUIRES_OK(c, a_.Init(c));
+  }
+
+ protected:
+  ConvAttrs a_;
+};
+
 }  // namespace
 
-class Conv2DOp : public OpKernel {
+// Conv2D, or DepthwiseConv2dNative (kDepthwise: filter [KH, KW, C, M] as
+// groups = C of one input channel and M output channels each).
+template <bool kDepthwise>
+class Conv2DOp : public ConvOpBase<kDepthwise> {
  public:
-  explicit Conv2DOp(OpKernelConstruction* c) : OpKernel(c) { OP_REQUIRES_OK(c, a_.Init(c)); }
+  using ConvOpBase<kDepthwise>::ConvOpBase;
+  using ConvOpBase<kDepthwise>::a_;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
+    // (the depthwise kernel's texts, then Conv2D's)
     OP_REQUIRES(ctx, x.dims() == 4,
-                errors::InvalidArgument("convolution input must be 4-dimensional: ",
-                                        x.shape().DebugString()));
+                kDepthwise ? errors::InvalidArgument("input must be 4-dimensional",
+                                                     x.shape().DebugString())
+                           : errors::InvalidArgument("convolution input must be 4-dimensional: ",
+                                                     x.shape().DebugString()));
     OP_REQUIRES(ctx, f.dims() == 4,
-                errors::InvalidArgument("convolution filter must be 4-dimensional: ",
-                                        f.shape().DebugString()));
+                kDepthwise ? errors::InvalidArgument("filter must be 4-dimensional: ",
+                                                     f.shape().DebugString())
+                           : errors::InvalidArgument("convolution filter must be 4-dimensional: ",
+                                                     f.shape().DebugString()));
     ConvGeo g;
     FillWindow(a_, &g);
     g.N = x.dim_size(0), g.H = x.dim_size(a_.hd), g.W = x.dim_size(a_.wd), g.C = x.dim_size(a_.cd);
     g.KH = f.dim_size(0), g.KW = f.dim_size(1), g.Cg = f.dim_size(2), g.OC = f.dim_size(3);
+    if (kDepthwise) {
+      OP_REQUIRES(ctx, g.C == g.Cg,
+                  errors::InvalidArgument("input and filter must have the same depth: ", g.C,
+                                          " vs ", g.Cg));
+      g.OC *= g.C, g.Cg = 1;
+    }
     OP_REQUIRES(ctx, g.Cg > 0,
                 errors::InvalidArgument("filter depth must be stricly positive, got ", g.Cg));
     OP_REQUIRES(ctx, g.C % g.Cg == 0,
-                errors::InvalidArgument("input depth must be evenly divisible by filter depth: ",
-                                        g.C, " vs ", g.Cg));
+                errors::InvalidArgument(
+                    "input depth must be evenly divisible by filter depth: ", g.C, " vs ", g.Cg));
     g.G = g.C / g.Cg;
-    OP_REQUIRES_OK(ctx, WindowedOutputSize(g.H, g.KH, g.dh, g.sh, a_.pad, a_.PadBefore(a_.hd),
-                                           a_.PadAfter(a_.hd), &g.OH, &g.pad_top));
-    OP_REQUIRES_OK(ctx, WindowedOutputSize(g.W, g.KW, g.dw, g.sw, a_.pad, a_.PadBefore(a_.wd),
-                                           a_.PadAfter(a_.wd), &g.OW, &g.pad_left));
+    OP_REQUIRES_OK(ctx, a_.OutputSize(a_.hd, g.H, g.KH, g.dh, g.sh, &g.OH, &g.pad_top));
+    OP_REQUIRES_OK(ctx, a_.OutputSize(a_.wd, g.W, g.KW, g.dw, g.sw, &g.OW, &g.pad_left));
     Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, MakeShape(a_, g.N, g.OH, g.OW, g.OC), &y));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, a_.Shape(g.N, g.OH, g.OW, g.OC), &y));
     if (y->NumElements() == 0) return;
     OP_REQUIRES(ctx, f.NumElements() > 0,
                 errors::InvalidArgument("filter must not have zero elements "
                                         "(i.e. all dimensions must be non-zero)"));
-    OP_REQUIRES(ctx, g.OC % g.G == 0,
-                errors::InvalidArgument(
-                    "output depth must be evenly divisible by number of groups: ", g.OC, " vs ",
-                    g.G));
-    const int64 rows = g.ChunkRows(), P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
-    Tensor col;
-    OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({rows * g.OW * K}), &col));
-    for (int64 r0 = 0; r0 < g.N * g.OH; r0 += rows) {
-      const int64 r1 = std::min(r0 + rows, g.N * g.OH);
-      OP_REQUIRES_OK(ctx, ColKernel(ctx, "conv_im2col_f32", a_, g, x, col, r0, r1));
-      if (!a_.nchw) {
-        // y[(n,p), oc] = col[(n,p), k] x filter[k, oc], per group
-        std::vector<size_t> ao, bo, co;
-        for (int64 gi = 0; gi < g.G; ++gi) {
-          ao.push_back(gi * Kg);
-          bo.push_back(gi * OCg);
-          co.push_back(r0 * g.OW * g.OC + gi * OCg);
-        }
-        OP_REQUIRES_OK(ctx, GemmBatched(ctx, false, false, (r1 - r0) * g.OW, OCg, Kg, 1.f, col,
-                                        ao, K, f, bo, g.OC, 0.f, *y, co, g.OC));
-      } else {
-        // y_n[oc, p] = filter^T[oc, k] x col_n^T[k, p], per image part and group
-        for (const Segment& sg : Segments(g, r0, r1)) {
-          std::vector<size_t> ao, bo, co;
-          for (int64 gi = 0; gi < g.G; ++gi) {
-            ao.push_back(gi * OCg);
-            bo.push_back(sg.col_row * K + gi * Kg);
-            co.push_back(sg.n * g.OC * P + gi * OCg * P + sg.p0);
-          }
-          OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, true, OCg, sg.np, Kg, 1.f, f, ao, g.OC, col,
-                                          bo, K, 0.f, *y, co, P));
-        }
-      }
+    if (g.G == 0) {  // no input channels: a sum of nothing
+      OP_REQUIRES_OK(ctx, pdk_opencl::Zero(ctx, y));
+      return;
     }
+    OP_REQUIRES(
+        ctx, g.OC % g.G == 0,
+        errors::InvalidArgument("output depth must be evenly divisible by number of groups: ", g.OC,
+                                " vs ", g.G));
+    const int64 P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
+    const auto chunk = [&](const Tensor& col, int64 r0, int64 r1) -> Status {
+      TF_RETURN_IF_ERROR(ColKernel(ctx, "conv_im2col_f32", a_, g, x, col, r0, r1));
+      // y[(n,p), oc] = col[(n,p), k] x filter[k, oc], per group
+      if (!a_.nchw)
+        return GemmBatched(ctx, false, false, (r1 - r0) * g.OW, OCg, Kg, 1.f, col,
+                           GroupOffsets(g.G, 0, Kg), K, f, GroupOffsets(g.G, 0, OCg), g.OC, 0.f, *y,
+                           GroupOffsets(g.G, r0 * g.OW * g.OC, OCg), g.OC);
+      // y_n[oc, p] = filter^T[oc, k] x col_n^T[k, p], per image part and group
+      for (const Segment& sg : Segments(g, r0, r1))
+        TF_RETURN_IF_ERROR(GemmBatched(ctx, true, true, OCg, sg.np, Kg, 1.f, f,
+                                       GroupOffsets(g.G, 0, OCg), g.OC, col,
+                                       GroupOffsets(g.G, sg.col_row * K, Kg), K, 0.f, *y,
+                                       GroupOffsets(g.G, sg.n * g.OC * P + sg.p0, OCg * P), P));
+      return Status();
+    };
+    OP_REQUIRES_OK(ctx, ForEachChunk(ctx, g, chunk));
   }
-
- private:
-  ConvAttrs a_;
 };
 
-class Conv2DBackpropInputOp : public OpKernel {
+template <bool kDepthwise>
+class Conv2DBackpropInputOp : public ConvOpBase<kDepthwise> {
  public:
-  explicit Conv2DBackpropInputOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.Init(c));
-  }
+  using ConvOpBase<kDepthwise>::ConvOpBase;
+  using ConvOpBase<kDepthwise>::a_;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& sizes = ctx->input(0);
@@ -328,21 +330,22 @@ class Conv2DBackpropInputOp : public OpKernel {
     OP_REQUIRES(ctx, dy.dims() == 4,
                 errors::InvalidArgument("input_sizes must be 4-dimensional, got: ", dy.dims()));
     OP_REQUIRES(ctx, sizes.dims() == 1,
-                errors::InvalidArgument("Conv2DBackpropInput: input_sizes input must be 1-dim, not ",
-                                        sizes.dims()));
+                errors::InvalidArgument(
+                    "Conv2DBackpropInput: input_sizes input must be 1-dim, not ", sizes.dims()));
     TensorShape in_shape;
     const int64 ns = sizes.NumElements();
     const int32* sv = sizes.flat<int32>().data();
-    if (ns == 4) {
-      OP_REQUIRES_OK(ctx, TensorShapeUtils::MakeShape(sv, 4, &in_shape));
+    if (ns == 4 || kDepthwise) {  // (the depthwise op takes 4 values, checked below)
+      OP_REQUIRES_OK(ctx, TensorShapeUtils::MakeShape(sv, ns, &in_shape));
     } else if (ns == 2) {
-      OP_REQUIRES(ctx, f.dims() == 4,
-                  errors::InvalidArgument("Conv2DCustomBackpropInput: filter must be 4-dimensional"));
+      OP_REQUIRES(
+          ctx, f.dims() == 4,
+          errors::InvalidArgument("Conv2DCustomBackpropInput: filter must be 4-dimensional"));
       const int64 d[4] = {dy.dim_size(0), sv[0], sv[1], f.dim_size(2)};
-      OP_REQUIRES_OK(ctx, TensorShape::BuildTensorShape(
-                              {d[0], a_.nchw ? d[3] : d[1], a_.nchw ? d[1] : d[2],
-                               a_.nchw ? d[2] : d[3]},
-                              &in_shape));
+      OP_REQUIRES_OK(
+          ctx, TensorShape::BuildTensorShape(
+                   {d[0], a_.nchw ? d[3] : d[1], a_.nchw ? d[1] : d[2], a_.nchw ? d[2] : d[3]},
+                   &in_shape));
     } else {
       OP_REQUIRES(ctx, false,
                   errors::InvalidArgument(
@@ -351,123 +354,106 @@ class Conv2DBackpropInputOp : public OpKernel {
                       ns));
     }
     ConvGeo g;
-    OP_REQUIRES_OK(ctx, BackpropGeo("Conv2DCustomBackpropInput", a_, in_shape, f.shape(),
-                                    dy.shape(), &g));
+    OP_REQUIRES_OK(
+        ctx, BackpropGeo(kDepthwise ? "DepthwiseConv2DBackpropInput" : "Conv2DCustomBackpropInput",
+                         a_, in_shape, f.shape(), dy.shape(), kDepthwise, &g));
     Tensor* dx = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, in_shape, &dx));
     if (dx->NumElements() == 0) return;
-    if (dy.NumElements() == 0 || f.NumElements() == 0) {
-      OP_REQUIRES_OK(ctx, pdk_opencl::Zero(ctx, dx));
-      return;
-    }
     OP_REQUIRES_OK(ctx, pdk_opencl::Zero(ctx, dx));
-    const int64 rows = g.ChunkRows(), P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
-    Tensor col;
-    OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({rows * g.OW * K}), &col));
-    for (int64 r0 = 0; r0 < g.N * g.OH; r0 += rows) {
-      const int64 r1 = std::min(r0 + rows, g.N * g.OH);
+    if (dy.NumElements() == 0 || f.NumElements() == 0) return;
+    const int64 P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
+    const auto chunk = [&](const Tensor& col, int64 r0, int64 r1) -> Status {
       if (!a_.nchw) {
         // dcol[(n,p), k] = dy[(n,p), oc] x filter[k, oc]^T, per group
-        std::vector<size_t> ao, bo, co;
-        for (int64 gi = 0; gi < g.G; ++gi) {
-          ao.push_back(r0 * g.OW * g.OC + gi * OCg);
-          bo.push_back(gi * OCg);
-          co.push_back(gi * Kg);
-        }
-        OP_REQUIRES_OK(ctx, GemmBatched(ctx, false, true, (r1 - r0) * g.OW, Kg, OCg, 1.f, dy, ao,
-                                        g.OC, f, bo, g.OC, 0.f, col, co, K));
+        TF_RETURN_IF_ERROR(GemmBatched(ctx, false, true, (r1 - r0) * g.OW, Kg, OCg, 1.f, dy,
+                                       GroupOffsets(g.G, r0 * g.OW * g.OC, OCg), g.OC, f,
+                                       GroupOffsets(g.G, 0, OCg), g.OC, 0.f, col,
+                                       GroupOffsets(g.G, 0, Kg), K));
       } else {
         // dcol_n[p, k] = dy_n[oc, p]^T x filter[k, oc]^T, per image part and group
-        for (const Segment& sg : Segments(g, r0, r1)) {
-          std::vector<size_t> ao, bo, co;
-          for (int64 gi = 0; gi < g.G; ++gi) {
-            ao.push_back(sg.n * g.OC * P + gi * OCg * P + sg.p0);
-            bo.push_back(gi * OCg);
-            co.push_back(sg.col_row * K + gi * Kg);
-          }
-          OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, true, sg.np, Kg, OCg, 1.f, dy, ao, P, f, bo,
-                                          g.OC, 0.f, col, co, K));
-        }
+        for (const Segment& sg : Segments(g, r0, r1))
+          TF_RETURN_IF_ERROR(GemmBatched(ctx, true, true, sg.np, Kg, OCg, 1.f, dy,
+                                         GroupOffsets(g.G, sg.n * g.OC * P + sg.p0, OCg * P), P, f,
+                                         GroupOffsets(g.G, 0, OCg), g.OC, 0.f, col,
+                                         GroupOffsets(g.G, sg.col_row * K, Kg), K));
       }
-      OP_REQUIRES_OK(ctx, ColKernel(ctx, "conv_col2im_f32", a_, g, col, *dx, r0, r1));
-    }
+      return ColKernel(ctx, "conv_col2im_f32", a_, g, col, *dx, r0, r1);
+    };
+    OP_REQUIRES_OK(ctx, ForEachChunk(ctx, g, chunk));
   }
-
- private:
-  ConvAttrs a_;
 };
 
-class Conv2DBackpropFilterOp : public OpKernel {
+template <bool kDepthwise>
+class Conv2DBackpropFilterOp : public ConvOpBase<kDepthwise> {
  public:
-  explicit Conv2DBackpropFilterOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.Init(c));
-  }
+  using ConvOpBase<kDepthwise>::ConvOpBase;
+  using ConvOpBase<kDepthwise>::a_;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const Tensor& sizes = ctx->input(1);
     const Tensor& dy = ctx->input(2);
-    OP_REQUIRES(ctx, sizes.dims() == 1,
-                errors::InvalidArgument(
-                    "Conv2DCustomBackpropFilter: filter_sizes input must be 1-dim, not ", sizes.dims()));
+    OP_REQUIRES(
+        ctx, sizes.dims() == 1,
+        errors::InvalidArgument(
+            "Conv2DCustomBackpropFilter: filter_sizes input must be 1-dim, not ", sizes.dims()));
     TensorShape f_shape;
-    OP_REQUIRES_OK(ctx, TensorShapeUtils::MakeShape(sizes.flat<int32>().data(),
-                                                    sizes.NumElements(), &f_shape));
+    OP_REQUIRES_OK(ctx, TensorShapeUtils::MakeShape(sizes.flat<int32>().data(), sizes.NumElements(),
+                                                    &f_shape));
     ConvGeo g;
-    OP_REQUIRES_OK(ctx, BackpropGeo("Conv2DCustomBackpropFilter", a_, x.shape(), f_shape,
-                                    dy.shape(), &g));
+    OP_REQUIRES_OK(ctx, BackpropGeo(kDepthwise ? "DepthwiseConv2DBackpropFilter"
+                                               : "Conv2DCustomBackpropFilter",
+                                    a_, x.shape(), f_shape, dy.shape(), kDepthwise, &g));
     Tensor* df = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, f_shape, &df));
     if (df->NumElements() == 0) return;
     OP_REQUIRES_OK(ctx, pdk_opencl::Zero(ctx, df));
     if (x.NumElements() == 0 || dy.NumElements() == 0) return;
-    const int64 rows = g.ChunkRows(), P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
-    Tensor col;
-    OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({rows * g.OW * K}), &col));
-    for (int64 r0 = 0; r0 < g.N * g.OH; r0 += rows) {
-      const int64 r1 = std::min(r0 + rows, g.N * g.OH);
-      OP_REQUIRES_OK(ctx, ColKernel(ctx, "conv_im2col_f32", a_, g, x, col, r0, r1));
-      if (!a_.nchw) {
-        // dfilter[k, oc] += col^T[k, (n,p)] x dy[(n,p), oc], per group
-        std::vector<size_t> ao, bo, co;
-        for (int64 gi = 0; gi < g.G; ++gi) {
-          ao.push_back(gi * Kg);
-          bo.push_back(r0 * g.OW * g.OC + gi * OCg);
-          co.push_back(gi * OCg);
-        }
-        OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, false, Kg, OCg, (r1 - r0) * g.OW, 1.f, col, ao,
-                                        K, dy, bo, g.OC, 1.f, *df, co, g.OC));
-      } else {
-        // dfilter[k, oc] += col_n^T[k, p] x dy_n[oc, p]^T, one image part at a time
-        for (const Segment& sg : Segments(g, r0, r1)) {
-          std::vector<size_t> ao, bo, co;
-          for (int64 gi = 0; gi < g.G; ++gi) {
-            ao.push_back(sg.col_row * K + gi * Kg);
-            bo.push_back(sg.n * g.OC * P + gi * OCg * P + sg.p0);
-            co.push_back(gi * OCg);
-          }
-          OP_REQUIRES_OK(ctx, GemmBatched(ctx, true, true, Kg, OCg, sg.np, 1.f, col, ao, K, dy,
-                                          bo, P, 1.f, *df, co, g.OC));
-        }
-      }
-    }
+    const int64 P = g.P(), K = g.K(), Kg = g.Kg(), OCg = g.OCg();
+    const auto chunk = [&](const Tensor& col, int64 r0, int64 r1) -> Status {
+      TF_RETURN_IF_ERROR(ColKernel(ctx, "conv_im2col_f32", a_, g, x, col, r0, r1));
+      // dfilter[k, oc] += col^T[k, (n,p)] x dy[(n,p), oc], per group
+      if (!a_.nchw)
+        return GemmBatched(ctx, true, false, Kg, OCg, (r1 - r0) * g.OW, 1.f, col,
+                           GroupOffsets(g.G, 0, Kg), K, dy,
+                           GroupOffsets(g.G, r0 * g.OW * g.OC, OCg), g.OC, 1.f, *df,
+                           GroupOffsets(g.G, 0, OCg), g.OC);
+      // dfilter[k, oc] += col_n^T[k, p] x dy_n[oc, p]^T, one image part at a time
+      for (const Segment& sg : Segments(g, r0, r1))
+        TF_RETURN_IF_ERROR(GemmBatched(ctx, true, true, Kg, OCg, sg.np, 1.f, col,
+                                       GroupOffsets(g.G, sg.col_row * K, Kg), K, dy,
+                                       GroupOffsets(g.G, sg.n * g.OC * P + sg.p0, OCg * P), P, 1.f,
+                                       *df, GroupOffsets(g.G, 0, OCg), g.OC));
+      return Status();
+    };
+    OP_REQUIRES_OK(ctx, ForEachChunk(ctx, g, chunk));
   }
-
- private:
-  ConvAttrs a_;
 };
 
 REGISTER_KERNEL_BUILDER(Name("Conv2D").Device(DEVICE_OPENCL).TypeConstraint<float>("T"),
-                        Conv2DOp);
+                        Conv2DOp<false>);
 REGISTER_KERNEL_BUILDER(Name("Conv2DBackpropInput")
                             .Device(DEVICE_OPENCL)
                             .TypeConstraint<float>("T")
                             .HostMemory("input_sizes"),
-                        Conv2DBackpropInputOp);
+                        Conv2DBackpropInputOp<false>);
 REGISTER_KERNEL_BUILDER(Name("Conv2DBackpropFilter")
                             .Device(DEVICE_OPENCL)
                             .TypeConstraint<float>("T")
                             .HostMemory("filter_sizes"),
-                        Conv2DBackpropFilterOp);
+                        Conv2DBackpropFilterOp<false>);
+REGISTER_KERNEL_BUILDER(
+    Name("DepthwiseConv2dNative").Device(DEVICE_OPENCL).TypeConstraint<float>("T"), Conv2DOp<true>);
+REGISTER_KERNEL_BUILDER(Name("DepthwiseConv2dNativeBackpropInput")
+                            .Device(DEVICE_OPENCL)
+                            .TypeConstraint<float>("T")
+                            .HostMemory("input_sizes"),
+                        Conv2DBackpropInputOp<true>);
+REGISTER_KERNEL_BUILDER(Name("DepthwiseConv2dNativeBackpropFilter")
+                            .Device(DEVICE_OPENCL)
+                            .TypeConstraint<float>("T")
+                            .HostMemory("filter_sizes"),
+                        Conv2DBackpropFilterOp<true>);
 
 }  // namespace tensorflow

@@ -3,7 +3,7 @@
 // MaxPoolV2), padding SAME / VALID (and EXPLICIT for the max pools); MaxPool
 // also pools over depth (ksize = strides on C, nothing else) as TensorFlow's
 // CPU kernel does. Output sizes from kernel_shape_util.cc's
-// GetWindowedOutputSizeVerbose; checks and error texts from TensorFlow's
+// GetWindowedOutputSizeVerbose (window.h); checks and error texts from TensorFlow's
 // pooling_ops_common.{h,cc}, maxpooling_op.cc and avgpooling_op.cc. MaxPoolGrad
 // sends each window's gradient to the window's first maximum, as the CPU
 // kernel does (cl/pooling.cl). orig_input_shape of AvgPoolGrad is a
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "launch.h"
+#include "window.h"
 
 namespace tensorflow {
 
@@ -21,67 +22,21 @@ using pdk_opencl::Enqueue;
 
 namespace {
 
-enum class Pad { kSame, kValid, kExplicit };
-
-// TensorFlow's GetWindowedOutputSizeVerbose (dilation 1).
-Status WindowedOutputSize(int64 in, int64 k, int64 stride, Pad pad, int64 pad_b, int64 pad_a,
-                          int64* out, int64* before) {
-  if (stride <= 0) return errors::InvalidArgument("Stride must be > 0, but got ", stride);
-  switch (pad) {
-    case Pad::kValid:
-      *out = (in - k + stride) / stride;
-      *before = 0;
-      break;
-    case Pad::kExplicit:
-      *out = (in + pad_b + pad_a - k + stride) / stride;
-      *before = pad_b;
-      break;
-    case Pad::kSame:
-      *out = (in + stride - 1) / stride;
-      *before = std::max<int64>(0, (*out - 1) * stride + k - in) / 2;
-      break;
-  }
-  if (*out < 0)
-    return errors::InvalidArgument("Computed output size would be negative: ", *out,
-                                   " [input_size: ", in, ", effective_filter_size: ", k,
-                                   ", stride: ", stride, "]");
-  return Status();
-}
-
-struct PoolAttrs {
+struct PoolAttrs : window::WindowFormat {
   std::vector<int32> ksize, strides;
-  std::vector<int64> explicit_paddings;
-  Pad pad = Pad::kValid;
-  bool nchw = false;
-  int hd = 1, wd = 2, cd = 3;
 
   // The attributes other than ksize / strides.
-  Status InitFormat(OpKernelConstruction* c) {
-    std::string fmt = "NHWC", padding;
-    if (c->HasAttr("data_format")) TF_RETURN_IF_ERROR(c->GetAttr("data_format", &fmt));
-    if (fmt == "NCHW") {
-      nchw = true;
-      hd = 2, wd = 3, cd = 1;
-    } else if (fmt != "NHWC") {
-      return errors::InvalidArgument("Invalid data format");
-    }
-    TF_RETURN_IF_ERROR(c->GetAttr("padding", &padding));
-    pad = padding == "SAME" ? Pad::kSame : padding == "VALID" ? Pad::kValid : Pad::kExplicit;
-    if (pad == Pad::kExplicit) {
-      TF_RETURN_IF_ERROR(c->GetAttr("explicit_paddings", &explicit_paddings));
-      if (explicit_paddings.size() != 8)
-        return errors::InvalidArgument(
-            "explicit_paddings attribute must contain 8 values, but got: ",
-            explicit_paddings.size());
-      for (int64 p : explicit_paddings)
-        if (p < 0)
-          return errors::InvalidArgument("All elements of explicit_paddings must be nonnegative");
-      if (explicit_paddings[0] != 0 || explicit_paddings[1] != 0 ||
-          explicit_paddings[2 * cd] != 0 || explicit_paddings[2 * cd + 1] != 0)
-        return errors::InvalidArgument(
-            "Nonzero explicit padding in the batch or depth dimensions is not supported");
-    }
-    return Status();
+  Status InitLayout(OpKernelConstruction* c) {
+    TF_RETURN_IF_ERROR(InitFormat(c));
+    return InitPadding(c, /*read_always=*/false);
+  }
+
+  // Every attribute, from the op's attributes (all but MaxPoolV2).
+  Status Init(OpKernelConstruction* c, bool avg) {
+    TF_RETURN_IF_ERROR(InitLayout(c));
+    TF_RETURN_IF_ERROR(c->GetAttr("ksize", &ksize));
+    TF_RETURN_IF_ERROR(c->GetAttr("strides", &strides));
+    return CheckWindow(avg);
   }
 
   // MaxPool's checks of ksize and strides (pooling_ops_common.h).
@@ -103,9 +58,6 @@ struct PoolAttrs {
       return errors::Unimplemented("Pooling is not yet supported on the batch dimension.");
     return Status();
   }
-
-  int64 PadBefore(int d) const { return pad == Pad::kExplicit ? explicit_paddings[2 * d] : 0; }
-  int64 PadAfter(int d) const { return pad == Pad::kExplicit ? explicit_paddings[2 * d + 1] : 0; }
 };
 
 struct PoolGeo {
@@ -124,10 +76,8 @@ Status ComputePool(const PoolAttrs& a, const TensorShape& in, PoolGeo* g) {
   if (g->KC == 1) {
     g->KH = a.ksize[a.hd], g->KW = a.ksize[a.wd];
     g->sh = a.strides[a.hd], g->sw = a.strides[a.wd];
-    TF_RETURN_IF_ERROR(WindowedOutputSize(g->H, g->KH, g->sh, a.pad, a.PadBefore(a.hd),
-                                          a.PadAfter(a.hd), &g->OH, &g->pad_top));
-    TF_RETURN_IF_ERROR(WindowedOutputSize(g->W, g->KW, g->sw, a.pad, a.PadBefore(a.wd),
-                                          a.PadAfter(a.wd), &g->OW, &g->pad_left));
+    TF_RETURN_IF_ERROR(a.OutputSize(a.hd, g->H, g->KH, 1, g->sh, &g->OH, &g->pad_top));
+    TF_RETURN_IF_ERROR(a.OutputSize(a.wd, g->W, g->KW, 1, g->sw, &g->OW, &g->pad_left));
     g->OC = g->C;
   } else {
     if (a.ksize[a.hd] != 1 || a.ksize[a.wd] != 1 || a.strides[a.hd] != 1 ||
@@ -146,27 +96,14 @@ Status ComputePool(const PoolAttrs& a, const TensorShape& in, PoolGeo* g) {
   return Status();
 }
 
-TensorShape Shape(const PoolAttrs& a, int64 n, int64 h, int64 w, int64 c) {
-  return a.nchw ? TensorShape({n, c, h, w}) : TensorShape({n, h, w, c});
-}
-
-void Strides(const PoolAttrs& a, int64 H, int64 W, int64 C, int64 (&s)[8]) {
-  for (int64& v : s) v = 0;
-  if (a.nchw) {
-    s[0] = C * H * W, s[1] = W, s[2] = 1, s[3] = H * W;
-  } else {
-    s[0] = H * W * C, s[1] = W * C, s[2] = C, s[3] = 1;
-  }
-}
-
 // Enqueues a pooling kernel: `tensors` first, then geo, win, xs, ys, total.
 Status Launch(OpKernelContext* ctx, const char* name, const PoolAttrs& a, const PoolGeo& g,
               std::initializer_list<const Tensor*> tensors, int64 total) {
   const int64 geo[8] = {g.H, g.W, g.C, g.OH, g.OW, g.KH, g.KW, g.KC};
   const int64 win[8] = {g.sh, g.sw, g.pad_top, g.pad_left, g.N, 0, 0, 0};
   int64 xs[8], ys[8];
-  Strides(a, g.H, g.W, g.C, xs);
-  Strides(a, g.OH, g.OW, g.OC, ys);
+  a.Strides(g.H, g.W, g.C, xs);
+  a.Strides(g.OH, g.OW, g.OC, ys);
   const Tensor* t[3] = {};
   int n = 0;
   for (const Tensor* p : tensors) t[n++] = p;
@@ -187,6 +124,18 @@ Status ReadVector4(const Tensor& t, const char* what, std::vector<int32>* v) {
   return Status();
 }
 
+// The pooling ops with attributes ksize and strides (all but MaxPoolV2).
+template <bool kAvg>
+class PoolOpBase : public OpKernel {
+ public:
+  explicit PoolOpBase(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, a_.Init(c, kAvg));
+  }
+
+ protected:
+  PoolAttrs a_;
+};
+
 }  // namespace
 
 // MaxPool (attributes) and MaxPoolV2 (ksize, strides HostMemory inputs).
@@ -194,12 +143,7 @@ template <bool kV2>
 class MaxPoolOp : public OpKernel {
  public:
   explicit MaxPoolOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.InitFormat(c));
-    if (!kV2) {
-      OP_REQUIRES_OK(c, c->GetAttr("ksize", &a_.ksize));
-      OP_REQUIRES_OK(c, c->GetAttr("strides", &a_.strides));
-      OP_REQUIRES_OK(c, a_.CheckWindow(false));
-    }
+    OP_REQUIRES_OK(c, kV2 ? a_.InitLayout(c) : a_.Init(c, false));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -213,7 +157,7 @@ class MaxPoolOp : public OpKernel {
     PoolGeo g;
     OP_REQUIRES_OK(ctx, ComputePool(a, x.shape(), &g));
     Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, Shape(a, g.N, g.OH, g.OW, g.OC), &y));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, a.Shape(g.N, g.OH, g.OW, g.OC), &y));
     const int64 total = y->NumElements();
     OP_REQUIRES_OK(ctx, Launch(ctx, "pool_max_f32", a, g, {&x, y}, total));
   }
@@ -222,13 +166,10 @@ class MaxPoolOp : public OpKernel {
   PoolAttrs a_;
 };
 
-class MaxPoolGradOp : public OpKernel {
+class MaxPoolGradOp : public PoolOpBase</*kAvg=*/false> {
  public:
-  explicit MaxPoolGradOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.InitFormat(c));
-    OP_REQUIRES_OK(c, c->GetAttr("ksize", &a_.ksize));
-    OP_REQUIRES_OK(c, c->GetAttr("strides", &a_.strides));
-    OP_REQUIRES_OK(c, a_.CheckWindow(false));
+  explicit MaxPoolGradOp(OpKernelConstruction* c) : PoolOpBase(c) {
+    if (!c->status().ok()) return;  // the attributes failed their checks
     OP_REQUIRES(c, a_.ksize[a_.cd] == 1 && a_.strides[a_.cd] == 1,
                 errors::Unimplemented("MaxPoolingGrad is not yet supported on the depth "
                                       "dimension."));
@@ -244,7 +185,7 @@ class MaxPoolGradOp : public OpKernel {
                 errors::InvalidArgument("out_backprop must be 4-dimensional"));
     PoolGeo g;
     OP_REQUIRES_OK(ctx, ComputePool(a_, x.shape(), &g));
-    const TensorShape want = Shape(a_, g.N, g.OH, g.OW, g.OC);
+    const TensorShape want = a_.Shape(g.N, g.OH, g.OW, g.OC);
     OP_REQUIRES(ctx, y.shape() == want,
                 errors::InvalidArgument("Expected orig_output shape to be ", want.DebugString(),
                                         ", but got ", y.shape().DebugString()));
@@ -262,18 +203,11 @@ class MaxPoolGradOp : public OpKernel {
                                dx->NumElements()));
   }
 
- private:
-  PoolAttrs a_;
 };
 
-class AvgPoolOp : public OpKernel {
+class AvgPoolOp : public PoolOpBase</*kAvg=*/true> {
  public:
-  explicit AvgPoolOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.InitFormat(c));
-    OP_REQUIRES_OK(c, c->GetAttr("ksize", &a_.ksize));
-    OP_REQUIRES_OK(c, c->GetAttr("strides", &a_.strides));
-    OP_REQUIRES_OK(c, a_.CheckWindow(true));
-  }
+  using PoolOpBase::PoolOpBase;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
@@ -282,22 +216,15 @@ class AvgPoolOp : public OpKernel {
     OP_REQUIRES(ctx, g.KC == 1,
                 errors::Unimplemented("Non-spatial pooling is not yet supported. Volunteers? :)"));
     Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, Shape(a_, g.N, g.OH, g.OW, g.OC), &y));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, a_.Shape(g.N, g.OH, g.OW, g.OC), &y));
     OP_REQUIRES_OK(ctx, Launch(ctx, "pool_avg_f32", a_, g, {&x, y}, y->NumElements()));
   }
 
- private:
-  PoolAttrs a_;
 };
 
-class AvgPoolGradOp : public OpKernel {
+class AvgPoolGradOp : public PoolOpBase</*kAvg=*/true> {
  public:
-  explicit AvgPoolGradOp(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, a_.InitFormat(c));
-    OP_REQUIRES_OK(c, c->GetAttr("ksize", &a_.ksize));
-    OP_REQUIRES_OK(c, c->GetAttr("strides", &a_.strides));
-    OP_REQUIRES_OK(c, a_.CheckWindow(true));
-  }
+  using PoolOpBase::PoolOpBase;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& shape_t = ctx->input(0);
@@ -316,7 +243,7 @@ class AvgPoolGradOp : public OpKernel {
     // iterates); its batch and depth must be the input's.
     OP_REQUIRES(ctx, grad.dim_size(0) == g.N && grad.dim_size(a_.cd) == g.C,
                 errors::InvalidArgument("Expected grad shape to be ",
-                                        Shape(a_, g.N, g.OH, g.OW, g.C).DebugString(),
+                                        a_.Shape(g.N, g.OH, g.OW, g.C).DebugString(),
                                         ", but got ", grad.shape().DebugString()));
     g.OH = grad.dim_size(a_.hd), g.OW = grad.dim_size(a_.wd);
     Tensor* dx = nullptr;
@@ -329,8 +256,6 @@ class AvgPoolGradOp : public OpKernel {
     OP_REQUIRES_OK(ctx, Launch(ctx, "pool_avg_grad_f32", a_, g, {&grad, dx}, dx->NumElements()));
   }
 
- private:
-  PoolAttrs a_;
 };
 
 REGISTER_KERNEL_BUILDER(Name("MaxPool").Device(DEVICE_OPENCL).TypeConstraint<float>("T"),
