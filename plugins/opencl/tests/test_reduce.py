@@ -258,6 +258,49 @@ def test_bitcast_shape_errors_match_cpu(src, dst, shape):
     assert "Cannot bitcast" in msg
 
 
+# ---------------------------------------------------------------- int32 Cast and bitwise (host)
+# What Keras's argmax / sparse_categorical_accuracy run besides the above:
+# Cast with an int32 side and BitwiseAnd int32, host-memory kernels.
+
+CAST_VALUES = {
+    np.float32: np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.7, -2.7, 0.0, -0.0, 2147483520.0,
+                          -2147483648.0, 1e-30], np.float32),
+    np.int64: np.array([1 << 40, -(1 << 40) - 5, 7, -1, 0, (1 << 31), -(1 << 31) - 1], np.int64),
+    np.bool_: np.array([True, False, True], np.bool_),
+    np.int32: np.array([16777217, -3, 0, 1, 2147483647, -2147483648, 255], np.int32),
+}
+
+
+@pytest.mark.parametrize("src,dst", [(np.int32, tf.float32), (np.int32, tf.int64),
+                                     (np.int32, tf.bool), (np.float32, tf.int32),
+                                     (np.int64, tf.int32), (np.bool_, tf.int32)])
+@pytest.mark.parametrize("shape", [None, (0, 3), ()])
+def test_int32_cast_matches_cpu(src, dst, shape, rng):
+    x = CAST_VALUES[src]
+    if shape is not None:
+        x = np.zeros(shape, src)
+    # A float / int64 / bool result goes through an OPENCL op (it is made in
+    # host memory), so on_opencl's check that it ends on OPENCL holds.
+    fn = (lambda a: tf.cast(a, dst)) if dst == tf.int32 else (lambda a: tf.identity(tf.cast(a, dst)))
+    assert_matches_cpu(fn, x, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op", [tf.bitwise.bitwise_and, tf.bitwise.bitwise_or,
+                                tf.bitwise.bitwise_xor])
+@pytest.mark.parametrize("sa,sb", [((6,), (6,)), ((3, 4), (4,)), ((3, 1), (1, 5)), ((), (2, 3)),
+                                   ((0, 3), (3,)), ((2, 1, 4), (3, 1))])
+def test_int32_bitwise_matches_cpu(op, sa, sb, rng):
+    a = rng.integers(-(1 << 31), (1 << 31) - 1, sa, dtype=np.int64).astype(np.int32)
+    b = rng.integers(-(1 << 31), (1 << 31) - 1, sb, dtype=np.int64).astype(np.int32)
+    assert_matches_cpu(op, a, b, rtol=0, atol=0)
+
+
+def test_int32_bitwise_shape_error_matches_cpu():
+    a, b = np.ones((2, 3), np.int32), np.ones((4,), np.int32)
+    msg = assert_same_error(tf.bitwise.bitwise_and, a, b)
+    assert "Incompatible shapes" in msg
+
+
 # ---------------------------------------------------------------- L2Loss
 
 @pytest.mark.parametrize("shape", [(), (0,), (7,), (3, 4, 5), (1000, 1100)])
