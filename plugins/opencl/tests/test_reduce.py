@@ -1,6 +1,7 @@
-"""Reductions (Sum, Mean, Max, Min, Prod, L2Loss), ArgMax/ArgMin, Softmax,
-LogSoftmax and the softmax cross-entropies on OPENCL, against TensorFlow's
-CPU kernels (src/kernels/reduction_ops.cc, argminmax.cc, softmax.cc, xent.cc)."""
+"""Reductions (Sum, Mean, Max, Min, Prod, L2Loss; int32 ones in host memory),
+Bitcast, ArgMax/ArgMin, Softmax, LogSoftmax and the softmax cross-entropies on
+OPENCL, against TensorFlow's CPU kernels (src/kernels/reduction_ops.cc, bitcast.cc, argminmax.cc, softmax.cc,
+xent.cc)."""
 import contextlib
 import re
 
@@ -163,6 +164,141 @@ def test_bad_axes_errors_match_cpu(op, shape, axes):
     x = np.ones(shape, np.float32)
     msg = assert_same_error(REDUCERS[op], x, tf.constant(axes))
     assert "reduction" in msg
+
+
+# ---------------------------------------------------------------- int32 (host memory)
+# Sum / Prod / Mean int32: OPENCL kernels with every argument in host memory,
+# computed on the host; Max / Min int32 are TensorFlow's DEVICE_DEFAULT ones.
+
+INT32_CASES = [((), []), ((5,), [0]), ((3, 4, 5), [1]), ((3, 4, 5), [0, 2]), ((3, 4, 5), []),
+               ((6, 1, 5, 2), [0, 3]), ((2, 3, 4, 5, 6), [0, 2, 4]), ((1, 1, 7), [0, 1]),
+               ((0,), [0]), ((0, 3), [0]), ((0, 3), [1]), ((2, 0, 3), [0, 2]), ((4, 0), []),
+               ((300, 500), [1]), ((500, 300), [0])]
+
+
+@pytest.mark.parametrize("op", list(REDUCERS))
+@pytest.mark.parametrize("shape,axes", INT32_CASES)
+@pytest.mark.parametrize("keep_dims", [False, True])
+def test_int32_reduction_matches_cpu(op, shape, axes, keep_dims, rng):
+    # Negative values (Mean truncates toward 0) and big ones (Sum and Prod
+    # wrap modulo 2^32 as TensorFlow's CPU int32).
+    x = rng.integers(-(1 << 30), 1 << 30, shape).astype(np.int32)
+    assert_matches_cpu(REDUCERS[op], x, tf.constant(axes, tf.int32), keep_dims=keep_dims,
+                       rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op", list(REDUCERS))
+def test_int32_reduction_int64_axes_and_small_values(op, rng):
+    x = rng.integers(-7, 8, (4, 6, 3)).astype(np.int32)
+    assert_matches_cpu(REDUCERS[op], x, tf.constant([-1, 0], tf.int64), keep_dims=True,
+                       rtol=0, atol=0)
+    assert_matches_cpu(REDUCERS[op], x, tf.constant([[2], [0]], tf.int32), rtol=0, atol=0)
+
+
+def test_int32_reduction_of_a_shape_tensor():
+    # What Keras's losses do: the product of a tensor's shape.
+    with tf.device(DEVICE):
+        x = tf.identity(np.zeros((3, 4, 5), np.float32))
+        n = tf.reduce_prod(tf.shape(x))
+    assert n.dtype == tf.int32 and int(n) == 60
+
+
+@pytest.mark.parametrize("op", list(REDUCERS))
+@pytest.mark.parametrize("shape,axes", [((2, 3), [2]), ((2, 3), [-3]), ((), [0]),
+                                        ((2, 3), [1, -1]), ((2, 3, 4), [0, 2, 0])])
+def test_int32_bad_axes_errors_match_cpu(op, shape, axes):
+    x = np.ones(shape, np.int32)
+    msg = assert_same_error(REDUCERS[op], x, tf.constant(axes))
+    assert "reduction" in msg
+
+
+# ---------------------------------------------------------------- Bitcast
+
+BITCAST_CASES = [
+    (np.float32, tf.int32, (3, 4)), (np.int32, tf.float32, (5,)), (np.float32, tf.int32, ()),
+    (np.float32, tf.int32, (0, 3)), (np.float32, tf.uint8, (2, 3)), (np.uint8, tf.float32, (3, 4)),
+    (np.uint8, tf.float32, (0, 4)), (np.int64, tf.int32, (4,)), (np.int32, tf.int64, (3, 2)),
+    (np.float32, tf.int64, (5, 2)), (np.int64, tf.float32, ()), (np.float64, tf.int64, (2, 2)),
+    (np.int64, tf.uint16, (2,)), (np.int16, tf.float16, (7,)), (np.uint32, tf.int32, (3,)),
+]
+
+
+@pytest.mark.parametrize("src,dst,shape", BITCAST_CASES)
+def test_bitcast_matches_cpu(src, dst, shape, rng):
+    x = rng.integers(0, 256, shape + (np.dtype(src).itemsize,), dtype=np.uint8)
+    x = x.view(src).reshape(shape)
+    if np.issubdtype(src, np.floating):  # finite values (NaN payloads aside)
+        x = rng.standard_normal(shape).astype(src)
+    got = assert_matches_cpu(lambda a: tf.bitcast(a, dst), x, rtol=0, atol=0)
+    np.testing.assert_array_equal(np.asarray(got).reshape(-1).view(np.uint8),
+                                  np.asarray(x).reshape(-1).view(np.uint8))
+
+
+def test_bitcast_of_a_slice_reads_at_its_offset(rng):
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    with tf.device(DEVICE):
+        parts = tf.unstack(tf.identity(x))
+        got = [tf.bitcast(p, tf.int32).numpy() for p in parts]
+    for p, g in zip(x, got):
+        np.testing.assert_array_equal(g, p.view(np.int32))
+
+
+def test_bitcast_int32_output_feeds_int32_ops(rng):
+    # Keras's signbit: bitcast float32 -> int32, then an int32 comparison.
+    x = np.array([-1.5, 0.0, -0.0, 2.0, -np.inf, np.inf], np.float32)
+    got = assert_matches_cpu(lambda a: tf.less(tf.bitcast(a, tf.int32), 0), x)
+    np.testing.assert_array_equal(got, np.signbit(x))
+
+
+@pytest.mark.parametrize("src,dst,shape", [(np.int32, tf.int64, (3,)), (np.int32, tf.int64, ()),
+                                           (np.uint8, tf.int32, (2, 3)), (np.uint8, tf.int32, (0,)),
+                                           (np.float32, tf.float64, (4, 3))])
+def test_bitcast_shape_errors_match_cpu(src, dst, shape):
+    msg = assert_same_error(lambda a: tf.bitcast(a, dst), np.zeros(shape, src))
+    assert "Cannot bitcast" in msg
+
+
+# ---------------------------------------------------------------- int32 Cast and bitwise (host)
+# What Keras's argmax / sparse_categorical_accuracy run besides the above:
+# Cast with an int32 side and BitwiseAnd int32, host-memory kernels.
+
+CAST_VALUES = {
+    np.float32: np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.7, -2.7, 0.0, -0.0, 2147483520.0,
+                          -2147483648.0, 1e-30], np.float32),
+    np.int64: np.array([1 << 40, -(1 << 40) - 5, 7, -1, 0, (1 << 31), -(1 << 31) - 1], np.int64),
+    np.bool_: np.array([True, False, True], np.bool_),
+    np.int32: np.array([16777217, -3, 0, 1, 2147483647, -2147483648, 255], np.int32),
+}
+
+
+@pytest.mark.parametrize("src,dst", [(np.int32, tf.float32), (np.int32, tf.int64),
+                                     (np.int32, tf.bool), (np.float32, tf.int32),
+                                     (np.int64, tf.int32), (np.bool_, tf.int32)])
+@pytest.mark.parametrize("shape", [None, (0, 3), ()])
+def test_int32_cast_matches_cpu(src, dst, shape, rng):
+    x = CAST_VALUES[src]
+    if shape is not None:
+        x = np.zeros(shape, src)
+    # A float / int64 / bool result goes through an OPENCL op (it is made in
+    # host memory), so on_opencl's check that it ends on OPENCL holds.
+    fn = (lambda a: tf.cast(a, dst)) if dst == tf.int32 else (lambda a: tf.identity(tf.cast(a, dst)))
+    assert_matches_cpu(fn, x, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op", [tf.bitwise.bitwise_and, tf.bitwise.bitwise_or,
+                                tf.bitwise.bitwise_xor])
+@pytest.mark.parametrize("sa,sb", [((6,), (6,)), ((3, 4), (4,)), ((3, 1), (1, 5)), ((), (2, 3)),
+                                   ((0, 3), (3,)), ((2, 1, 4), (3, 1))])
+def test_int32_bitwise_matches_cpu(op, sa, sb, rng):
+    a = rng.integers(-(1 << 31), (1 << 31) - 1, sa, dtype=np.int64).astype(np.int32)
+    b = rng.integers(-(1 << 31), (1 << 31) - 1, sb, dtype=np.int64).astype(np.int32)
+    assert_matches_cpu(op, a, b, rtol=0, atol=0)
+
+
+def test_int32_bitwise_shape_error_matches_cpu():
+    a, b = np.ones((2, 3), np.int32), np.ones((4,), np.int32)
+    msg = assert_same_error(tf.bitwise.bitwise_and, a, b)
+    assert "Incompatible shapes" in msg
 
 
 # ---------------------------------------------------------------- L2Loss

@@ -1,6 +1,9 @@
 // Reductions on OPENCL (cl/reduction_ops.cl).
 //
-// Ops: Sum (float, int64), Mean, Max, Min, Prod (float); input T `input`,
+// Ops: Sum (float, int64), Mean, Max, Min, Prod (float); Sum, Prod, Mean int32
+// with every argument in host memory, computed on the host (as TensorFlow's
+// GPU int32 reductions; Max / Min int32 are TensorFlow's DEVICE_DEFAULT
+// kernels); input T `input`,
 // `reduction_indices` (int32 or int64 Tidx, HostMemory as in TensorFlow's GPU
 // registrations), attr keep_dims; output T. And L2Loss (float): sum(t^2) / 2,
 // a scalar.
@@ -21,8 +24,11 @@
 // Float accumulates in float; the sum order differs from Eigen's tree, so
 // results agree with TF's CPU to rounding (~1e-6 relative for positive data).
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <vector>
 
+#include "array_util.h"
 #include "launch.h"
 
 namespace tensorflow {
@@ -125,6 +131,66 @@ Status RunReduction(OpKernelContext* ctx, DataType dtype, const char* first, con
 
 enum class Reducer { kSum, kMean, kMax, kMin, kProd };
 
+// The int32 kernels (every argument in host memory, as TensorFlow's GPU int32
+// reductions): out[o] = fold over view `v` of `in`, on the host, in the
+// order of the elements. Sum / Prod wrap modulo 2^32 as TensorFlow's CPU
+// int32 (its Eigen reducers accumulate in int32); Mean sums in int64 and
+// divides by the count, truncated, then narrows to int32 (TensorFlow's
+// CASTING_SPECIALIZATION of the mean for int32); an empty Mean gives 0
+// (TensorFlow fills the MeanReducer's identity, int32's quiet_NaN(), 0).
+template <Reducer R>
+void HostReduceInt32(const Tensor& in, const ReduceView& v, Tensor* out) {
+  const int32* x = static_cast<const int32*>(in.data());
+  int32* y = static_cast<int32*>(out->data());
+  const int nk = static_cast<int>(v.kdims.size());
+  const int nr = static_cast<int>(v.rdims.size());
+  std::vector<int64> kc(nk, 0), rc(nr, 0);
+  int64 base = 0;  // input offset of output element o (odometer over kdims)
+  for (int64 o = 0; o < v.n_out; ++o) {
+    uint32_t acc = 0;
+    int64 wide = 0;  // Mean
+    int32 ext = 0;
+    switch (R) {
+      case Reducer::kProd: acc = 1; break;
+      case Reducer::kMax: ext = std::numeric_limits<int32>::lowest(); break;
+      case Reducer::kMin: ext = std::numeric_limits<int32>::max(); break;
+      default: break;
+    }
+    int64 off = base;
+    std::fill(rc.begin(), rc.end(), 0);
+    for (int64 r = 0; r < v.n_red; ++r) {
+      const int32 e = x[off];
+      switch (R) {
+        case Reducer::kSum: acc += static_cast<uint32_t>(e); break;
+        case Reducer::kMean: wide += e; break;
+        case Reducer::kProd: acc *= static_cast<uint32_t>(e); break;
+        case Reducer::kMax: ext = std::max(ext, e); break;
+        case Reducer::kMin: ext = std::min(ext, e); break;
+      }
+      for (int k = nr - 1; k >= 0; --k) {
+        off += v.rstr[k];
+        if (++rc[k] < v.rdims[k]) break;
+        off -= v.rstr[k] * v.rdims[k];
+        rc[k] = 0;
+      }
+    }
+    switch (R) {
+      case Reducer::kMax:
+      case Reducer::kMin: y[o] = ext; break;
+      case Reducer::kMean:
+        y[o] = v.n_red == 0 ? 0 : static_cast<int32>(wide / v.n_red);
+        break;
+      default: y[o] = static_cast<int32>(acc); break;
+    }
+    for (int k = nk - 1; k >= 0; --k) {
+      base += v.kstr[k];
+      if (++kc[k] < v.kdims[k]) break;
+      base -= v.kstr[k] * v.kdims[k];
+      kc[k] = 0;
+    }
+  }
+}
+
 template <Reducer R>
 class ReductionOp : public OpKernel {
  public:
@@ -135,15 +201,7 @@ class ReductionOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& data = ctx->input(0);
     const Tensor& axes = ctx->input(1);  // HostMemory
-    std::vector<int64> index;
-    const int64 n_axes = axes.NumElements();
-    if (axes.dtype() == DT_INT32) {
-      auto f = axes.flat<int32>();
-      for (int64 i = 0; i < n_axes; ++i) index.push_back(f(i));
-    } else {
-      auto f = axes.flat<int64>();
-      for (int64 i = 0; i < n_axes; ++i) index.push_back(f(i));
-    }
+    const std::vector<int64> index = pdk_opencl::array::HostIndices(axes);
     const int rank = data.dims();
     std::vector<bool> reduced(rank, false);
     for (int64 i : index) {
@@ -167,6 +225,10 @@ class ReductionOp : public OpKernel {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
     const ReduceView v = Collapse(data.shape(), reduced);
+    if (!out->device_memory()) {  // int32: every argument in host memory
+      HostReduceInt32<R>(data, v, out);
+      return;
+    }
     OP_REQUIRES(ctx,
                 static_cast<int>(v.kdims.size()) <= kMaxRuns &&
                     static_cast<int>(v.rdims.size()) <= kMaxRuns,
@@ -236,6 +298,26 @@ PDK_REGISTER_REDUCTION("Max", Reducer::kMax, float)
 PDK_REGISTER_REDUCTION("Min", Reducer::kMin, float)
 PDK_REGISTER_REDUCTION("Prod", Reducer::kProd, float)
 #undef PDK_REGISTER_REDUCTION
+
+// int32: every argument in host memory, computed on the host (TensorFlow's
+// GPU int32 reductions). Max / Min int32 are TensorFlow's own DEVICE_DEFAULT
+// kernels (the same host-memory registration), so not registered here.
+#define PDK_REGISTER_REDUCTION_I32(op, R, tidx)                                          \
+  REGISTER_KERNEL_BUILDER(Name(op)                                                       \
+                              .Device(DEVICE_OPENCL)                                     \
+                              .TypeConstraint<int32>("T")                                \
+                              .TypeConstraint<tidx>("Tidx")                              \
+                              .HostMemory("input")                                       \
+                              .HostMemory("reduction_indices")                           \
+                              .HostMemory("output"),                                     \
+                          ReductionOp<R>);
+PDK_REGISTER_REDUCTION_I32("Sum", Reducer::kSum, int32)
+PDK_REGISTER_REDUCTION_I32("Sum", Reducer::kSum, int64)
+PDK_REGISTER_REDUCTION_I32("Prod", Reducer::kProd, int32)
+PDK_REGISTER_REDUCTION_I32("Prod", Reducer::kProd, int64)
+PDK_REGISTER_REDUCTION_I32("Mean", Reducer::kMean, int32)
+PDK_REGISTER_REDUCTION_I32("Mean", Reducer::kMean, int64)
+#undef PDK_REGISTER_REDUCTION_I32
 
 REGISTER_KERNEL_BUILDER(Name("L2Loss").Device(DEVICE_OPENCL).TypeConstraint<float>("T"),
                         L2LossOp);
