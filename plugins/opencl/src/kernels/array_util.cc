@@ -33,7 +33,7 @@ void ToLong8(const std::vector<int64>& v, int64_t (&out)[8]) {
   for (int i = 0; i < 8; ++i) out[i] = i < static_cast<int>(v.size()) ? v[i] : 0;
 }
 
-void HostStridedCopy(const Tensor& src, const Tensor& dst, const StridedView& v) {
+static void HostStridedCopy(const Tensor& src, const Tensor& dst, const StridedView& v) {
   const size_t es = static_cast<size_t>(tensorflow::DataTypeSize(src.dtype()));
   const char* s = static_cast<const char*>(src.data());
   char* d = static_cast<char*>(dst.data());
