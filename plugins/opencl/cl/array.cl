@@ -8,6 +8,8 @@
 //   dims; its coordinates c_k give
 //     dst[doff + sum c_k * dstr_k] = src[soff + sum c_k * sstr_k]
 //   (strides may be 0: broadcast; negative: reverse).
+// array_copy2d: the same for rows of contiguous elements, a 2-D launch over
+//   [row length, rows]: dst[doff + r * dpitch + c] = src[soff + r * spitch + c].
 // array_tile: dst (row-major, dims) = src[sum (c_k % sdims_k) * sstr_k]
 //   (TensorFlow's Tile: output dim k = input dim k * multiples[k]).
 // array_band_part: TensorFlow's MatrixBandPart over [batch, rows, cols]:
@@ -43,6 +45,11 @@
       di += c * t[k];                                                                      \
     }                                                                                      \
     PTR(dst)[di] = PTR(src)[si];                                                           \
+  }                                                                                        \
+  __kernel void array_copy2d_##SUF(TENSOR(const T, src), TENSOR(T, dst), const long spitch,   \
+                                   const long soff, const long dpitch, const long doff) {   \
+    const long c = get_global_id(0), r = get_global_id(1);                                 \
+    PTR(dst)[doff + r * dpitch + c] = PTR(src)[soff + r * spitch + c];                     \
   }                                                                                        \
   __kernel void array_tile_##SUF(TENSOR(const T, src), TENSOR(T, dst), const long n,       \
                                  const int rank, const long8 dims, const long8 sdims,     \

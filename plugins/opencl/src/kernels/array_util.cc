@@ -54,6 +54,54 @@ static void HostStridedCopy(const Tensor& src, const Tensor& dst, const StridedV
   }
 }
 
+// `v` (1 or 2 dims, unit inner strides, rows not overlapping) by
+// clEnqueueCopyBuffer / clEnqueueCopyBufferRect on the launch's stream.
+static Status BufferCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst,
+                         const StridedView& v) {
+  PDK_ASSIGN_OR_RETURN(LaunchTarget t, Target(ctx));
+  const size_t es = static_cast<size_t>(tensorflow::DataTypeSize(src.dtype()));
+  cl_mem sb = nullptr, db = nullptr;
+  uint64_t so = 0, dof = 0;
+  TF_RETURN_IF_ERROR(t.device->Resolve(src.data(), &sb, &so));
+  TF_RETURN_IF_ERROR(t.device->Resolve(dst.data(), &db, &dof));
+  so += static_cast<uint64_t>(v.src_off) * es;
+  dof += static_cast<uint64_t>(v.dst_off) * es;
+  if (v.dims.size() == 1) {
+    PDK_CL_RETURN_IF_ERROR(clEnqueueCopyBuffer(t.stream->queue(), sb, db, so, dof,
+                                               static_cast<size_t>(v.dims[0]) * es, 0, nullptr,
+                                               nullptr),
+                           "clEnqueueCopyBuffer");
+    return Status();
+  }
+  if (sb == db) {
+    // One buffer (sub-allocations): OpenCL forbids a rectangular copy within
+    // a buffer with different pitches; a 2-D kernel over [rows, row] instead.
+    return Enqueue2D(ctx, SizedKernelName("array_copy2d", src.dtype()),
+                     static_cast<uint64_t>(v.dims[1]), static_cast<uint64_t>(v.dims[0]),
+                     {src, dst, Arg::I64(v.src_strides[0]), Arg::I64(v.src_off),
+                      Arg::I64(v.dst_strides[0]), Arg::I64(v.dst_off)});
+  }
+  // All rows but the last as a rectangle (drivers may bound-check the last
+  // row's whole pitch), then the last row.
+  const size_t row = static_cast<size_t>(v.dims[1]) * es;
+  const size_t rows = static_cast<size_t>(v.dims[0]);
+  const size_t sp = static_cast<size_t>(v.src_strides[0]) * es;
+  const size_t dp = static_cast<size_t>(v.dst_strides[0]) * es;
+  if (rows > 1) {
+    const size_t src_origin[3] = {static_cast<size_t>(so), 0, 0};
+    const size_t dst_origin[3] = {static_cast<size_t>(dof), 0, 0};
+    const size_t region[3] = {row, rows - 1, 1};
+    PDK_CL_RETURN_IF_ERROR(clEnqueueCopyBufferRect(t.stream->queue(), sb, db, src_origin,
+                                                   dst_origin, region, sp, 0, dp, 0, 0, nullptr,
+                                                   nullptr),
+                           "clEnqueueCopyBufferRect");
+  }
+  PDK_CL_RETURN_IF_ERROR(clEnqueueCopyBuffer(t.stream->queue(), sb, db, so + (rows - 1) * sp,
+                                             dof + (rows - 1) * dp, row, 0, nullptr, nullptr),
+                         "clEnqueueCopyBuffer");
+  return Status();
+}
+
 Status StridedCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst, StridedView v) {
   const int64 n = v.NumElements();
   if (n == 0) return Status();
@@ -82,6 +130,12 @@ Status StridedCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst, S
     HostStridedCopy(src, dst, m);
     return Status();
   }
+  // Contiguous rows: the driver's buffer copies (a plain or a rectangular
+  // one) instead of a kernel.
+  const size_t rank = m.dims.size();
+  if (rank >= 1 && rank <= 2 && m.src_strides[rank - 1] == 1 && m.dst_strides[rank - 1] == 1 &&
+      (rank == 1 || (m.src_strides[0] >= m.dims[1] && m.dst_strides[0] >= m.dims[1])))
+    return BufferCopy(ctx, src, dst, m);
   if (m.dims.size() > 8)
     return tensorflow::errors::Unimplemented("an OPENCL strided copy of ", m.dims.size(),
                                              " non-contiguous dims (at most 8)");
