@@ -41,8 +41,9 @@ std::vector<int64> RowMajorStrides(const TensorShape& shape);
 // Enqueues the copy of `v` from src to dst (same dtype). Dims of size 1 are
 // dropped and contiguous neighbours merged first; a view still of more than 8
 // dims is Unimplemented. Contiguous views (1 dim, or rows of contiguous
-// elements) use the driver's buffer copies or a 2-D row kernel. Host tensors (the int32 kernels, every argument
-// HostMemory as TensorFlow's GPU int32 kernels) are copied on the host, now.
+// elements) use the driver's buffer copies or a 2-D row kernel. Host tensors
+// (the int32 kernels, every argument HostMemory as TensorFlow's GPU int32
+// kernels) are copied on the host, now.
 Status StridedCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst, StridedView v);
 
 // "array_copy_u32": the kernel for the element size of `dtype`.
