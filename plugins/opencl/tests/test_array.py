@@ -273,6 +273,16 @@ def test_transpose(shape, perm, dtype, rng):
     exact(lambda a: tf.transpose(a, perm), make(shape, dtype, rng))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+@pytest.mark.parametrize("shape,perm", [((37, 50), [1, 0]), ((3, 40, 33), [0, 2, 1]),
+                                        ((16, 32), [1, 0]), ((1, 1), [1, 0]),
+                                        ((5, 1, 17), [2, 1, 0]),
+                                        ((2, 3, 17, 19), [0, 1, 3, 2]), ((2, 17, 19, 3), [0, 2, 1, 3])])
+def test_transpose_tiled(shape, perm, dtype, rng):
+    # Batches of matrix transposes go through __local tiles (16 x 16).
+    exact(lambda a: tf.transpose(a, perm), make(shape, dtype, rng))
+
+
 @pytest.mark.parametrize("perm", [[0, 0], [0, 2], [0], [[0, 1]]])
 def test_transpose_errors(perm, rng):
     assert_same_error(lambda a: tf.raw_ops.Transpose(x=a, perm=perm), make((2, 3), np.float32, rng))

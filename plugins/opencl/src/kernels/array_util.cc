@@ -136,6 +136,22 @@ Status StridedCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst, S
   if (rank >= 1 && rank <= 2 && m.src_strides[rank - 1] == 1 && m.dst_strides[rank - 1] == 1 &&
       (rank == 1 || (m.src_strides[0] >= m.dims[1] && m.dst_strides[0] >= m.dims[1])))
     return BufferCopy(ctx, src, dst, m);
+  // A batch of matrix transposes: through __local tiles.
+  if ((rank == 2 || rank == 3) && m.dst_strides[rank - 1] == 1 &&
+      m.dst_strides[rank - 2] == m.dims[rank - 1] && m.src_strides[rank - 2] == 1 &&
+      m.src_strides[rank - 1] == m.dims[rank - 2] &&
+      (rank == 2 || (m.src_strides[0] == m.dims[1] * m.dims[2] &&
+                     m.dst_strides[0] == m.dims[1] * m.dims[2]))) {
+    constexpr int64 kTile = 16;  // cl/array.cl PDK_ARRAY_TILE
+    const int64 d0 = m.dims[rank - 2], d1 = m.dims[rank - 1];
+    const int64 batch = rank == 3 ? m.dims[0] : 1;
+    const int64 tiles0 = (d0 + kTile - 1) / kTile, tiles1 = (d1 + kTile - 1) / kTile;
+    return Enqueue(ctx, SizedKernelName("array_transpose", src.dtype()),
+                   static_cast<uint64_t>(tiles0 * tiles1 * batch * kTile * kTile),
+                   {src, dst, Arg::I64(d0), Arg::I64(d1), Arg::I64(tiles0), Arg::I64(tiles1),
+                    Arg::I64(m.src_off), Arg::I64(m.dst_off)},
+                   static_cast<size_t>(kTile * kTile));
+  }
   if (m.dims.size() > 8)
     return tensorflow::errors::Unimplemented("an OPENCL strided copy of ", m.dims.size(),
                                              " non-contiguous dims (at most 8)");
