@@ -277,7 +277,8 @@ def test_transpose(shape, perm, dtype, rng):
 @pytest.mark.parametrize("shape,perm", [((37, 50), [1, 0]), ((3, 40, 33), [0, 2, 1]),
                                         ((16, 32), [1, 0]), ((1, 1), [1, 0]),
                                         ((5, 1, 17), [2, 1, 0]),
-                                        ((2, 3, 17, 19), [0, 1, 3, 2]), ((2, 17, 19, 3), [0, 2, 1, 3])])
+                                        ((2, 3, 17, 19), [0, 1, 3, 2]),
+                                        ((2, 17, 19, 3), [0, 2, 1, 3])])
 def test_transpose_tiled(shape, perm, dtype, rng):
     # Batches of matrix transposes go through __local tiles (16 x 16).
     exact(lambda a: tf.transpose(a, perm), make(shape, dtype, rng))
