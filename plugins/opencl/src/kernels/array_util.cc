@@ -183,13 +183,32 @@ std::vector<int64> HostIndices(const Tensor& t) {
 }
 
 Status CopyElements(OpKernelContext* ctx, const Tensor& src, Tensor* dst) {
-  if (!dst->device_memory()) {
-    if (src.device_memory())
-      return tensorflow::errors::Internal("a copy from device to host memory");
-    if (src.TotalBytes() > 0) std::memcpy(dst->data(), src.data(), src.TotalBytes());
+  const size_t bytes = src.TotalBytes();
+  if (bytes != dst->TotalBytes())
+    return tensorflow::errors::Internal("a copy of ", bytes, " bytes into ", dst->TotalBytes());
+  if (bytes == 0) return Status();
+  if (src.device_memory() && dst->device_memory()) return CopyTensor(ctx, src, dst);
+  if (!src.device_memory() && !dst->device_memory()) {
+    std::memcpy(dst->data(), src.data(), bytes);
     return Status();
   }
-  return CopyTensor(ctx, src, dst);
+  // Between host and device memory: a blocking transfer on the launch's
+  // (in-order) queue, after the work already enqueued there.
+  PDK_ASSIGN_OR_RETURN(LaunchTarget target, Target(ctx));
+  const Tensor& dev = src.device_memory() ? src : *dst;
+  cl_mem buf = nullptr;
+  uint64_t off = 0;
+  TF_RETURN_IF_ERROR(target.device->Resolve(dev.data(), &buf, &off));
+  if (src.device_memory()) {
+    PDK_CL_RETURN_IF_ERROR(clEnqueueReadBuffer(target.stream->queue(), buf, CL_TRUE, off, bytes,
+                                               dst->data(), 0, nullptr, nullptr),
+                           "clEnqueueReadBuffer");
+  } else {
+    PDK_CL_RETURN_IF_ERROR(clEnqueueWriteBuffer(target.stream->queue(), buf, CL_TRUE, off, bytes,
+                                                src.data(), 0, nullptr, nullptr),
+                           "clEnqueueWriteBuffer");
+  }
+  return Status();
 }
 
 Status OnDevice(OpKernelContext* ctx, const Tensor& t, Tensor* out) {

@@ -56,7 +56,8 @@ std::vector<int64> HostIndices(const Tensor& t);
 // tensor (written before this returns; blocking).
 Status OnDevice(OpKernelContext* ctx, const Tensor& t, Tensor* out);
 
-// dst = src (same bytes): on the stream, or on the host for host tensors.
+// dst = src (same byte size, any dtypes): on the stream between device
+// tensors, memcpy between host tensors, a blocking transfer between the two.
 Status CopyElements(OpKernelContext* ctx, const Tensor& src, Tensor* dst);
 
 // Every element of `t` = the element at `value` (DataTypeSize(t's dtype)
