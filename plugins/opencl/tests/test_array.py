@@ -2,7 +2,7 @@
 TensorFlow's CPU kernels: Pack, Unpack, ConcatV2, Concat, Split, SplitV, Slice,
 StridedSlice, StridedSliceGrad, Transpose, Tile, BroadcastTo, ReverseV2,
 Reverse, GatherV2, GatherNd, OneHot, Pad, PadV2, Snapshot, MatrixBandPart,
-SpaceToDepth, DepthToSpace, Roll, Bitcast,
+SpaceToDepth, DepthToSpace, Roll,
 ScatterNd, TensorScatterAdd/Update, UnsortedSegmentSum; float32, int64, bool
 and int32 (host memory); empty shapes, negative axes, and bad arguments (same
 exception class and message as the CPU kernel)."""
@@ -684,32 +684,3 @@ def test_roll(shape, shift, axis, dtype, rng):
 def test_roll_errors(shift, axis, rng):
     assert_same_error(lambda a: tf.roll(a, shift, axis), make((3, 4), np.float32, rng))
 
-
-# ---- Bitcast ----
-
-@pytest.mark.parametrize("src,dst,shape", [
-    (np.float32, np.int32, (3, 4)), (np.int32, np.float32, (5,)), (np.float32, np.uint8, (2, 3)),
-    (np.uint8, np.float32, (3, 4)), (np.int64, np.float32, (2, 3)), (np.float32, np.int64, (3, 2)),
-    (np.float32, np.uint32, (0, 2)), (np.int64, np.int32, (4,)), (np.int32, np.int64, (3, 2)),
-    (np.int8, np.uint8, (7,)), (np.float32, np.float32, ())])
-def test_bitcast(src, dst, shape, rng):
-    if src == np.float32:
-        x = rng.standard_normal(shape).astype(np.float32)
-    else:
-        n = int(np.prod(shape, dtype=np.int64)) * np.dtype(src).itemsize
-        x = rng.integers(0, 256, n, dtype=np.uint8).view(src).reshape(shape)
-    exact(lambda a: tf.bitcast(a, dst), x)
-
-
-def test_bitcast_errors(rng):
-    assert_same_error(lambda a: tf.bitcast(a, tf.float32), np.zeros((3,), np.uint8))
-    assert_same_error(lambda a: tf.bitcast(a, tf.int64), np.zeros((), np.float32))
-
-
-def test_bitcast_float_to_int32_lands_in_host_memory(rng):
-    # Keras's signbit: bitcast to int32 (a host-memory int32 tensor), then
-    # bitwise ops on it.
-    x = rng.standard_normal((4, 5)).astype(np.float32)
-    with tf.device(DEVICE):
-        got = tf.bitcast(tf.identity(x), tf.int32).numpy()
-    np.testing.assert_array_equal(got, x.view(np.int32))
