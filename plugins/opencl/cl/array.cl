@@ -8,6 +8,12 @@
 //   dims; its coordinates c_k give
 //     dst[doff + sum c_k * dstr_k] = src[soff + sum c_k * sstr_k]
 //   (strides may be 0: broadcast; negative: reverse).
+// array_copy2d: the same for rows of contiguous elements, a 2-D launch over
+//   [row length, rows]: dst[doff + r * dpitch + c] = src[soff + r * spitch + c].
+// array_transpose: batches of a matrix transposed through __local tiles:
+//   src [B, d1, d0] -> dst [B, d0, d1], dst[b, i, j] = src[b, j, i]; one
+//   work-group of TILE x TILE work-items per tile (group ids: tile0 fastest,
+//   then tile1, then batch).
 // array_tile: dst (row-major, dims) = src[sum (c_k % sdims_k) * sstr_k]
 //   (TensorFlow's Tile: output dim k = input dim k * multiples[k]).
 // array_band_part: TensorFlow's MatrixBandPart over [batch, rows, cols]:
@@ -21,6 +27,9 @@
 //   is outside its dim (TensorFlow's GPU kernel).
 // array_one_hot: TensorFlow's OneHot over out viewed as [P, D, S]:
 //   out[p, d, s] = idx[p, s] == d ? on : off.
+
+// The side of array_transpose's square tiles (a work-group of its square).
+#define PDK_ARRAY_TILE 16
 
 // The dims / strides of a long8 as an array.
 #define PDK_ARRAY_UNPACK8(v, a) \
@@ -43,6 +52,27 @@
       di += c * t[k];                                                                      \
     }                                                                                      \
     PTR(dst)[di] = PTR(src)[si];                                                           \
+  }                                                                                        \
+  __kernel void array_copy2d_##SUF(TENSOR(const T, src), TENSOR(T, dst), const long spitch,   \
+                                   const long soff, const long dpitch, const long doff) {   \
+    const long c = get_global_id(0), r = get_global_id(1);                                 \
+    PTR(dst)[doff + r * dpitch + c] = PTR(src)[soff + r * spitch + c];                     \
+  }                                                                                        \
+  __kernel void array_transpose_##SUF(TENSOR(const T, src), TENSOR(T, dst), const long d0,    \
+                                      const long d1, const long tiles0, const long tiles1,  \
+                                      const long soff, const long doff) {                   \
+    __local T tile[PDK_ARRAY_TILE][PDK_ARRAY_TILE + 1];                                    \
+    const long g = get_group_id(0);                                                        \
+    const long l = get_local_id(0);                                                        \
+    const long lx = l % PDK_ARRAY_TILE, ly = l / PDK_ARRAY_TILE;                           \
+    const long t0 = g % tiles0, t1 = (g / tiles0) % tiles1, b = g / (tiles0 * tiles1);     \
+    const long x0 = t0 * PDK_ARRAY_TILE, y0 = t1 * PDK_ARRAY_TILE;                         \
+    const long base = b * d0 * d1;                                                         \
+    if (y0 + ly < d1 && x0 + lx < d0)                                                      \
+      tile[ly][lx] = PTR(src)[soff + base + (y0 + ly) * d0 + x0 + lx];                     \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                          \
+    if (x0 + ly < d0 && y0 + lx < d1)                                                      \
+      PTR(dst)[doff + base + (x0 + ly) * d1 + y0 + lx] = tile[lx][ly];                     \
   }                                                                                        \
   __kernel void array_tile_##SUF(TENSOR(const T, src), TENSOR(T, dst), const long n,       \
                                  const int rank, const long8 dims, const long8 sdims,     \

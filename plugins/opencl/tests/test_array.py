@@ -2,6 +2,7 @@
 TensorFlow's CPU kernels: Pack, Unpack, ConcatV2, Concat, Split, SplitV, Slice,
 StridedSlice, StridedSliceGrad, Transpose, Tile, BroadcastTo, ReverseV2,
 Reverse, GatherV2, GatherNd, OneHot, Pad, PadV2, Snapshot, MatrixBandPart,
+SpaceToDepth, DepthToSpace, Roll,
 ScatterNd, TensorScatterAdd/Update, UnsortedSegmentSum; float32, int64, bool
 and int32 (host memory); empty shapes, negative axes, and bad arguments (same
 exception class and message as the CPU kernel)."""
@@ -269,6 +270,17 @@ def test_strided_slice_grad_errors(rng):
                                         ((5,), [0]), ((2, 3), [0, 1]),
                                         ((2, 1, 3, 1, 2, 2, 1, 2, 3), [8, 7, 6, 5, 4, 3, 2, 1, 0])])
 def test_transpose(shape, perm, dtype, rng):
+    exact(lambda a: tf.transpose(a, perm), make(shape, dtype, rng))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+@pytest.mark.parametrize("shape,perm", [((37, 50), [1, 0]), ((3, 40, 33), [0, 2, 1]),
+                                        ((16, 32), [1, 0]), ((1, 1), [1, 0]),
+                                        ((5, 1, 17), [2, 1, 0]),
+                                        ((2, 3, 17, 19), [0, 1, 3, 2]),
+                                        ((2, 17, 19, 3), [0, 2, 1, 3])])
+def test_transpose_tiled(shape, perm, dtype, rng):
+    # Batches of matrix transposes go through __local tiles (16 x 16).
     exact(lambda a: tf.transpose(a, perm), make(shape, dtype, rng))
 
 
@@ -622,3 +634,53 @@ def test_gradients_of_gather_and_gather_nd(rng):
             g = tape.gradient(y, a, output_gradients=tf.identity(np.ones(y.shape, np.float32)))
             return tf.convert_to_tensor(g)
         assert_matches_cpu(grad, x)
+
+
+# ---- SpaceToDepth / DepthToSpace / Roll ----
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,block", [((2, 4, 6, 3), 2), ((1, 6, 6, 1), 3), ((0, 4, 4, 2), 2),
+                                         ((1, 2, 2, 5), 2)])
+def test_space_to_depth(shape, block, dtype, rng):
+    x = make(shape, dtype, rng)
+    y = exact(lambda a: tf.nn.space_to_depth(a, block), x)
+    exact(lambda a: tf.nn.depth_to_space(a, block), y)
+
+
+@pytest.mark.parametrize("block", [2, 3])
+def test_space_depth_nchw_is_nhwc_transposed(block, rng):
+    # TensorFlow's CPU kernels are NHWC only; NCHW is its GPU's layout.
+    x = make((2, 2 * block, 3 * block, 4), np.float32, rng)
+    want = tf.nn.space_to_depth(x, block).numpy().transpose(0, 3, 1, 2)
+    with tf.device(DEVICE):
+        nchw = tf.identity(x.transpose(0, 3, 1, 2))
+        got = tf.nn.space_to_depth(nchw, block, data_format="NCHW")
+        back = tf.nn.depth_to_space(got, block, data_format="NCHW")
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(back.numpy(), x.transpose(0, 3, 1, 2))
+
+
+@pytest.mark.parametrize("case", ["rank", "rank_d2s", "divisible", "depth", "block"])
+def test_space_depth_errors(case, rng):
+    f = {
+        "rank": lambda a: tf.raw_ops.SpaceToDepth(input=a[0], block_size=2),
+        "rank_d2s": lambda a: tf.raw_ops.DepthToSpace(input=a[0], block_size=2),
+        "divisible": lambda a: tf.raw_ops.SpaceToDepth(input=a, block_size=3),
+        "depth": lambda a: tf.raw_ops.DepthToSpace(input=a, block_size=2),
+        "block": lambda a: tf.raw_ops.SpaceToDepth(input=a, block_size=1),
+    }[case]
+    assert_same_error(f, make((1, 4, 4, 3), np.float32, rng))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,shift,axis", [((5,), 2, 0), ((3, 4), [1, -1], [0, 1]),
+                                              ((2, 3, 4), [7, 2, -5], [-1, 0, 2]),
+                                              ((3, 4), 0, 1), ((0, 3), 1, 1), ((3, 4), 4, 1)])
+def test_roll(shape, shift, axis, dtype, rng):
+    exact(lambda a: tf.roll(a, shift, axis), make(shape, dtype, rng))
+
+
+@pytest.mark.parametrize("shift,axis", [([1, 2], [0]), (1, 2), ([[1]], [[0]])])
+def test_roll_errors(shift, axis, rng):
+    assert_same_error(lambda a: tf.roll(a, shift, axis), make((3, 4), np.float32, rng))
+

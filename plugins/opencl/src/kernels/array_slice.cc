@@ -9,6 +9,7 @@
 //   StridedSliceGrad: out = 0, then out[begin + c * stride] = dy
 // Error wording: TensorFlow's slice_op.cc, strided_slice_op.cc and
 // util/strided_slice_op.cc.
+#include <algorithm>
 #include <vector>
 
 #include "array_util.h"

@@ -33,7 +33,7 @@ void ToLong8(const std::vector<int64>& v, int64_t (&out)[8]) {
   for (int i = 0; i < 8; ++i) out[i] = i < static_cast<int>(v.size()) ? v[i] : 0;
 }
 
-void HostStridedCopy(const Tensor& src, const Tensor& dst, const StridedView& v) {
+static void HostStridedCopy(const Tensor& src, const Tensor& dst, const StridedView& v) {
   const size_t es = static_cast<size_t>(tensorflow::DataTypeSize(src.dtype()));
   const char* s = static_cast<const char*>(src.data());
   char* d = static_cast<char*>(dst.data());
@@ -52,6 +52,54 @@ void HostStridedCopy(const Tensor& src, const Tensor& dst, const StridedView& v)
       c[k] = 0;
     }
   }
+}
+
+// `v` (1 or 2 dims, unit inner strides, rows not overlapping) by
+// clEnqueueCopyBuffer / clEnqueueCopyBufferRect on the launch's stream.
+static Status BufferCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst,
+                         const StridedView& v) {
+  PDK_ASSIGN_OR_RETURN(LaunchTarget t, Target(ctx));
+  const size_t es = static_cast<size_t>(tensorflow::DataTypeSize(src.dtype()));
+  cl_mem sb = nullptr, db = nullptr;
+  uint64_t so = 0, dof = 0;
+  TF_RETURN_IF_ERROR(t.device->Resolve(src.data(), &sb, &so));
+  TF_RETURN_IF_ERROR(t.device->Resolve(dst.data(), &db, &dof));
+  so += static_cast<uint64_t>(v.src_off) * es;
+  dof += static_cast<uint64_t>(v.dst_off) * es;
+  if (v.dims.size() == 1) {
+    PDK_CL_RETURN_IF_ERROR(clEnqueueCopyBuffer(t.stream->queue(), sb, db, so, dof,
+                                               static_cast<size_t>(v.dims[0]) * es, 0, nullptr,
+                                               nullptr),
+                           "clEnqueueCopyBuffer");
+    return Status();
+  }
+  if (sb == db) {
+    // One buffer (sub-allocations): OpenCL forbids a rectangular copy within
+    // a buffer with different pitches; a 2-D kernel over [rows, row] instead.
+    return Enqueue2D(ctx, SizedKernelName("array_copy2d", src.dtype()),
+                     static_cast<uint64_t>(v.dims[1]), static_cast<uint64_t>(v.dims[0]),
+                     {src, dst, Arg::I64(v.src_strides[0]), Arg::I64(v.src_off),
+                      Arg::I64(v.dst_strides[0]), Arg::I64(v.dst_off)});
+  }
+  // All rows but the last as a rectangle (drivers may bound-check the last
+  // row's whole pitch), then the last row.
+  const size_t row = static_cast<size_t>(v.dims[1]) * es;
+  const size_t rows = static_cast<size_t>(v.dims[0]);
+  const size_t sp = static_cast<size_t>(v.src_strides[0]) * es;
+  const size_t dp = static_cast<size_t>(v.dst_strides[0]) * es;
+  if (rows > 1) {
+    const size_t src_origin[3] = {static_cast<size_t>(so), 0, 0};
+    const size_t dst_origin[3] = {static_cast<size_t>(dof), 0, 0};
+    const size_t region[3] = {row, rows - 1, 1};
+    PDK_CL_RETURN_IF_ERROR(clEnqueueCopyBufferRect(t.stream->queue(), sb, db, src_origin,
+                                                   dst_origin, region, sp, 0, dp, 0, 0, nullptr,
+                                                   nullptr),
+                           "clEnqueueCopyBufferRect");
+  }
+  PDK_CL_RETURN_IF_ERROR(clEnqueueCopyBuffer(t.stream->queue(), sb, db, so + (rows - 1) * sp,
+                                             dof + (rows - 1) * dp, row, 0, nullptr, nullptr),
+                         "clEnqueueCopyBuffer");
+  return Status();
 }
 
 Status StridedCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst, StridedView v) {
@@ -81,6 +129,28 @@ Status StridedCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst, S
       return tensorflow::errors::Internal("a strided copy from device to host memory");
     HostStridedCopy(src, dst, m);
     return Status();
+  }
+  // Contiguous rows: the driver's buffer copies (a plain or a rectangular
+  // one) instead of a kernel.
+  const size_t rank = m.dims.size();
+  if (rank >= 1 && rank <= 2 && m.src_strides[rank - 1] == 1 && m.dst_strides[rank - 1] == 1 &&
+      (rank == 1 || (m.src_strides[0] >= m.dims[1] && m.dst_strides[0] >= m.dims[1])))
+    return BufferCopy(ctx, src, dst, m);
+  // A batch of matrix transposes: through __local tiles.
+  if ((rank == 2 || rank == 3) && m.dst_strides[rank - 1] == 1 &&
+      m.dst_strides[rank - 2] == m.dims[rank - 1] && m.src_strides[rank - 2] == 1 &&
+      m.src_strides[rank - 1] == m.dims[rank - 2] &&
+      (rank == 2 || (m.src_strides[0] == m.dims[1] * m.dims[2] &&
+                     m.dst_strides[0] == m.dims[1] * m.dims[2]))) {
+    constexpr int64 kTile = 16;  // cl/array.cl PDK_ARRAY_TILE
+    const int64 d0 = m.dims[rank - 2], d1 = m.dims[rank - 1];
+    const int64 batch = rank == 3 ? m.dims[0] : 1;
+    const int64 tiles0 = (d0 + kTile - 1) / kTile, tiles1 = (d1 + kTile - 1) / kTile;
+    return Enqueue(ctx, SizedKernelName("array_transpose", src.dtype()),
+                   static_cast<uint64_t>(tiles0 * tiles1 * batch * kTile * kTile),
+                   {src, dst, Arg::I64(d0), Arg::I64(d1), Arg::I64(tiles0), Arg::I64(tiles1),
+                    Arg::I64(m.src_off), Arg::I64(m.dst_off)},
+                   static_cast<size_t>(kTile * kTile));
   }
   if (m.dims.size() > 8)
     return tensorflow::errors::Unimplemented("an OPENCL strided copy of ", m.dims.size(),
@@ -113,13 +183,32 @@ std::vector<int64> HostIndices(const Tensor& t) {
 }
 
 Status CopyElements(OpKernelContext* ctx, const Tensor& src, Tensor* dst) {
-  if (!dst->device_memory()) {
-    if (src.device_memory())
-      return tensorflow::errors::Internal("a copy from device to host memory");
-    if (src.TotalBytes() > 0) std::memcpy(dst->data(), src.data(), src.TotalBytes());
+  const size_t bytes = src.TotalBytes();
+  if (bytes != dst->TotalBytes())
+    return tensorflow::errors::Internal("a copy of ", bytes, " bytes into ", dst->TotalBytes());
+  if (bytes == 0) return Status();
+  if (src.device_memory() && dst->device_memory()) return CopyTensor(ctx, src, dst);
+  if (!src.device_memory() && !dst->device_memory()) {
+    std::memcpy(dst->data(), src.data(), bytes);
     return Status();
   }
-  return CopyTensor(ctx, src, dst);
+  // Between host and device memory: a blocking transfer on the launch's
+  // (in-order) queue, after the work already enqueued there.
+  PDK_ASSIGN_OR_RETURN(LaunchTarget target, Target(ctx));
+  const Tensor& dev = src.device_memory() ? src : *dst;
+  cl_mem buf = nullptr;
+  uint64_t off = 0;
+  TF_RETURN_IF_ERROR(target.device->Resolve(dev.data(), &buf, &off));
+  if (src.device_memory()) {
+    PDK_CL_RETURN_IF_ERROR(clEnqueueReadBuffer(target.stream->queue(), buf, CL_TRUE, off, bytes,
+                                               dst->data(), 0, nullptr, nullptr),
+                           "clEnqueueReadBuffer");
+  } else {
+    PDK_CL_RETURN_IF_ERROR(clEnqueueWriteBuffer(target.stream->queue(), buf, CL_TRUE, off, bytes,
+                                                src.data(), 0, nullptr, nullptr),
+                           "clEnqueueWriteBuffer");
+  }
+  return Status();
 }
 
 Status OnDevice(OpKernelContext* ctx, const Tensor& t, Tensor* out) {

@@ -40,8 +40,10 @@ std::vector<int64> RowMajorStrides(const TensorShape& shape);
 
 // Enqueues the copy of `v` from src to dst (same dtype). Dims of size 1 are
 // dropped and contiguous neighbours merged first; a view still of more than 8
-// dims is Unimplemented. Host tensors (the int32 kernels, every argument
-// HostMemory as TensorFlow's GPU int32 kernels) are copied on the host, now.
+// dims is Unimplemented. Contiguous views (1 dim, or rows of contiguous
+// elements) use the driver's buffer copies or a 2-D row kernel. Host tensors
+// (the int32 kernels, every argument HostMemory as TensorFlow's GPU int32
+// kernels) are copied on the host, now.
 Status StridedCopy(OpKernelContext* ctx, const Tensor& src, const Tensor& dst, StridedView v);
 
 // "array_copy_u32": the kernel for the element size of `dtype`.
@@ -54,7 +56,8 @@ std::vector<int64> HostIndices(const Tensor& t);
 // tensor (written before this returns; blocking).
 Status OnDevice(OpKernelContext* ctx, const Tensor& t, Tensor* out);
 
-// dst = src (same bytes): on the stream, or on the host for host tensors.
+// dst = src (same byte size, any dtypes): on the stream between device
+// tensors, memcpy between host tensors, a blocking transfer between the two.
 Status CopyElements(OpKernelContext* ctx, const Tensor& src, Tensor* dst);
 
 // Every element of `t` = the element at `value` (DataTypeSize(t's dtype)
