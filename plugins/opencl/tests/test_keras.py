@@ -34,30 +34,12 @@ def test_digits_mlp_ends_where_the_cpu_ends(soft_placement):
         np.testing.assert_allclose(wo, wc, rtol=1e-3, atol=1e-3)
 
 
-def _small_cnn(seed):
-    import keras
-
-    keras.utils.set_random_seed(seed)
-    model = keras.Sequential([
-        keras.Input(shape=(8, 8, 1)),
-        keras.layers.Conv2D(16, 3, padding="same", activation="relu"),
-        keras.layers.MaxPooling2D(),
-        keras.layers.Conv2D(32, 3, activation="relu"),
-        keras.layers.Flatten(),
-        keras.layers.Dense(10),
-    ])
-    model.compile(optimizer="adam",
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
-    return model
-
-
 def test_small_cnn_trains_entirely_on_opencl(soft_placement):
     x_train, y_train, x_test, y_test = digits.load_data(0)
     x_train = x_train.reshape(-1, 8, 8, 1)
     x_test = x_test.reshape(-1, 8, 8, 1)
     with tf.device(DEVICE):
-        model = _small_cnn(0)
+        model = digits.build_cnn(0)
         with placement.record() as placed:
             history = model.fit(x_train, y_train, epochs=5, batch_size=32, verbose=0)
         _, acc = model.evaluate(x_test, y_test, verbose=0)

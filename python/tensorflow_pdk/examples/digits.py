@@ -68,6 +68,28 @@ def build_model(seed: int):
     return model
 
 
+def build_cnn(seed: int):
+    """A small CNN for the digits as 8x8x1 images (``x.reshape(-1, 8, 8, 1)``):
+    Conv2D(16, 3, same, relu), MaxPooling2D, Conv2D(32, 3, relu), Flatten,
+    Dense(10); Adam and sparse categorical cross-entropy on logits, as
+    build_model. The benchmarks and the OPENCL plugin's tests train it."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    model = keras.Sequential([
+        keras.Input(shape=(8, 8, 1)),
+        keras.layers.Conv2D(16, 3, padding="same", activation="relu"),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Conv2D(32, 3, activation="relu"),
+        keras.layers.Flatten(),
+        keras.layers.Dense(10),
+    ])
+    model.compile(optimizer="adam",
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    return model
+
+
 def train(device: str = "/PDK:0", epochs: int = 30, batch_size: int = 32, seed: int = 0,
           verbose: int = 1, limit: int = 0) -> Result:
     """Trains on ``device``; ``limit`` > 0 uses only that many training images."""
