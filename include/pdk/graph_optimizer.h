@@ -202,11 +202,39 @@ inline void RunGraphOptimizer(const GraphOptimizerFn& fn, const std::string& dev
   st.ToTF(status);
 }
 
+// "__inference_one_step_on_data_1234" -> "one_step_on_data": a function's
+// Python name under TensorFlow's mangling, which nests for gradients
+// ("__inference___backward__conv_xla_757_770" -> "_conv_xla"): the prefixes
+// __inference_ / __forward_ / __backward_ and "_<unique id>" suffixes, removed
+// until none is left.
+inline std::string PythonFunctionName(const std::string& function) {
+  std::string name = function;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const char* prefix : {"__inference_", "__forward_", "__backward_"}) {
+      const std::string p(prefix);
+      if (name.size() > p.size() && name.compare(0, p.size(), p) == 0) {
+        name = name.substr(p.size());
+        changed = true;
+      }
+    }
+    const size_t us = name.find_last_of('_');
+    if (us != std::string::npos && us > 0 && us + 1 < name.size() &&
+        name.find_first_not_of("0123456789", us + 1) == std::string::npos) {
+      name = name.substr(0, us);
+      changed = true;
+    }
+  }
+  return name.empty() ? function : name;
+}
+
 // A call marked for XLA (_XlaMustCompile=true) placed on this optimizer's
 // device -> the same call run by TensorFlow's function runtime with the
 // plugin's kernels: _XlaMustCompile=false, _XlaCompile / _XlaScope /
-// _XlaInternalScope removed. Returns the names of the functions such nodes
-// call (attribute "f"), once per node changed.
+// _XlaInternalScope removed. `on_each(node, function)` is called for every
+// node changed, with the function it calls (its "f" attribute, or its op for
+// a direct call of a library function): a plugin reports it (once per
+// PythonFunctionName), counts it, or guards it.
 //
 // Why: XLA has no backend for a pluggable device, and a plugin cannot give it
 // one through the C APIs. `tf.function(jit_compile=True)` marks the
@@ -221,18 +249,17 @@ inline void RunGraphOptimizer(const GraphOptimizerFn& fn, const std::string& dev
 // TensorFlow's (Stateful)PartitionedCall kernel, and the body is optimized by
 // the plugin's optimizer in turn. (A jit function called eagerly is decided
 // by TensorFlow's eager runtime before Grappler runs.)
-inline std::vector<std::string> RunWithoutXla(GraphDef& graph, const OptimizerContext& ctx) {
-  std::vector<std::string> called;
+template <class OnEach>
+void RunWithoutXla(GraphDef& graph, const OptimizerContext& ctx, OnEach&& on_each) {
   for (NodeDef& n : graph.node) {
     if (!ctx.on_device(n) || !n.BoolAttr("_XlaMustCompile", false)) continue;
-    n.attr["_XlaMustCompile"] = AttrValue::Bool(false);
-    for (const char* a : {"_XlaCompile", "_XlaScope", "_XlaInternalScope"}) n.attr.erase(a);
     std::string f = n.op;  // a direct call of a library function is named by its op
     auto it = n.attr.find("f");
     if (it != n.attr.end()) it->second.GetFuncName(&f);
-    called.push_back(std::move(f));
+    n.attr["_XlaMustCompile"] = AttrValue::Bool(false);
+    for (const char* a : {"_XlaCompile", "_XlaScope", "_XlaInternalScope"}) n.attr.erase(a);
+    on_each(n, f.empty() ? n.op : f);
   }
-  return called;
 }
 
 // TF_InitGraph's work: checks TensorFlow's struct sizes against the kit's

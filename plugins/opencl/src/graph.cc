@@ -79,14 +79,15 @@ pdk::Status SplitVariableUpdates(pdk::GraphDef& graph, const pdk::OptimizerConte
 pdk::Status Optimize(pdk::GraphDef& graph, const pdk::OptimizerContext& ctx) {
   static std::mutex mu;
   static std::set<std::string> noticed;
-  for (const std::string& f : pdk::RunWithoutXla(graph, ctx)) {
+  pdk::RunWithoutXla(graph, ctx, [&](pdk::NodeDef&, const std::string& function) {
+    const std::string name = pdk::PythonFunctionName(function);
     std::lock_guard<std::mutex> l(mu);
-    if (noticed.insert(f).second)
+    if (noticed.insert(name).second)
       std::fprintf(stderr,
                    "PDK OpenCL: %s asked for XLA (jit_compile=True); XLA has no OPENCL backend, "
                    "running it with the OPENCL kernels\n",
-                   f.c_str());
-  }
+                   name.c_str());
+  });
   return SplitVariableUpdates(graph, ctx);
 }
 

@@ -37,44 +37,10 @@
 #include "graph/graph_view.h"
 #include "graph/rewrites/rewrites.h"
 #include "graph/strict_placement.h"
+#include "pdk/graph_optimizer.h"
 
 namespace pdk_graph {
 namespace {
-
-// "__inference_one_step_on_data_1234" -> "one_step_on_data": the Python name
-// under TensorFlow's mangling, which nests for gradients
-// ("__inference___backward__conv_xla_757_770" -> "_conv_xla"): the prefixes
-// __inference_ / __forward_ / __backward_ and "_<unique id>" suffixes, removed
-// until none is left.
-std::string PythonName(const std::string& function) {
-  std::string name = function;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const char* prefix : {"__inference_", "__forward_", "__backward_"}) {
-      const std::string p(prefix);
-      if (name.size() > p.size() && name.compare(0, p.size(), p) == 0) {
-        name = name.substr(p.size());
-        changed = true;
-      }
-    }
-    const size_t us = name.find_last_of('_');
-    if (us != std::string::npos && us > 0 && us + 1 < name.size() &&
-        name.find_first_not_of("0123456789", us + 1) == std::string::npos) {
-      name = name.substr(0, us);
-      changed = true;
-    }
-  }
-  return name.empty() ? function : name;
-}
-
-// The function a call node runs: its "f" attribute, or the op itself for a
-// direct call of a library function.
-std::string CalledFunction(const NodeDef& n) {
-  auto it = n.attr.find("f");
-  std::string f;
-  if (it != n.attr.end() && it->second.GetFuncName(&f) && !f.empty()) return f;
-  return n.op;
-}
 
 // Prints the notice once per Python function name per process.
 void NoticeOnce(const std::string& name) {
@@ -93,12 +59,8 @@ void NoticeOnce(const std::string& name) {
 void RunXlaCallsWithPdkKernels(GraphDef* graph, const RewriteContext& ctx) {
   const bool strict = StrictEnabled();
   std::vector<NodeDef> guards;
-  for (NodeDef& n : graph->node) {
-    if (!ctx.on_device(n) || !n.BoolAttr("_XlaMustCompile", false)) continue;
-    const std::string function = CalledFunction(n);
-    const std::string name = PythonName(function);
-    n.attr["_XlaMustCompile"] = AttrValue::Bool(false);
-    for (const char* key : {"_XlaCompile", "_XlaScope", "_XlaInternalScope"}) n.attr.erase(key);
+  pdk::RunWithoutXla(*graph, ctx.optimizer, [&](NodeDef& n, const std::string& function) {
+    const std::string name = pdk::PythonFunctionName(function);
     ctx.Fired("XlaMustCompile->PdkKernels", "'" + n.name + "'", {function});
     if (strict) {
       const std::string message =
@@ -110,7 +72,7 @@ void RunXlaCallsWithPdkKernels(GraphDef* graph, const RewriteContext& ctx) {
     } else {
       NoticeOnce(name);
     }
-  }
+  });
   for (NodeDef& g : guards) graph->node.push_back(std::move(g));
 }
 
