@@ -56,6 +56,17 @@ inline void cw_offsets3(long i, long8 dims, long8 s0, long8 s1, long8 s2, long* 
 // so the index arithmetic is paid once per chunk, not per element).
 #define CW_CHUNK 64
 
+// The strided kernels' prologue: work-item w covers elements [j0, j1) of row
+// `row` (of rows * chunks work-items); od = dims with the row dim set to 1,
+// the view cw_offsets2/3 take to find the row's first elements.
+#define CW_ROW_CHUNK(rows, inner, chunks, dims) \
+  INDEX_OR_RETURN(w, (rows) * (chunks)); \
+  const long row = w / (chunks); \
+  const long j0 = (w - row * (chunks)) * CW_CHUNK; \
+  const long j1 = min(j0 + CW_CHUNK, (inner)); \
+  long8 od = (dims); \
+  od.s7 = 1;
+
 // EXPR uses x (from a) and z (from b).
 #define CW_BINARY(NAME, TI, TO, SFX, EXPR)                                                   \
   __kernel void cw_##NAME##_##SFX(TENSOR(const TI, a), TENSOR(const TI, b), TENSOR(TO, out), \
@@ -69,12 +80,7 @@ inline void cw_offsets3(long i, long8 dims, long8 s0, long8 s1, long8 s2, long* 
                                      TENSOR(TO, out), const long rows, const long inner,     \
                                      const long chunks, const long8 dims, const long8 sa,    \
                                      const long8 sb) {                                       \
-    INDEX_OR_RETURN(w, rows * chunks);                                                       \
-    const long row = w / chunks;                                                             \
-    const long j0 = (w - row * chunks) * CW_CHUNK;                                           \
-    const long j1 = min(j0 + CW_CHUNK, inner);                                               \
-    long8 od = dims;                                                                         \
-    od.s7 = 1;                                                                               \
+    CW_ROW_CHUNK(rows, inner, chunks, dims);                                                 \
     long ia, ib;                                                                             \
     cw_offsets2(row, od, sa, sb, &ia, &ib);                                                  \
     const __global TI* pa = PTR(a) + ia;                                                     \

@@ -14,12 +14,7 @@
                                    TENSOR(const T, e), TENSOR(T, out), const long rows,    \
                                    const long inner, const long chunks, const long8 dims,  \
                                    const long8 sc, const long8 st, const long8 se) {       \
-    INDEX_OR_RETURN(w, rows * chunks);                                                     \
-    const long row = w / chunks;                                                           \
-    const long j0 = (w - row * chunks) * CW_CHUNK;                                         \
-    const long j1 = min(j0 + CW_CHUNK, inner);                                             \
-    long8 od = dims;                                                                       \
-    od.s7 = 1;                                                                             \
+    CW_ROW_CHUNK(rows, inner, chunks, dims);                                               \
     long ic, it, ie;                                                                       \
     cw_offsets3(row, od, sc, st, se, &ic, &it, &ie);                                       \
     const __global uchar* pc = PTR(c) + ic;                                                \
