@@ -22,14 +22,6 @@
 
 namespace tensorflow {
 
-using pdk_opencl::Arg;
-using pdk_opencl::Enqueue;
-using pdk_opencl::array::CopyElements;
-using pdk_opencl::array::FillElements;
-using pdk_opencl::array::HostIndices;
-using pdk_opencl::array::SizedKernelName;
-using pdk_opencl::array::ToLong8;
-
 namespace {
 
 // Scatters `updates` ([M, slice]) into `out` (rows over dims `d`, then
@@ -125,6 +117,37 @@ Status PrepareScatter(const TensorShape& shape, const Tensor& indices, const Ten
   return Status();
 }
 
+// The rank checks ScatterNd and TensorScatter* start with (scatter_nd_op.cc).
+Status CheckRanks(const Tensor& indices, const Tensor& updates) {
+  if (indices.dims() < 1)
+    return errors::InvalidArgument("Indices shape must have rank at least one. Found:",
+                                   indices.shape().DebugString());
+  if (updates.dims() < 1)
+    return errors::InvalidArgument("Updates shape must have rank at least one. Found:",
+                                   updates.shape().DebugString());
+  return Status();
+}
+
+// An output with no elements takes no indices and updates. `has_output`: the
+// op's own test of that (ScatterNd: a non-empty shape vector; TensorScatter*:
+// a tensor of at least one element).
+Status CheckOutputFits(bool has_output, const Tensor& indices, const Tensor& updates) {
+  if (!has_output && (indices.NumElements() != 0 || updates.NumElements() != 0))
+    return errors::InvalidArgument("Indices and updates specified for empty output shape");
+  return Status();
+}
+
+// Scatter, then the CPU kernels' error for an out-of-range host index.
+void ScatterChecked(OpKernelContext* c, const Tensor& updates, const Tensor& indices, Tensor* out,
+                    const TensorShape& shape, const std::vector<int64>& d, int64 slice, bool add) {
+  int64 bad = -1;
+  Scatter(c, updates, indices, out, d, slice, add, &bad);
+  if (!c->status().ok()) return;
+  OP_REQUIRES(c, bad < 0,
+              errors::InvalidArgument(BadIndex(indices, bad), " does not index into shape ",
+                                      shape.DebugString()));
+}
+
 }  // namespace
 
 // TensorFlow's ScatterNd: (indices, updates, shape).
@@ -135,18 +158,10 @@ class ScatterNdOp : public OpKernel {
     const Tensor& indices = c->input(0);
     const Tensor& updates = c->input(1);
     const Tensor& shape_t = c->input(2);
-    OP_REQUIRES(c, indices.dims() >= 1,
-                errors::InvalidArgument("Indices shape must have rank at least one. Found:",
-                                        indices.shape().DebugString()));
-    OP_REQUIRES(c, updates.dims() >= 1,
-                errors::InvalidArgument("Updates shape must have rank at least one. Found:",
-                                        updates.shape().DebugString()));
+    OP_REQUIRES_OK(c, CheckRanks(indices, updates));
     TensorShape shape;
     OP_REQUIRES_OK(c, TensorShapeUtils::MakeShape(HostIndices(shape_t), &shape));
-    OP_REQUIRES(c,
-                shape_t.NumElements() > 0 ||
-                    (indices.NumElements() == 0 && updates.NumElements() == 0),
-                errors::InvalidArgument("Indices and updates specified for empty output shape"));
+    OP_REQUIRES_OK(c, CheckOutputFits(shape_t.NumElements() > 0, indices, updates));
     const int64 outer = indices.dims() - 1;
     for (int i = 0; i < outer; ++i) {
       OP_REQUIRES(c, i < updates.dims() && indices.dim_size(i) == updates.dim_size(i),
@@ -173,12 +188,7 @@ class ScatterNdOp : public OpKernel {
     OP_REQUIRES_OK(c, c->allocate_output(0, shape, &out));
     const uint64_t zero = 0;
     OP_REQUIRES_OK(c, FillElements(c, out, &zero));
-    int64 bad = -1;
-    Scatter(c, updates, indices, out, d, slice, true, &bad);
-    if (!c->status().ok()) return;
-    OP_REQUIRES(c, bad < 0,
-                errors::InvalidArgument(BadIndex(indices, bad), " does not index into shape ",
-                                        shape.DebugString()));
+    ScatterChecked(c, updates, indices, out, shape, d, slice, true);
   }
 };
 
@@ -191,17 +201,9 @@ class TensorScatterOp : public OpKernel {
     const Tensor& input = c->input(0);
     const Tensor& indices = c->input(1);
     const Tensor& updates = c->input(2);
-    OP_REQUIRES(c, indices.dims() >= 1,
-                errors::InvalidArgument("Indices shape must have rank at least one. Found:",
-                                        indices.shape().DebugString()));
-    OP_REQUIRES(c, updates.dims() >= 1,
-                errors::InvalidArgument("Updates shape must have rank at least one. Found:",
-                                        updates.shape().DebugString()));
+    OP_REQUIRES_OK(c, CheckRanks(indices, updates));
     const TensorShape& shape = input.shape();
-    OP_REQUIRES(c,
-                shape.num_elements() > 0 ||
-                    (indices.NumElements() == 0 && updates.NumElements() == 0),
-                errors::InvalidArgument("Indices and updates specified for empty output shape"));
+    OP_REQUIRES_OK(c, CheckOutputFits(shape.num_elements() > 0, indices, updates));
     const int64 outer = indices.dims() - 1;
     for (int i = 0; i < outer; ++i)
       OP_REQUIRES(c, i < updates.dims() && indices.dim_size(i) == updates.dim_size(i),
@@ -228,12 +230,7 @@ class TensorScatterOp : public OpKernel {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(c, c->forward_input_or_allocate_output({0}, 0, shape, &out));
     if (out->data() != input.data()) OP_REQUIRES_OK(c, CopyElements(c, input, out));
-    int64 bad = -1;
-    Scatter(c, updates, indices, out, d, slice, add, &bad);
-    if (!c->status().ok()) return;
-    OP_REQUIRES(c, bad < 0,
-                errors::InvalidArgument(BadIndex(indices, bad), " does not index into shape ",
-                                        shape.DebugString()));
+    ScatterChecked(c, updates, indices, out, shape, d, slice, add);
   }
 };
 
