@@ -12,11 +12,6 @@
 
 namespace tensorflow {
 
-using pdk_opencl::Arg;
-using pdk_opencl::Enqueue;
-using pdk_opencl::array::HostIndices;
-using pdk_opencl::array::SizedKernelName;
-
 class MatrixBandPartOp : public OpKernel {
  public:
   explicit MatrixBandPartOp(OpKernelConstruction* c) : OpKernel(c) {}

@@ -10,10 +10,6 @@
 
 namespace tensorflow {
 
-using pdk_opencl::array::HostIndices;
-using pdk_opencl::array::StridedCopy;
-using pdk_opencl::array::StridedView;
-
 namespace {
 
 // Copies `inputs` (each reshaped to [outer, inner_i]) side by side into `out`.

@@ -24,12 +24,6 @@
 
 namespace tensorflow {
 
-using pdk_opencl::Arg;
-using pdk_opencl::Enqueue;
-using pdk_opencl::array::HostIndices;
-using pdk_opencl::array::OnDevice;
-using pdk_opencl::array::SizedKernelName;
-
 namespace {
 
 const char* IndexSuffix(DataType dt) {

@@ -14,12 +14,6 @@
 
 namespace tensorflow {
 
-using pdk_opencl::array::FillElements;
-using pdk_opencl::array::HostIndices;
-using pdk_opencl::array::RowMajorStrides;
-using pdk_opencl::array::StridedCopy;
-using pdk_opencl::array::StridedView;
-
 template <class T>
 class PadOp : public OpKernel {
  public:

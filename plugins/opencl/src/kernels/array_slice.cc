@@ -16,11 +16,6 @@
 
 namespace tensorflow {
 
-using pdk_opencl::array::HostIndices;
-using pdk_opencl::array::RowMajorStrides;
-using pdk_opencl::array::StridedCopy;
-using pdk_opencl::array::StridedView;
-
 namespace {
 
 // A canonical strided slice of an input of `dims.size()` dims.

@@ -17,11 +17,6 @@
 
 namespace tensorflow {
 
-using pdk_opencl::array::HostIndices;
-using pdk_opencl::array::RowMajorStrides;
-using pdk_opencl::array::StridedCopy;
-using pdk_opencl::array::StridedView;
-
 namespace {
 
 // The block attrs of SpaceToDepth / DepthToSpace.

@@ -10,10 +10,6 @@
 
 namespace tensorflow {
 
-using pdk_opencl::array::HostIndices;
-using pdk_opencl::array::StridedCopy;
-using pdk_opencl::array::StridedView;
-
 namespace {
 
 // Output i (of `sizes[i]` along `axis`, shape `input` otherwise, or with the

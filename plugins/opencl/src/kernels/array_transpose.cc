@@ -17,15 +17,6 @@
 
 namespace tensorflow {
 
-using pdk_opencl::Arg;
-using pdk_opencl::Enqueue;
-using pdk_opencl::array::HostIndices;
-using pdk_opencl::array::RowMajorStrides;
-using pdk_opencl::array::SizedKernelName;
-using pdk_opencl::array::StridedCopy;
-using pdk_opencl::array::StridedView;
-using pdk_opencl::array::ToLong8;
-
 // TensorFlow's Transpose: (x, perm) -> y, y.shape[i] = x.shape[perm[i]].
 class TransposeOp : public OpKernel {
  public:

@@ -70,6 +70,22 @@ void ToLong8(const std::vector<int64>& v, int64_t (&out)[8]);
 }  // namespace array
 }  // namespace pdk_opencl
 
+// The array kernels (namespace tensorflow, TF-style) call these by their short
+// names.
+namespace tensorflow {
+using pdk_opencl::Arg;
+using pdk_opencl::Enqueue;
+using pdk_opencl::array::CopyElements;
+using pdk_opencl::array::FillElements;
+using pdk_opencl::array::HostIndices;
+using pdk_opencl::array::OnDevice;
+using pdk_opencl::array::RowMajorStrides;
+using pdk_opencl::array::SizedKernelName;
+using pdk_opencl::array::StridedCopy;
+using pdk_opencl::array::StridedView;
+using pdk_opencl::array::ToLong8;
+}  // namespace tensorflow
+
 // Registers `OP(T)` for the array ops' device dtypes: float, int64, bool.
 // (int32: host-memory kernels, registered op by op where TensorFlow has no
 // DEVICE_DEFAULT int32 kernel.)
