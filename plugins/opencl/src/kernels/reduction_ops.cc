@@ -277,19 +277,18 @@ class L2LossOp : public OpKernel {
 
 }  // namespace
 
-#define PDK_REGISTER_REDUCTION(op, R, type)                                              \
+// One reduction kernel: dtype `type`, index dtype `tidx`; `...`: its
+// HostMemory arguments (reduction_indices at least, as TensorFlow's GPU
+// registrations).
+#define PDK_REGISTER_REDUCTION_KERNEL(op, R, type, tidx, ...)                             \
   REGISTER_KERNEL_BUILDER(Name(op)                                                       \
                               .Device(DEVICE_OPENCL)                                     \
                               .TypeConstraint<type>("T")                                 \
-                              .TypeConstraint<int32>("Tidx")                             \
-                              .HostMemory("reduction_indices"),                          \
-                          ReductionOp<R>);                                               \
-  REGISTER_KERNEL_BUILDER(Name(op)                                                       \
-                              .Device(DEVICE_OPENCL)                                     \
-                              .TypeConstraint<type>("T")                                 \
-                              .TypeConstraint<int64>("Tidx")                             \
-                              .HostMemory("reduction_indices"),                          \
+                              .TypeConstraint<tidx>("Tidx") __VA_ARGS__,                 \
                           ReductionOp<R>);
+#define PDK_REGISTER_REDUCTION(op, R, type)                                               \
+  PDK_REGISTER_REDUCTION_KERNEL(op, R, type, int32, .HostMemory("reduction_indices"))     \
+  PDK_REGISTER_REDUCTION_KERNEL(op, R, type, int64, .HostMemory("reduction_indices"))
 
 PDK_REGISTER_REDUCTION("Sum", Reducer::kSum, float)
 PDK_REGISTER_REDUCTION("Sum", Reducer::kSum, int64)
@@ -303,14 +302,10 @@ PDK_REGISTER_REDUCTION("Prod", Reducer::kProd, float)
 // GPU int32 reductions). Max / Min int32 are TensorFlow's own DEVICE_DEFAULT
 // kernels (the same host-memory registration), so not registered here.
 #define PDK_REGISTER_REDUCTION_I32(op, R, tidx)                                          \
-  REGISTER_KERNEL_BUILDER(Name(op)                                                       \
-                              .Device(DEVICE_OPENCL)                                     \
-                              .TypeConstraint<int32>("T")                                \
-                              .TypeConstraint<tidx>("Tidx")                              \
-                              .HostMemory("input")                                       \
-                              .HostMemory("reduction_indices")                           \
-                              .HostMemory("output"),                                     \
-                          ReductionOp<R>);
+  PDK_REGISTER_REDUCTION_KERNEL(op, R, int32, tidx,                                      \
+                                .HostMemory("input")                                     \
+                                .HostMemory("reduction_indices")                         \
+                                .HostMemory("output"))
 PDK_REGISTER_REDUCTION_I32("Sum", Reducer::kSum, int32)
 PDK_REGISTER_REDUCTION_I32("Sum", Reducer::kSum, int64)
 PDK_REGISTER_REDUCTION_I32("Prod", Reducer::kProd, int32)
@@ -318,6 +313,7 @@ PDK_REGISTER_REDUCTION_I32("Prod", Reducer::kProd, int64)
 PDK_REGISTER_REDUCTION_I32("Mean", Reducer::kMean, int32)
 PDK_REGISTER_REDUCTION_I32("Mean", Reducer::kMean, int64)
 #undef PDK_REGISTER_REDUCTION_I32
+#undef PDK_REGISTER_REDUCTION_KERNEL
 
 REGISTER_KERNEL_BUILDER(Name("L2Loss").Device(DEVICE_OPENCL).TypeConstraint<float>("T"),
                         L2LossOp);
