@@ -103,9 +103,6 @@ CW_BINARY_OP(CwLogicalAndOp, "logical_and")
 CW_BINARY_OP(CwLogicalOrOp, "logical_or")
 #undef CW_BINARY_OP
 
-#define CW_REGISTER(OP, T, CLASS) \
-  REGISTER_KERNEL_BUILDER(Name(OP).Device(DEVICE_OPENCL).TypeConstraint<T>("T"), CLASS);
-
 #define CW_REGISTER_NUMBER(T)                 \
   CW_REGISTER("AddV2", T, CwAddOp)            \
   CW_REGISTER("Add", T, CwAddOp)              \
@@ -131,7 +128,6 @@ CW_REGISTER("DivNoNan", float, CwDivNoNanOp)
 CW_REGISTER("SquaredDifference", float, CwSquaredDifferenceOp)
 CW_REGISTER("Pow", float, CwPowOp)
 #undef CW_REGISTER_NUMBER
-#undef CW_REGISTER
 
 REGISTER_KERNEL_BUILDER(Name("LogicalAnd").Device(DEVICE_OPENCL), CwLogicalAndOp);
 REGISTER_KERNEL_BUILDER(Name("LogicalOr").Device(DEVICE_OPENCL), CwLogicalOrOp);

@@ -120,4 +120,8 @@ inline std::string ShapeString(const std::vector<int64_t>& s) {
 }  // namespace cwise
 }  // namespace pdk_opencl
 
+// Registers the cwise kernel CLASS for op OP and dtype T (cwise_*.cc).
+#define CW_REGISTER(OP, T, CLASS) \
+  REGISTER_KERNEL_BUILDER(Name(OP).Device(DEVICE_OPENCL).TypeConstraint<T>("T"), CLASS);
+
 #endif  // PDK_OPENCL_KERNELS_CWISE_COMMON_H_

@@ -12,6 +12,7 @@
 // Any shape, flat kernels; the output may reuse an input's buffer.
 #include <string>
 
+#include "cwise_common.h"
 #include "launch.h"
 
 namespace tensorflow {
@@ -121,9 +122,6 @@ CW_GRAD_OP(CwSoftsignGradOp, "softsign_grad", true)
 #undef CW_UNARY_OP
 #undef CW_GRAD_OP
 
-#define CW_REGISTER(OP, T, CLASS) \
-  REGISTER_KERNEL_BUILDER(Name(OP).Device(DEVICE_OPENCL).TypeConstraint<T>("T"), CLASS);
-
 CW_REGISTER("Neg", float, CwNegOp)
 CW_REGISTER("Neg", int64, CwNegOp)
 CW_REGISTER("Square", float, CwSquareOp)
@@ -168,7 +166,6 @@ CW_REGISTER("SoftplusGrad", float, CwSoftplusGradOp)
 CW_REGISTER("Relu6Grad", float, CwRelu6GradOp)
 CW_REGISTER("EluGrad", float, CwEluGradOp)
 CW_REGISTER("SeluGrad", float, CwSeluGradOp)
-#undef CW_REGISTER
 
 REGISTER_KERNEL_BUILDER(Name("LogicalNot").Device(DEVICE_OPENCL), CwLogicalNotOp);
 
