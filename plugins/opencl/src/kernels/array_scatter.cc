@@ -282,86 +282,60 @@ class UnsortedSegmentSumOp : public OpKernel {
   }
 };
 
-#define PDK_REGISTER_I(I)                                                        \
-  REGISTER_KERNEL_BUILDER(Name("ScatterNd")                                      \
-                              .Device(DEVICE_OPENCL)                             \
-                              .TypeConstraint<float>("T")                        \
-                              .TypeConstraint<I>("Tindices")                     \
-                              .HostMemory("shape"),                              \
-                          ScatterNdOp);                                          \
-  REGISTER_KERNEL_BUILDER(Name("TensorScatterAdd")                               \
-                              .Device(DEVICE_OPENCL)                             \
-                              .TypeConstraint<float>("T")                        \
-                              .TypeConstraint<I>("Tindices"),                    \
-                          TensorScatterOp<true>);                                \
-  REGISTER_KERNEL_BUILDER(Name("TensorScatterUpdate")                            \
-                              .Device(DEVICE_OPENCL)                             \
-                              .TypeConstraint<float>("T")                        \
-                              .TypeConstraint<I>("Tindices"),                    \
-                          TensorScatterOp<false>);                               \
-  REGISTER_KERNEL_BUILDER(Name("TensorScatterUpdate")                            \
-                              .Device(DEVICE_OPENCL)                             \
-                              .TypeConstraint<::tensorflow::int64>("T")          \
-                              .TypeConstraint<I>("Tindices"),                    \
-                          TensorScatterOp<false>);                               \
-  REGISTER_KERNEL_BUILDER(Name("TensorScatterUpdate")                            \
-                              .Device(DEVICE_OPENCL)                             \
-                              .TypeConstraint<bool>("T")                         \
-                              .TypeConstraint<I>("Tindices"),                    \
-                          TensorScatterOp<false>);                               \
-  REGISTER_KERNEL_BUILDER(Name("ScatterNd")                                      \
-                              .Device(DEVICE_OPENCL)                             \
-                              .TypeConstraint<int32>("T")                        \
-                              .TypeConstraint<I>("Tindices")                     \
-                              .HostMemory("indices")                             \
-                              .HostMemory("updates")                             \
-                              .HostMemory("shape")                               \
-                              .HostMemory("output"),                             \
-                          ScatterNdOp);                                          \
-  REGISTER_KERNEL_BUILDER(Name("TensorScatterAdd")                               \
-                              .Device(DEVICE_OPENCL)                             \
-                              .TypeConstraint<int32>("T")                        \
-                              .TypeConstraint<I>("Tindices")                     \
-                              .HostMemory("tensor")                              \
-                              .HostMemory("indices")                             \
-                              .HostMemory("updates")                             \
-                              .HostMemory("output"),                             \
-                          TensorScatterOp<true>);                                \
-  REGISTER_KERNEL_BUILDER(Name("TensorScatterUpdate")                            \
-                              .Device(DEVICE_OPENCL)                             \
-                              .TypeConstraint<int32>("T")                        \
-                              .TypeConstraint<I>("Tindices")                     \
-                              .HostMemory("tensor")                              \
-                              .HostMemory("indices")                             \
-                              .HostMemory("updates")                             \
-                              .HostMemory("output"),                             \
-                          TensorScatterOp<false>);
+// One scatter kernel: dtype T, index dtype I; `...`: its HostMemory arguments.
+#define PDK_SCATTER_KERNEL(op, T, I, CLASS, ...)                                  \
+  REGISTER_KERNEL_BUILDER(Name(op)                                                \
+                              .Device(DEVICE_OPENCL)                              \
+                              .TypeConstraint<T>("T")                             \
+                              .TypeConstraint<I>("Tindices") __VA_ARGS__,         \
+                          CLASS);
+// int32 TensorScatter*: every argument in host memory.
+#define PDK_TENSOR_SCATTER_HOST(op, I, CLASS)                                     \
+  PDK_SCATTER_KERNEL(op, int32, I, CLASS,                                         \
+                     .HostMemory("tensor")                                        \
+                     .HostMemory("indices")                                       \
+                     .HostMemory("updates")                                       \
+                     .HostMemory("output"))
+#define PDK_REGISTER_I(I)                                                         \
+  PDK_SCATTER_KERNEL("ScatterNd", float, I, ScatterNdOp, .HostMemory("shape"))    \
+  PDK_SCATTER_KERNEL("TensorScatterAdd", float, I, TensorScatterOp<true>, )       \
+  PDK_SCATTER_KERNEL("TensorScatterUpdate", float, I, TensorScatterOp<false>, )   \
+  PDK_SCATTER_KERNEL("TensorScatterUpdate", ::tensorflow::int64, I,               \
+                     TensorScatterOp<false>, )                                    \
+  PDK_SCATTER_KERNEL("TensorScatterUpdate", bool, I, TensorScatterOp<false>, )    \
+  PDK_SCATTER_KERNEL("ScatterNd", int32, I, ScatterNdOp,                          \
+                     .HostMemory("indices")                                       \
+                     .HostMemory("updates")                                       \
+                     .HostMemory("shape")                                         \
+                     .HostMemory("output"))                                       \
+  PDK_TENSOR_SCATTER_HOST("TensorScatterAdd", I, TensorScatterOp<true>)           \
+  PDK_TENSOR_SCATTER_HOST("TensorScatterUpdate", I, TensorScatterOp<false>)
 PDK_REGISTER_I(int32)
 PDK_REGISTER_I(::tensorflow::int64)
 #undef PDK_REGISTER_I
+#undef PDK_TENSOR_SCATTER_HOST
+#undef PDK_SCATTER_KERNEL
 
-#define PDK_REGISTER_SEG(I, N)                                                   \
-  REGISTER_KERNEL_BUILDER(Name("UnsortedSegmentSum")                             \
-                              .Device(DEVICE_OPENCL)                             \
-                              .TypeConstraint<float>("T")                        \
-                              .TypeConstraint<I>("Tindices")                     \
-                              .TypeConstraint<N>("Tnumsegments")                 \
-                              .HostMemory("num_segments"),                       \
-                          UnsortedSegmentSumOp);                                 \
-  REGISTER_KERNEL_BUILDER(Name("UnsortedSegmentSum")                             \
-                              .Device(DEVICE_OPENCL)                             \
-                              .TypeConstraint<int32>("T")                        \
-                              .TypeConstraint<I>("Tindices")                     \
-                              .TypeConstraint<N>("Tnumsegments")                 \
-                              .HostMemory("data")                                \
-                              .HostMemory("segment_ids")                         \
-                              .HostMemory("num_segments")                        \
-                              .HostMemory("output"),                             \
+// UnsortedSegmentSum: dtype T, ids I, num_segments N; `...`: HostMemory arguments.
+#define PDK_SEGMENT_KERNEL(T, I, N, ...)                                          \
+  REGISTER_KERNEL_BUILDER(Name("UnsortedSegmentSum")                              \
+                              .Device(DEVICE_OPENCL)                              \
+                              .TypeConstraint<T>("T")                             \
+                              .TypeConstraint<I>("Tindices")                      \
+                              .TypeConstraint<N>("Tnumsegments") __VA_ARGS__,     \
                           UnsortedSegmentSumOp);
+#define PDK_REGISTER_SEG(I, N)                                                    \
+  PDK_SEGMENT_KERNEL(float, I, N, .HostMemory("num_segments"))                    \
+  PDK_SEGMENT_KERNEL(int32, I, N,                                                 \
+                     .HostMemory("data")                                          \
+                     .HostMemory("segment_ids")                                   \
+                     .HostMemory("num_segments")                                  \
+                     .HostMemory("output"))
 PDK_REGISTER_SEG(int32, int32)
 PDK_REGISTER_SEG(int32, ::tensorflow::int64)
 PDK_REGISTER_SEG(::tensorflow::int64, int32)
 PDK_REGISTER_SEG(::tensorflow::int64, ::tensorflow::int64)
 #undef PDK_REGISTER_SEG
+#undef PDK_SEGMENT_KERNEL
 
 }  // namespace tensorflow
