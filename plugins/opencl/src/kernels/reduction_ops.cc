@@ -301,18 +301,19 @@ PDK_REGISTER_REDUCTION("Prod", Reducer::kProd, float)
 // int32: every argument in host memory, computed on the host (TensorFlow's
 // GPU int32 reductions). Max / Min int32 are TensorFlow's own DEVICE_DEFAULT
 // kernels (the same host-memory registration), so not registered here.
-#define PDK_REGISTER_REDUCTION_I32(op, R, tidx)                                          \
+#define PDK_REGISTER_REDUCTION_I32_TIDX(op, R, tidx)                                     \
   PDK_REGISTER_REDUCTION_KERNEL(op, R, int32, tidx,                                      \
                                 .HostMemory("input")                                     \
                                 .HostMemory("reduction_indices")                         \
                                 .HostMemory("output"))
-PDK_REGISTER_REDUCTION_I32("Sum", Reducer::kSum, int32)
-PDK_REGISTER_REDUCTION_I32("Sum", Reducer::kSum, int64)
-PDK_REGISTER_REDUCTION_I32("Prod", Reducer::kProd, int32)
-PDK_REGISTER_REDUCTION_I32("Prod", Reducer::kProd, int64)
-PDK_REGISTER_REDUCTION_I32("Mean", Reducer::kMean, int32)
-PDK_REGISTER_REDUCTION_I32("Mean", Reducer::kMean, int64)
+#define PDK_REGISTER_REDUCTION_I32(op, R)                                                \
+  PDK_REGISTER_REDUCTION_I32_TIDX(op, R, int32)                                          \
+  PDK_REGISTER_REDUCTION_I32_TIDX(op, R, int64)
+PDK_REGISTER_REDUCTION_I32("Sum", Reducer::kSum)
+PDK_REGISTER_REDUCTION_I32("Prod", Reducer::kProd)
+PDK_REGISTER_REDUCTION_I32("Mean", Reducer::kMean)
 #undef PDK_REGISTER_REDUCTION_I32
+#undef PDK_REGISTER_REDUCTION_I32_TIDX
 #undef PDK_REGISTER_REDUCTION_KERNEL
 
 REGISTER_KERNEL_BUILDER(Name("L2Loss").Device(DEVICE_OPENCL).TypeConstraint<float>("T"),
