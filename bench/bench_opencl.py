@@ -16,7 +16,9 @@ CPU), not an accelerator. Correctness and the kit are the point of the plugin.
     .venv/bin/python bench/bench_opencl.py [--rounds 5] [--markdown docs/benchmarks.md]
 
 With --markdown, rewrites the table between ``<!-- opencl-bench:begin -->`` and
-``<!-- opencl-bench:end -->`` of the file.
+``<!-- opencl-bench:end -->`` of the file. With --breakdown, profiles one epoch
+per case on OPENCL instead (the plugin's profiler plane): wall time, the device
+time of its kernels, the host time of their launches and copies.
 """
 import argparse
 import os
@@ -70,6 +72,47 @@ def run(rounds: int):
     return rows
 
 
+def breakdown():
+    """One fit epoch of each case on OPENCL under the profiler: wall time, the
+    device time of its kernels (the stream lines of the OPENCL plane) and the
+    host time of their launches and copies, top ops of each."""
+    import collections
+    import glob
+    import tempfile
+
+    import tensorflow as tf
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    for name, build, x, y in cases():
+        with tf.device("/OPENCL:0"):
+            model = build()
+            model.fit(x, y, epochs=1, batch_size=32, verbose=0)
+            logdir = tempfile.mkdtemp(prefix="pdk_opencl_profile_")
+            tf.profiler.experimental.start(logdir)
+            t0 = time.perf_counter()
+            model.fit(x, y, epochs=1, batch_size=32, verbose=0)
+            wall = time.perf_counter() - t0
+            tf.profiler.experimental.stop()
+        space = xplane_pb2.XSpace()
+        space.ParseFromString(open(glob.glob(logdir + "/plugins/profile/*/*.xplane.pb")[0],
+                                   "rb").read())
+        plane = next(p for p in space.planes if p.name == "/device:CUSTOM:OPENCL:0")
+        names = {k: v.display_name or v.name for k, v in plane.event_metadata.items()}
+        device, host = collections.Counter(), collections.Counter()
+        n_device = n_host = 0
+        for line in plane.lines:
+            on_device = line.name.startswith("OPENCL stream ")
+            for e in line.events:
+                (device if on_device else host)[names[e.metadata_id]] += e.duration_ps / 1e9
+                n_device += on_device
+                n_host += not on_device
+        print(f"{name}: epoch {1e3 * wall:.0f} ms; device kernels {sum(device.values()):.0f} ms "
+              f"over {n_device}; host launches and copies {sum(host.values()):.0f} ms over "
+              f"{n_host}")
+        print("  device, by op:", ", ".join(f"{k} {v:.1f} ms" for k, v in device.most_common(6)))
+        print("  host, by op:  ", ", ".join(f"{k} {v:.1f} ms" for k, v in host.most_common(6)))
+
+
 def markdown(rows, rounds: int) -> str:
     lines = ["| case | stock CPU | PDK | OPENCL (PoCL) | PDK / CPU | OPENCL / CPU |",
              "|---|---|---|---|---|---|"]
@@ -88,6 +131,8 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--library", default=str(ROOT / "build" / "opencl-wheel" / "libpdk_opencl.so"))
     p.add_argument("--markdown", help="a file whose opencl-bench table to rewrite")
+    p.add_argument("--breakdown", action="store_true",
+                   help="profile one epoch per case on OPENCL instead: device vs host time")
     args = p.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     sys.path.insert(0, str(ROOT / "plugins" / "opencl" / "python"))
@@ -98,6 +143,9 @@ def main(argv=None):
     if not tf.config.list_physical_devices("OPENCL"):
         print("no OPENCL device", file=sys.stderr)
         return 1
+    if args.breakdown:
+        breakdown()
+        return 0
     rows = run(args.rounds)
     table = markdown(rows, args.rounds)
     print(table)
