@@ -238,7 +238,7 @@ inline std::string BuildXSpace(std::vector<Event> events, uint64_t dropped) {
       const char* name;
       const char* description;
     } stats[] = {{kTfOpStat, "tf_op", "the TensorFlow node and op type, node:OpType"},
-                 {kFailedStat, "pdk_failed", "1: the kernel or operation returned an error"},
+                 {kFailedStat, "failed", "1: the kernel or operation returned an error"},
                  {kBytesStat, "bytes", "bytes copied, set, allocated or freed"},
                  {kBytesAllocatedStat, "bytes_allocated",
                   "bytes the kernel launch allocated: its outputs (unless forwarded from an "
