@@ -101,10 +101,6 @@ pdk::Status CopyTensor(OpKernelContext* ctx, const Tensor& src, Tensor* dst);
 // Every byte of `t` = 0.
 pdk::Status Zero(OpKernelContext* ctx, Tensor* t);
 
-// The kernels' registration dtype lists.
-#define PDK_OPENCL_FLOAT_TYPES(m) m(float)
-#define PDK_OPENCL_NUMBER_TYPES(m) m(float) m(::tensorflow::int64) m(::tensorflow::int32)
-
 }  // namespace pdk_opencl
 
 #endif  // PDK_OPENCL_LAUNCH_H_
