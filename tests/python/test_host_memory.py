@@ -150,3 +150,62 @@ def test_while_loop_on_pdk_copies_nothing_per_iteration():
     assert rep["max_err"] < 1e-5, rep
     # With int32 in device memory: 786 copies for the 60 iterations.
     assert rep["copies"] < 5, rep
+
+
+def test_argmax_and_bitcast_keep_their_int32_side_on_host():
+    """ArgMax/ArgMin with output_type=int32 and Bitcast to or from int32 hand
+    their int32 tensor to PDK's int32 kernels, which read host memory."""
+    regs = [k for k in kernels.get_all_registered_kernels().kernel if k.device_type == "PDK"]
+    int32 = tf.int32.as_datatype_enum
+
+    def allowed(k, attr):
+        return list([c for c in k.constraint if c.name == attr][0].allowed_values.list.type)
+
+    arg = [k for k in regs if k.op in ("ArgMax", "ArgMin")]
+    bitcast = [k for k in regs if k.op == "Bitcast"]
+    assert len(arg) >= 20 and len(bitcast) >= 100
+    for k in arg:
+        want = {"dimension"} | ({"output"} if allowed(k, "output_type") == [int32] else set()) \
+            | ({"input"} if allowed(k, "T") == [int32] else set())
+        assert set(k.host_memory_arg) == want, k
+    for k in bitcast:
+        want = ({"input"} if allowed(k, "T") == [int32] else set()) \
+            | ({"output"} if allowed(k, "type") == [int32] else set())
+        assert set(k.host_memory_arg) == want, k
+
+
+def test_keras_argmax_copies_no_int32_tensor_between_memories():
+    """keras.ops.argmax (every Keras accuracy metric) bitcasts its float input
+    to int32 for the sign bit and casts ArgMax's int32 result: on PDK neither
+    int32 tensor crosses between device and host memory (a _Send/_HostRecv
+    pair in the partition graph, a copy through TensorFlow's EventMgr each
+    step)."""
+    import keras
+    from tensorflow.python.eager import context
+
+    logits = np.random.default_rng(0).standard_normal((32, 10)).astype(np.float32)
+    labels = np.arange(32) % 10
+
+    @tf.function
+    def accuracy(x, y):
+        pred = tf.cast(keras.ops.argmax(x * 2.0, axis=-1), tf.float32)
+        return tf.reduce_mean(tf.cast(tf.equal(pred, y), tf.float32))
+
+    with tf.device("/CPU:0"):
+        want = accuracy(tf.constant(logits), tf.constant(labels, tf.float32)).numpy()
+    ctx = context.context()
+    ctx.export_run_metadata()
+    ctx.enable_run_metadata()
+    try:
+        with tf.device("/PDK:0"):
+            got = accuracy(tf.identity(tf.constant(logits)),
+                           tf.identity(tf.constant(labels, tf.float32))).numpy()
+    finally:
+        md = ctx.export_run_metadata()
+        ctx.disable_run_metadata()
+    assert got == want
+    nodes = [n for fg in md.function_graphs for pg in fg.partition_graphs for n in pg.node]
+    ops = {n.name: n.op for n in nodes}
+    assert "ArgMax" in ops.values() and "Bitcast" in ops.values(), sorted(set(ops.values()))
+    sent = [ops.get(n.input[0].split(":")[0]) for n in nodes if n.op in ("_Send", "_HostSend")]
+    assert "ArgMax" not in sent and "Bitcast" not in sent, sent

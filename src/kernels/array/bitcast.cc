@@ -45,29 +45,35 @@ class BitcastOp : public OpKernel {
 };
 
 // T and type each: float32/64, float16, bfloat16, int64, int32, int16, int8,
-// uint8, uint16, uint32, uint64 (every pair).
-#define PDK_BITCAST_TYPES_(m, A)                                                           \
-  m(A, float) m(A, double) m(A, Eigen::half) m(A, Eigen::bfloat16) m(A, int64) m(A, int32) \
-      m(A, int16) m(A, int8) m(A, uint8) m(A, uint16) m(A, uint32) m(A, uint64)
-#define PDK_REGISTER_BITCAST_(A, B)                      \
-  REGISTER_KERNEL_BUILDER(Name("Bitcast")                \
-                              .Device(DEVICE_PDK)        \
-                              .TypeConstraint<A>("T")    \
-                              .TypeConstraint<B>("type"), \
+// uint8, uint16, uint32, uint64 (every pair). An int32 side lives in host
+// memory, as every PDK int32 tensor does (docs/architecture.md, "int32 and the
+// logical ops live in host memory"): Keras's argmax bitcasts its float input to
+// int32 and masks the sign bit with BitwiseAnd, whose int32 kernel is on the
+// host; a device-memory output cost a copy there every step.
+#define PDK_BITCAST_TYPES_(m, A, HOST_A)                                                    \
+  m(A, float, HOST_A) m(A, double, HOST_A) m(A, Eigen::half, HOST_A)                        \
+      m(A, Eigen::bfloat16, HOST_A) m(A, int64, HOST_A)                                     \
+          m(A, int32, HOST_A.HostMemory("output")) m(A, int16, HOST_A) m(A, int8, HOST_A)   \
+              m(A, uint8, HOST_A) m(A, uint16, HOST_A) m(A, uint32, HOST_A) m(A, uint64, HOST_A)
+#define PDK_REGISTER_BITCAST_(A, B, HOST)                       \
+  REGISTER_KERNEL_BUILDER(Name("Bitcast")                       \
+                              .Device(DEVICE_PDK)               \
+                              .TypeConstraint<A>("T")           \
+                              .TypeConstraint<B>("type") HOST,  \
                           BitcastOp);
-#define PDK_REGISTER_BITCAST_FROM_(A) PDK_BITCAST_TYPES_(PDK_REGISTER_BITCAST_, A)
-PDK_REGISTER_BITCAST_FROM_(float)
-PDK_REGISTER_BITCAST_FROM_(double)
-PDK_REGISTER_BITCAST_FROM_(Eigen::half)
-PDK_REGISTER_BITCAST_FROM_(Eigen::bfloat16)
-PDK_REGISTER_BITCAST_FROM_(int64)
-PDK_REGISTER_BITCAST_FROM_(int32)
-PDK_REGISTER_BITCAST_FROM_(int16)
-PDK_REGISTER_BITCAST_FROM_(int8)
-PDK_REGISTER_BITCAST_FROM_(uint8)
-PDK_REGISTER_BITCAST_FROM_(uint16)
-PDK_REGISTER_BITCAST_FROM_(uint32)
-PDK_REGISTER_BITCAST_FROM_(uint64)
+#define PDK_REGISTER_BITCAST_FROM_(A, HOST_A) PDK_BITCAST_TYPES_(PDK_REGISTER_BITCAST_, A, HOST_A)
+PDK_REGISTER_BITCAST_FROM_(float, )
+PDK_REGISTER_BITCAST_FROM_(double, )
+PDK_REGISTER_BITCAST_FROM_(Eigen::half, )
+PDK_REGISTER_BITCAST_FROM_(Eigen::bfloat16, )
+PDK_REGISTER_BITCAST_FROM_(int64, )
+PDK_REGISTER_BITCAST_FROM_(int32, .HostMemory("input"))
+PDK_REGISTER_BITCAST_FROM_(int16, )
+PDK_REGISTER_BITCAST_FROM_(int8, )
+PDK_REGISTER_BITCAST_FROM_(uint8, )
+PDK_REGISTER_BITCAST_FROM_(uint16, )
+PDK_REGISTER_BITCAST_FROM_(uint32, )
+PDK_REGISTER_BITCAST_FROM_(uint64, )
 #undef PDK_REGISTER_BITCAST_FROM_
 #undef PDK_REGISTER_BITCAST_
 #undef PDK_BITCAST_TYPES_

@@ -168,27 +168,34 @@ class ArgOp : public OpKernel {
   using Index = Eigen::Index;
 };
 
-#define PDK_REGISTER_ARG_(T, OutT)                              \
-  REGISTER_KERNEL_BUILDER(Name("ArgMax")                        \
-                              .Device(DEVICE_PDK)               \
-                              .TypeConstraint<T>("T")           \
+// An int32 argument lives in host memory, as every PDK int32 tensor does
+// (docs/architecture.md, "int32 and the logical ops live in host memory"): the
+// int32 input of ArgMax(int32) and the int32 output of output_type=int32. On a
+// GPU both are device memory; on PDK, whose memory the host reads, a
+// device-memory int32 output made TensorFlow copy it to its int32 consumers
+// (Keras's accuracy metrics: ArgMax -> Cast), through the EventMgr, every step.
+#define PDK_REGISTER_ARG_(T, OutT, ...)                            \
+  REGISTER_KERNEL_BUILDER(Name("ArgMax")                           \
+                              .Device(DEVICE_PDK)                  \
+                              .TypeConstraint<T>("T")              \
                               .TypeConstraint<OutT>("output_type") \
-                              .HostMemory("dimension"),         \
-                          ArgOp<T, OutT, true>);                \
-  REGISTER_KERNEL_BUILDER(Name("ArgMin")                        \
-                              .Device(DEVICE_PDK)               \
-                              .TypeConstraint<T>("T")           \
+                              .HostMemory("dimension") __VA_ARGS__, \
+                          ArgOp<T, OutT, true>);                   \
+  REGISTER_KERNEL_BUILDER(Name("ArgMin")                           \
+                              .Device(DEVICE_PDK)                  \
+                              .TypeConstraint<T>("T")              \
                               .TypeConstraint<OutT>("output_type") \
-                              .HostMemory("dimension"),         \
+                              .HostMemory("dimension") __VA_ARGS__, \
                           ArgOp<T, OutT, false>);
-#define PDK_REGISTER_ARG_ALL_(T) \
-  PDK_REGISTER_ARG_(T, int32)    \
+#define PDK_REGISTER_ARG_ALL_(T)                         \
+  PDK_REGISTER_ARG_(T, int32, .HostMemory("output"))     \
   PDK_REGISTER_ARG_(T, int64)
 PDK_REGISTER_ARG_ALL_(float)
 PDK_REGISTER_ARG_ALL_(double)
 PDK_REGISTER_ARG_ALL_(Eigen::half)
 PDK_REGISTER_ARG_ALL_(Eigen::bfloat16)
-PDK_REGISTER_ARG_ALL_(int32)
+PDK_REGISTER_ARG_(int32, int32, .HostMemory("input").HostMemory("output"))
+PDK_REGISTER_ARG_(int32, int64, .HostMemory("input"))
 PDK_REGISTER_ARG_ALL_(int64)
 #undef PDK_REGISTER_ARG_ALL_
 #undef PDK_REGISTER_ARG_
