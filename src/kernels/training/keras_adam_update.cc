@@ -128,14 +128,20 @@ class KerasAdamUpdateOp : public OpKernel {
       }
     };
     // Per element: 4 loads, 3 stores, ~10 flops incl. a sqrt and a division,
-    // all vectorized (Eigen packets), so the compute cost is per packet: 40
-    // cycles per element as a scalar cost made Eigen split an 8192-element
-    // update over the pool, and the hand-off (30-200 us on the 2-core VM)
-    // took longer than the update (a few us inline). With the vectorized
-    // cost, updates of up to ~16K elements run on the calling thread.
+    // vectorized (Eigen packets), so the compute cost is given per packet.
+    // Where Eigen splits (about 210K cycles, its TensorCostModel) decides
+    // whether the update waits for a pool worker: with 40 scalar cycles per
+    // element an 8192-element update was split, and the hand-off (30-230 us
+    // on the 2-core VM, the most when two executor threads ran kernels at
+    // once) took longer than the update inline (a few us). 100 cycles per
+    // packet puts the split at about 12K float32 elements (6K float64): the
+    // 8192-element update of the digits MLP runs inline (step 0.92x), a
+    // 16K-element one is still split as before (docs/benchmarks.md,
+    // "Optimizer step").
+    constexpr double kCyclesPerPacket = 100;
     ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
         n,
-        Eigen::TensorOpCost(4 * sizeof(T), 3 * sizeof(T), 40, /*vectorized=*/true,
+        Eigen::TensorOpCost(4 * sizeof(T), 3 * sizeof(T), kCyclesPerPacket, /*vectorized=*/true,
                             Eigen::internal::packet_traits<T>::size),
         block);
   }
