@@ -11,7 +11,10 @@ Python's stable C API), so a user never has to import ``tensorflow_pdk``:
   their local (worker) devices;
 - :mod:`tensorflow_pdk._memory_info`: ``tf.config.experimental.get_memory_info``
   and ``reset_memory_stats`` answer for PDK devices from PDK's memory pool
-  (TensorFlow's simple allocator, which serves PDK, keeps no statistics).
+  (TensorFlow's simple allocator, which serves PDK, keeps no statistics);
+- :mod:`tensorflow_pdk._fetch`: ``t.numpy()``, ``float(t)`` and ``print(t)`` of a
+  PDK tensor read it in place through one PDK op instead of TensorFlow's copy
+  through its EventMgr threads (about 10 µs instead of 100 µs).
 
 Each hook is installed on its own: one failing (a TensorFlow whose private
 Python API moved) prints one line and leaves the others in place.
@@ -22,9 +25,9 @@ import sys
 
 
 def install() -> None:
-    from tensorflow_pdk import _distribute, _memory_info, _visible_devices, _xla
+    from tensorflow_pdk import _distribute, _fetch, _memory_info, _visible_devices, _xla
 
-    for module in (_xla, _visible_devices, _distribute, _memory_info):
+    for module in (_xla, _visible_devices, _distribute, _memory_info, _fetch):
         try:
             module.install()
         except Exception as e:  # noqa: BLE001 -- never break `import tensorflow`

@@ -1,0 +1,98 @@
+"""Reading a PDK tensor from eager code (python/tensorflow_pdk/_fetch.py):
+``t.numpy()``, ``float(t)``, ``print(t)`` go through one ``_PdkToHost``
+dispatch (src/kernels/array/to_host.cc) instead of TensorFlow's copy through
+its EventMgr threads, and give what the CPU's read gives."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tensorflow_pdk
+
+DTYPES = [tf.float32, tf.float64, tf.float16, tf.bfloat16, tf.int8, tf.int16, tf.int32,
+          tf.int64, tf.uint8, tf.uint16, tf.uint32, tf.uint64, tf.bool, tf.complex64,
+          tf.complex128]
+SHAPES = [(), (0,), (1,), (3,), (2, 3, 5), (7, 0, 2)]
+
+
+def _value(dtype, shape):
+    rng = np.random.default_rng(len(shape))
+    v = rng.integers(-100, 100, shape) if dtype.is_integer else rng.standard_normal(shape)
+    if dtype == tf.bool:
+        v = v > 0
+    elif dtype.is_unsigned:
+        v = np.abs(v)
+    elif dtype.is_complex:
+        v = v + 1j * rng.standard_normal(shape)
+    return np.asarray(v).astype(dtype.as_numpy_dtype)
+
+
+def _reads():
+    return tensorflow_pdk.launch_counts().get("_PdkToHost", 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_numpy_of_a_pdk_tensor_is_the_cpus_and_runs_pdk_to_host(dtype, shape):
+    v = _value(dtype, shape)
+    with tf.device("/CPU:0"):
+        want = tf.constant(v)._numpy()
+    with tf.device("/PDK:0"):
+        t = tf.identity(tf.constant(v))
+    # int32 tensors of PDK live in host memory (docs/architecture.md): TensorFlow
+    # reads them in place, as a CPU tensor.
+    on_pdk = dtype != tf.int32
+    assert t.backing_device.endswith("device:PDK:0" if on_pdk else "device:CPU:0")
+    before = _reads()
+    got = t._numpy()
+    assert _reads() == before + on_pdk
+    assert type(got) is type(want)  # a NumPy scalar for rank 0, as TensorFlow gives
+    assert got.dtype == want.dtype and np.shape(got) == np.shape(want)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(t.numpy(), v)
+
+
+def test_scalar_conversions_and_printing_read_through_pdk_to_host():
+    with tf.device("/PDK:0"):
+        s = tf.identity(tf.constant(2.5)) * 2
+        i = tf.identity(tf.constant(7, tf.int64)) + 1
+        b = tf.logical_not(tf.identity(tf.constant(False)))
+        m = tf.identity(tf.constant([[1.5, -2.0]]))
+    before = _reads()
+    assert float(s) == 5.0 and int(i) == 8 and bool(b) is True
+    assert f"{s:.1f}" == "5.0"
+    assert repr(m) == "<tf.Tensor: shape=(1, 2), dtype=float32, numpy=array([[ 1.5, -2. ]], " \
+                      "dtype=float32)>"
+    assert str(s) == "tf.Tensor(5.0, shape=(), dtype=float32)"
+    assert _reads() - before >= 5
+
+
+def test_numpy_is_a_copy_the_tensor_keeps_its_value():
+    with tf.device("/PDK:0"):
+        t = tf.identity(tf.constant([1.0, 2.0, 3.0]))
+    a = t.numpy()
+    a[0] = 99.0
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0, 3.0])
+
+
+def test_variables_and_cpu_tensors_read_as_before():
+    with tf.device("/PDK:0"):
+        v = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(v.numpy(), [[1.0, 2.0], [3.0, 4.0]])
+    with tf.device("/CPU:0"):
+        c = tf.constant([1.0, 2.0]) + 1
+    before = _reads()
+    np.testing.assert_array_equal(c.numpy(), [2.0, 3.0])
+    assert _reads() == before  # a CPU tensor is TensorFlow's to read
+
+
+def test_the_read_is_installed_when_tensorflow_loads_the_plugin():
+    code = ("import tensorflow as tf\n"
+            "from tensorflow.python.framework import ops\n"
+            "print(getattr(ops._EagerTensorBase._numpy, '_pdk_wrapped', False))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300, env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[-1] == "True", r.stdout
