@@ -1,4 +1,5 @@
-"""Reading a PDK tensor from eager code without TensorFlow's EventMgr.
+"""Reading a PDK tensor from eager code, and turning a NumPy array into one,
+without TensorFlow's EventMgr (:func:`install`, :func:`install_calls`).
 
 TensorFlow reads an eager tensor of a PluggableDevice (``t.numpy()``,
 ``float(t)``, ``int(t)``, ``print(t)``, ``np.asarray(t.numpy())``) by copying it
@@ -33,11 +34,13 @@ Installed by the plugin when TensorFlow loads it (tensorflow_pdk/_hooks.py).
 from __future__ import annotations
 
 _OP = "_PdkToHost"
+_FROM_HOST = "_PdkFromHost"
 _MARK = "/device:PDK:"
 
 
 def install() -> bool:
-    """Wraps ``_EagerTensorBase._numpy`` once per process (idempotent)."""
+    """Wraps ``_EagerTensorBase._numpy`` once per process (idempotent); the
+    other direction is :func:`install_calls`."""
     from tensorflow.python import pywrap_tfe
     from tensorflow.python.eager import context
     from tensorflow.python.framework import dtypes, ops
@@ -81,3 +84,105 @@ def install() -> bool:
     _numpy.__wrapped__ = original
     cls._numpy = _numpy
     return True
+
+
+# Host tensors moved to PDK before a call (install_calls): the dtypes of data
+# a training step takes (features, images, labels). int32 is host memory on
+# PDK anyway; other dtypes are left where they are.
+_MOVED = ("float32", "float64", "float16", "bfloat16", "int64", "uint8")
+# Larger tensors keep TensorFlow's copy: the thread hand-offs it saves (~100 µs)
+# are then small beside the bytes, which this path may copy once more.
+_MAX_BYTES = 4 << 20
+
+
+class _OnHost:
+    """The eager context as ``constant_op.convert_to_eager_tensor`` uses it
+    (``device_name``, ``ensure_initialized``), naming the host CPU."""
+
+    __slots__ = ("_ctx", "device_name")
+
+    def __init__(self, ctx, device_name):
+        self._ctx, self.device_name = ctx, device_name
+
+    def ensure_initialized(self):
+        self._ctx.ensure_initialized()
+
+
+def install_calls() -> bool:
+    """The other direction: a NumPy array that eager code turns into a PDK
+    tensor — ``tf.constant(array)`` or ``tf.convert_to_tensor(array)`` under a
+    ``tf.device`` scope naming PDK or under no scope while PDK is visible
+    (TensorFlow then puts it on PDK, as on a GPU), which is also what a
+    ``tf.function`` call does with its NumPy arguments — is copied into PDK's
+    memory by one ``_PdkFromHost`` dispatch on the calling thread, where
+    TensorFlow would copy it through its EventMgr threads
+    (``CopyCPUTensorToPluggableDevice``, about 100 µs). Wraps
+    ``constant_op.convert_to_eager_tensor`` for NumPy arrays of the dtypes in
+    ``_MOVED`` (TensorFlow caches Python scalars per device itself). A host
+    *tensor* passed to a ``tf.function`` on PDK (a tf.data element) is left to
+    TensorFlow: it is copied inside the function, overlapped with other work,
+    and measured no slower that way. Idempotent."""
+    import numpy as np
+    from tensorflow.python import pywrap_tfe
+    from tensorflow.python.framework import constant_op, dtypes, ops
+
+    from tensorflow_pdk import _xla
+
+    moved = frozenset(dtypes.as_dtype(n).as_datatype_enum for n in _MOVED)
+    host_name = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+    def to_pdk(ctx, t, device):
+        """`t` (a host EagerTensor of a dtype in `moved`) copied to `device`,
+        or None if it cannot be."""
+        try:
+            a = t._numpy()  # noqa: SLF001 -- a host tensor: TensorFlow's view of its buffer
+            if not isinstance(a, np.ndarray):
+                a = np.asarray(a)
+            if a.nbytes > _MAX_BYTES:
+                return None
+            raw = a.reshape(-1).view(np.uint8)
+            if raw.size % 4:
+                raw = np.concatenate([raw, np.zeros(4 - raw.size % 4, np.uint8)])
+            b = ops.EagerTensor(raw.view(np.int32), host_name, None)
+            return pywrap_tfe.TFE_Py_Execute(
+                ctx._handle, device, _FROM_HOST, [b],  # noqa: SLF001
+                ("T", t._datatype_enum(), "shape", list(a.shape)), 1)[0]  # noqa: SLF001
+        except Exception:  # noqa: BLE001 -- TensorFlow's own copy then does it
+            return None
+
+    original_convert = constant_op.convert_to_eager_tensor
+    if not getattr(original_convert, "_pdk_wrapped", False):
+
+        def convert_to_eager_tensor(value, ctx, dtype=None):
+            if not isinstance(value, np.ndarray):
+                return original_convert(value, ctx, dtype)
+            device = ctx.device_name
+            if not device:  # no scope: TensorFlow puts the tensor on PDK, as on a GPU
+                device = _pdk_device(ctx) if _xla._runs_on_pdk(ctx) else ""  # noqa: SLF001
+            if _MARK not in device or value.nbytes > _MAX_BYTES:
+                return original_convert(value, ctx, dtype)
+            try:
+                want = dtypes.as_dtype(value.dtype if dtype is None else dtype)
+            except TypeError:  # TensorFlow reports it
+                return original_convert(value, ctx, dtype)
+            if want.as_datatype_enum not in moved:
+                return original_convert(value, ctx, dtype)
+            t = original_convert(value, _OnHost(ctx, host_name), dtype)
+            on_pdk = to_pdk(ctx, t, device)
+            return on_pdk if on_pdk is not None else original_convert(value, ctx, dtype)
+
+        convert_to_eager_tensor._pdk_wrapped = True
+        convert_to_eager_tensor.__wrapped__ = original_convert
+        constant_op.convert_to_eager_tensor = convert_to_eager_tensor
+
+    return True
+
+
+def _pdk_device(ctx) -> str:
+    """The PDK device a call made now runs on: the tf.device scope's, else the
+    first logical PDK device."""
+    name = ctx.device_name
+    if name and _MARK in name:
+        return name
+    devices = ctx.list_logical_devices("PDK")
+    return devices[0].name if devices else ""

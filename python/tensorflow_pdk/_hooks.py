@@ -13,8 +13,10 @@ Python's stable C API), so a user never has to import ``tensorflow_pdk``:
   and ``reset_memory_stats`` answer for PDK devices from PDK's memory pool
   (TensorFlow's simple allocator, which serves PDK, keeps no statistics);
 - :mod:`tensorflow_pdk._fetch`: ``t.numpy()``, ``float(t)`` and ``print(t)`` of a
-  PDK tensor read it in place through one PDK op instead of TensorFlow's copy
-  through its EventMgr threads (about 10 µs instead of 100 µs).
+  PDK tensor read it through one PDK op instead of TensorFlow's copy through
+  its EventMgr threads (about 10 µs instead of 100 µs), and host data handed
+  to PDK (NumPy arrays under a PDK scope, host tensors passed to a
+  ``tf.function`` on PDK) goes in the same way.
 
 Each hook is installed on its own: one failing (a TensorFlow whose private
 Python API moved) prints one line and leaves the others in place.
@@ -27,9 +29,10 @@ import sys
 def install() -> None:
     from tensorflow_pdk import _distribute, _fetch, _memory_info, _visible_devices, _xla
 
-    for module in (_xla, _visible_devices, _distribute, _memory_info, _fetch):
+    for hook in (_xla.install, _visible_devices.install, _distribute.install,
+                 _memory_info.install, _fetch.install, _fetch.install_calls):
         try:
-            module.install()
+            hook()
         except Exception as e:  # noqa: BLE001 -- never break `import tensorflow`
-            print(f"PDK: {module.__name__}.install() failed, its fix is off: {e!r}",
+            print(f"PDK: {hook.__module__}.{hook.__name__}() failed, its fix is off: {e!r}",
                   file=sys.stderr)

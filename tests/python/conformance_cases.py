@@ -350,9 +350,10 @@ EXEMPT: Dict[str, str] = {
            "compared with the CPU on variables there by scripts/tf_versions.py's probe (a sweep "
            "case has no resource input)"
        for op in ("ResourceApplyGradientDescent", "ResourceApplyMomentum", "ResourceApplyAdam")},
-    "_PdkToHost": "tests/python/test_fetch.py: run by PDK's eager read of a tensor, not by a "
-                  "graph; its result (the bytes as int32) is compared there, per dtype and "
-                  "shape, with the CPU's read of the same value",
+    **{op: "tests/python/test_fetch.py: run by PDK's eager reads and NumPy conversions, "
+           "not by a graph, on a tensor's bytes as int32; compared there, per dtype and shape, "
+           "with the CPU's tensor of the same value"
+       for op in ("_PdkToHost", "_PdkFromHost")},
     "_PdkFusedElementwise": "tests/python/test_graph_elementwise_fusion.py: emitted only by the "
                             "graph rewrite, with a program in its attributes; compared there bit "
                             "for bit with the unfused PDK kernels and with the CPU",

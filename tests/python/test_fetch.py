@@ -96,3 +96,91 @@ def test_the_read_is_installed_when_tensorflow_loads_the_plugin():
                        timeout=300, env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split()[-1] == "True", r.stdout
+
+
+# ------------------------------------------------------- NumPy arrays into PDK
+
+MOVED = [tf.float32, tf.float64, tf.float16, tf.bfloat16, tf.int64, tf.uint8]
+
+
+def _launches(op):
+    return tensorflow_pdk.launch_counts().get(op, 0)
+
+
+@pytest.mark.parametrize("dtype", MOVED, ids=lambda d: d.name)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_numpy_array_under_a_pdk_scope_goes_in_through_pdk_from_host(dtype, shape):
+    v = _value(dtype, shape)
+    before = _launches("_PdkFromHost")
+    with tf.device("/PDK:0"):
+        t = tf.constant(v)
+    assert _launches("_PdkFromHost") == before + 1
+    assert t.backing_device.endswith("device:PDK:0") and t.dtype == dtype
+    assert t.shape == shape
+    with tf.device("/CPU:0"):
+        want = tf.constant(v)
+    np.testing.assert_array_equal(t.numpy(), want.numpy())
+
+
+def test_numpy_array_without_a_scope_lands_on_pdk_as_before():
+    v = _value(tf.float32, (4, 5))
+    before = _launches("_PdkFromHost")
+    t = tf.convert_to_tensor(v)
+    assert t.backing_device.endswith("device:PDK:0")  # where TensorFlow itself puts it
+    assert _launches("_PdkFromHost") == before + 1
+    np.testing.assert_array_equal(t.numpy(), v)
+
+
+def test_conversion_keeps_tensorflows_semantics():
+    v = np.array([[1.25, -2.5], [3.0, 4.5]])
+    with tf.device("/PDK:0"):
+        t = tf.constant(v, dtype=tf.float32)   # float64 array, float32 tensor
+        v[0, 0] = 99.0                          # the tensor is a copy
+        u = tf.constant(np.array([1, 2, 3], np.int32))      # int32: host memory, TensorFlow's path
+        b = tf.constant(np.array([True, False]))             # not moved: TensorFlow's path
+        s = tf.constant(np.array([b"a", b"bc"]))
+        with pytest.raises(ValueError, match="Failed to convert a NumPy array to a Tensor"):
+            tf.constant(np.array([object()]))   # TensorFlow's own error
+    assert t.dtype == tf.float32
+    np.testing.assert_array_equal(t.numpy(), np.array([[1.25, -2.5], [3.0, 4.5]], np.float32))
+    assert u.backing_device.endswith("CPU:0") and list(u.numpy()) == [1, 2, 3]
+    assert list(b.numpy()) == [True, False] and list(s.numpy()) == [b"a", b"bc"]
+
+
+def test_large_arrays_keep_tensorflows_copy():
+    v = np.ones((1024, 1025), np.float32)  # > 4 MiB
+    before = _launches("_PdkFromHost")
+    with tf.device("/PDK:0"):
+        t = tf.constant(v)
+    assert _launches("_PdkFromHost") == before
+    assert t.backing_device.endswith("device:PDK:0") and float(tf.reduce_sum(t)) == v.size
+
+
+def test_tf_function_with_numpy_arguments_on_pdk_matches_the_cpu():
+    x = _value(tf.float32, (32, 64))
+    y = np.arange(32, dtype=np.int64) % 10
+
+    @tf.function
+    def step(a, b):
+        return tf.reduce_sum(a * 2.0) + tf.cast(tf.reduce_sum(b), tf.float32)
+
+    with tf.device("/CPU:0"):
+        want = float(step(x, y))
+    before = _launches("_PdkFromHost")
+    with tf.device("/PDK:0"):
+        got = float(step(x, y))
+    assert _launches("_PdkFromHost") == before + 2
+    assert got == pytest.approx(want, rel=1e-6)
+
+
+def test_pdk_from_host_checks_its_bytes():
+    from tensorflow.python.eager import execute
+
+    with tf.device("/CPU:0"):
+        raw = tf.constant(np.zeros(3, np.int32))
+    with tf.device("/PDK:0"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="bytes holds 12 bytes"):
+            execute.execute(b"_PdkFromHost", 1, inputs=[raw],
+                            attrs=("T", tf.float32.as_datatype_enum, "shape", [2, 2]),
+                            ctx=__import__("tensorflow.python.eager.context",
+                                           fromlist=["context"]).context())
