@@ -1,5 +1,5 @@
 """Reading a PDK tensor from eager code, and turning a NumPy array into one,
-without TensorFlow's EventMgr (:func:`install`, :func:`install_calls`).
+without TensorFlow's EventMgr (:func:`install`, :func:`install_conversions`).
 
 TensorFlow reads an eager tensor of a PluggableDevice (``t.numpy()``,
 ``float(t)``, ``int(t)``, ``print(t)``, ``np.asarray(t.numpy())``) by copying it
@@ -40,7 +40,7 @@ _MARK = "/device:PDK:"
 
 def install() -> bool:
     """Wraps ``_EagerTensorBase._numpy`` once per process (idempotent); the
-    other direction is :func:`install_calls`."""
+    other direction is :func:`install_conversions`."""
     from tensorflow.python import pywrap_tfe
     from tensorflow.python.eager import context
     from tensorflow.python.framework import dtypes, ops
@@ -86,9 +86,9 @@ def install() -> bool:
     return True
 
 
-# Host tensors moved to PDK before a call (install_calls): the dtypes of data
-# a training step takes (features, images, labels). int32 is host memory on
-# PDK anyway; other dtypes are left where they are.
+# NumPy arrays moved to PDK by install_conversions: the dtypes of the data a
+# training step takes (features, images, labels). int32 is host memory on PDK
+# anyway; other dtypes keep TensorFlow's path.
 _MOVED = ("float32", "float64", "float16", "bfloat16", "int64", "uint8")
 # Larger tensors keep TensorFlow's copy: the thread hand-offs it saves (~100 µs)
 # are then small beside the bytes, which this path may copy once more.
@@ -108,7 +108,7 @@ class _OnHost:
         self._ctx.ensure_initialized()
 
 
-def install_calls() -> bool:
+def install_conversions() -> bool:
     """The other direction: a NumPy array that eager code turns into a PDK
     tensor — ``tf.constant(array)`` or ``tf.convert_to_tensor(array)`` under a
     ``tf.device`` scope naming PDK or under no scope while PDK is visible
@@ -125,8 +125,6 @@ def install_calls() -> bool:
     import numpy as np
     from tensorflow.python import pywrap_tfe
     from tensorflow.python.framework import constant_op, dtypes, ops
-
-    from tensorflow_pdk import _xla
 
     moved = frozenset(dtypes.as_dtype(n).as_datatype_enum for n in _MOVED)
     host_name = "/job:localhost/replica:0/task:0/device:CPU:0"
@@ -156,9 +154,9 @@ def install_calls() -> bool:
         def convert_to_eager_tensor(value, ctx, dtype=None):
             if not isinstance(value, np.ndarray):
                 return original_convert(value, ctx, dtype)
-            device = ctx.device_name
-            if not device:  # no scope: TensorFlow puts the tensor on PDK, as on a GPU
-                device = _pdk_device(ctx) if _xla._runs_on_pdk(ctx) else ""  # noqa: SLF001
+            # No scope: TensorFlow puts the tensor on the first PDK device, as
+            # on a GPU (the rule tensorflow_pdk._xla's _runs_on_pdk states).
+            device = ctx.device_name or _first_pdk_device(ctx)
             if _MARK not in device or value.nbytes > _MAX_BYTES:
                 return original_convert(value, ctx, dtype)
             try:
@@ -178,11 +176,7 @@ def install_calls() -> bool:
     return True
 
 
-def _pdk_device(ctx) -> str:
-    """The PDK device a call made now runs on: the tf.device scope's, else the
-    first logical PDK device."""
-    name = ctx.device_name
-    if name and _MARK in name:
-        return name
+def _first_pdk_device(ctx) -> str:
+    """The name of the first logical PDK device, or "" if none is visible."""
     devices = ctx.list_logical_devices("PDK")
     return devices[0].name if devices else ""

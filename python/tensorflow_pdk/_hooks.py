@@ -30,7 +30,7 @@ def install() -> None:
     from tensorflow_pdk import _distribute, _fetch, _memory_info, _visible_devices, _xla
 
     for hook in (_xla.install, _visible_devices.install, _distribute.install,
-                 _memory_info.install, _fetch.install, _fetch.install_calls):
+                 _memory_info.install, _fetch.install, _fetch.install_conversions):
         try:
             hook()
         except Exception as e:  # noqa: BLE001 -- never break `import tensorflow`

@@ -1,8 +1,8 @@
 // _PdkToHost and _PdkFromHost: PDK's own ops, run by PDK's Python side
 // (python/tensorflow_pdk/_fetch.py) when eager code reads a PDK tensor
-// (`.numpy()`, `float(t)`, `print(t)`) or calls a tf.function on PDK with a
-// tensor of the host CPU (a NumPy batch, a tf.data element); not TensorFlow
-// ops.
+// (`.numpy()`, `float(t)`, `print(t)`) or turns a NumPy array into a PDK
+// tensor (`tf.constant(array)`, a tf.function's NumPy arguments); not
+// TensorFlow ops.
 //
 //   _PdkToHost(input: T) -> bytes: int32
 //     bytes: the input's buffer, byte for byte, in ceil(N / 4) int32 elements
@@ -26,8 +26,8 @@
 // eager_op_as_function), and a function's int32 results are host memory
 // (TensorFlow's MTypeFromDType), so this op's result comes back as a tensor
 // of the host CPU that TensorFlow reads in place: one eager dispatch (about
-// 10 us) and one memcpy, no thread hand-off. The other way, a host tensor
-// passed to a function on PDK is copied by CopyCPUTensorToPluggableDevice,
+// 10 us) and one memcpy, no thread hand-off. The other way, a NumPy array
+// placed on PDK is copied by CopyCPUTensorToPluggableDevice,
 // through the same EventMgr threads; an int32 argument is host memory, so
 // _PdkFromHost takes the bytes as int32 and copies them into device memory on
 // the calling thread.
