@@ -128,6 +128,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   if (on("adam_fusion")) FuseKerasAdam(graph, ctx);
   if (on("elementwise_fusion")) FuseElementwise(graph, ctx);
   RewriteTensorListGradients(graph, ctx);
+  PlaceInt32ListElementsInHostMemory(graph, ctx);
   if (StrictEnabled()) EnforceStrictPlacement(graph, options.optimizer.device_type, options.report);  // PDK_STRICT=1
   return pdk::Status::OK();
 }

@@ -2,6 +2,7 @@
 // hand-built graphs: which nodes join a group, the program it writes, and the
 // graph staying acyclic. tests/python/test_graph_elementwise_fusion.py runs
 // it in TensorFlow against the unfused kernels.
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -131,6 +132,65 @@ TEST(FuseElementwise, GroupThatWouldCloseACycleIsSplit) {
   const NodeDef* y = Find(g, "y/pdk_fused_elementwise");
   ASSERT_NE(y, nullptr);
   EXPECT_EQ(y->input, (std::vector<std::string>{"e/pdk_fused_elementwise", "s"}));
+}
+
+// A lowered while loop (as TensorFlow's LowerFunctionalOpsPass writes one):
+// x enters, Merge(enter, next) -> Switch(merge, pred) -> Identity(switch:1)
+// -> body -> NextIteration -> Merge (the back edge); Exit(switch:0).
+GraphDef LoweredLoop(const std::vector<NodeDef>& body, const std::string& last) {
+  GraphDef g;
+  g.node = {Node("x", "Placeholder", {}), Node("pred", "Placeholder", {}),
+            Node("c", "Const", {}), Node("enter", "Enter", {"x"}),
+            Node("merge", "Merge", {"enter", "next"}),
+            Node("switch", "Switch", {"merge", "pred"}),
+            Node("body_in", "Identity", {"switch:1"}),
+            Node("exit", "Exit", {"switch"}),
+            Node("next", "NextIteration", {last}),
+            Node("out", "Identity", {"exit"}, kCpu)};
+  g.node.insert(g.node.end(), body.begin(), body.end());
+  return g;
+}
+
+// Kahn's algorithm without the loops' back edges (NextIteration -> Merge).
+bool AcyclicPerIteration(GraphDef g) {
+  for (NodeDef& n : g.node)
+    if (n.op == "Merge")
+      n.input.erase(std::remove_if(n.input.begin(), n.input.end(),
+                                   [&](const std::string& in) {
+                                     const NodeDef* p = Find(g, ParseInput(in).node);
+                                     return p != nullptr && p->op == "NextIteration";
+                                   }),
+                    n.input.end());
+  return Acyclic(g);
+}
+
+TEST(FuseElementwise, LoweredLoopBodyFusesLikeADag) {
+  // body: t = Tanh(Mul(body_in, c)); u = AddV2(t, body_in) -> next.
+  GraphDef g = LoweredLoop({Node("m", "Mul", {"body_in", "c"}), Node("t", "Tanh", {"m"}),
+                            Node("u", "AddV2", {"t", "body_in"})},
+                           "u");
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["ElementwiseFusion"], 1u);
+  EXPECT_EQ(fired["ElementwiseFusion nodes"], 3u);
+  const NodeDef* f = Find(g, "u/pdk_fused_elementwise");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->input, (std::vector<std::string>{"body_in", "c"}));
+  EXPECT_EQ(Find(g, "next")->input, (std::vector<std::string>{"u/pdk_fused_elementwise"}));
+  EXPECT_TRUE(AcyclicPerIteration(g));
+}
+
+TEST(FuseElementwise, LoweredLoopBodyGroupThatWouldCloseACycleIsSplit) {
+  // The Sum test's shape inside a loop body: {n, e} and {div, y} fuse, never
+  // {n, e, div, y}, which would read s, which reads it.
+  GraphDef g = LoweredLoop({Node("axis", "Const", {}), Node("n", "Neg", {"body_in"}),
+                            Node("e", "Exp", {"n"}), Node("s", "Sum", {"e", "axis"}),
+                            Node("div", "RealDiv", {"e", "s"}), Node("y", "Tanh", {"div"})},
+                           "y");
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["ElementwiseFusion"], 2u);
+  EXPECT_EQ(fired["ElementwiseFusion nodes"], 4u);
+  EXPECT_TRUE(AcyclicPerIteration(g));
+  EXPECT_EQ(Find(g, "next")->input, (std::vector<std::string>{"y/pdk_fused_elementwise"}));
 }
 
 TEST(FuseElementwise, TwoGroupsThatWouldReadEachOtherDoNotBothFuse) {

@@ -527,7 +527,7 @@ TEST(TensorListGrad, AddNLeftAloneWhenUnsafe) {
     GraphDef g = ListGradAccumulation();
     for (auto& n : g.node)
       if (n.name == "set") n.attr["element_dtype"] = AttrValue::Type(DT_INT32);
-    EXPECT_TRUE(Optimized(&g).empty());
+    EXPECT_EQ(Optimized(&g).count("AddN(TensorList)"), 0u);
   }
   {  // a list that is not a fresh Reserve
     GraphDef g = ListGradAccumulation();
@@ -602,6 +602,47 @@ TEST(TensorListGrad, SixteenBitElementTypes) {
 TEST(TensorListGrad, ZerosLikeLeftAloneWhenTheLoopChangesTheList) {
   GraphDef g = InvariantListLoop(/*pass_through=*/false);
   EXPECT_TRUE(Optimized(&g).empty());
+}
+
+// ------------------------------- int32 TensorList elements in host memory
+
+std::vector<int64_t> IntListAttr(const NodeDef& n, const std::string& key) {
+  std::vector<int64_t> v;
+  auto it = n.attr.find(key);
+  if (it != n.attr.end()) EXPECT_TRUE(it->second.GetIntList(&v)) << key;
+  return v;
+}
+
+TEST(TensorListHostMemory, Int32ElementArgumentsOnPdkGoToHostMemory) {
+  GraphDef g;
+  g.node = {ListNode("l", "Placeholder", {}), ListNode("v", "Placeholder", {}),
+            ListNode("i", "Placeholder", {}),
+            ListNode("push", "TensorListPushBack", {"l", "v"}),
+            ListNode("set", "TensorListSetItem", {"l", "i", "v"}),
+            ListNode("pop", "TensorListPopBack", {"l", "i"}),
+            ListNode("get", "TensorListGetItem", {"l", "i", "i"}),
+            ListNode("len", "TensorListLength", {"l"}),
+            ListNode("push_f", "TensorListPushBack", {"l", "v"}),
+            ListNode("push_cpu", "TensorListPushBack", {"l", "v"}, kCpu)};
+  for (NodeDef& n : g.node)
+    if (n.name != "push_f" && n.attr.count("element_dtype"))
+      n.attr["element_dtype"] = AttrValue::Type(DT_INT32);
+  // An attribute TensorFlow (or a user) set already is kept and extended.
+  g.node[3].attr["_input_hostmem"] = AttrValue::IntList({0});
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["int32 TensorList element in host memory"], 4u);
+  EXPECT_EQ(IntListAttr(*Find(g, "push"), "_input_hostmem"), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(IntListAttr(*Find(g, "set"), "_input_hostmem"), (std::vector<int64_t>{2}));
+  EXPECT_EQ(IntListAttr(*Find(g, "pop"), "_output_hostmem"), (std::vector<int64_t>{1}));
+  EXPECT_EQ(IntListAttr(*Find(g, "get"), "_output_hostmem"), (std::vector<int64_t>{0}));
+  // Length's output is HostMemory in TensorFlow's kernel already; float32
+  // elements stay in device memory; nodes on the CPU are not PDK's.
+  EXPECT_EQ(Find(g, "len")->attr.count("_output_hostmem"), 0u);
+  EXPECT_EQ(Find(g, "push_f")->attr.count("_input_hostmem"), 0u);
+  EXPECT_EQ(Find(g, "push_cpu")->attr.count("_input_hostmem"), 0u);
+  // Idempotent.
+  EXPECT_EQ(Optimized(&g)["int32 TensorList element in host memory"], 0u);
+  EXPECT_EQ(IntListAttr(*Find(g, "push"), "_input_hostmem"), (std::vector<int64_t>{0, 1}));
 }
 
 

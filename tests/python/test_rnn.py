@@ -73,15 +73,21 @@ def test_layer_forward_and_gradients_match_cpu(name, rng):
     assert len(pdk_grads) == len(cpu_grads)
     for a, b in zip(pdk_grads, cpu_grads):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
-    # The cell math ran in PDK kernels, once per time step at least.
-    for op in ("MatMul", "Sigmoid", "Tanh", "SigmoidGrad", "TanhGrad"):
+    # The cell math ran in PDK kernels, once per time step at least: the
+    # eager call's ops one by one; in the tf.function, PDK's graph optimizer
+    # fuses each loop body's elementwise ops (the gradient cell's SigmoidGrad,
+    # TanhGrad, Mul, AddN) into a _PdkFusedElementwise per iteration.
+    for op in ("MatMul", "Sigmoid", "Tanh"):
         assert launches.get(op, 0) >= SEQ, (op, launches.get(op))
+    for op in ("SigmoidGrad", "TanhGrad"):
+        assert launches.get(op, 0) + launches.get("_PdkFusedElementwise", 0) >= 2 * SEQ, \
+            (op, launches.get(op), launches.get("_PdkFusedElementwise"))
     assert placed.compute_ops_on_cpu() == {}, placed.report()
     # The loop really is in the report: lowered to Switch/Merge with the
     # TensorList ops and the cell math on PDK.
     on_pdk = placed.compute_ops_on("PDK")
     for op in ("Merge", "Switch", "NextIteration", "TensorListGetItem", "TensorListSetItem",
-               "MatMul", "Sigmoid", "Tanh"):
+               "MatMul", "_PdkFusedElementwise"):
         assert on_pdk.get(op, 0) > 0, (op, placed.report())
 
 
@@ -158,9 +164,14 @@ def test_text_classifier_trains_entirely_on_pdk(trained):
     assert rewrites.get("AddN(TensorList)", 0) >= 3, rewrites
     assert rewrites.get("ZerosLike(TensorList)", 0) >= 3, rewrites
     steps = 2 * (N // 32)
-    for op in ("MatMul", "Sigmoid", "Tanh", "SigmoidGrad", "TanhGrad", "Split", "ReverseV2",
-               "UnsortedSegmentSum"):
+    for op in ("MatMul", "Split", "ReverseV2", "UnsortedSegmentSum"):
         assert launches.get(op, 0) >= steps, (op, launches.get(op))
+    # Each loop body's cell math (Sigmoid, Tanh, Mul, AddV2; their gradients)
+    # runs fused, at least one _PdkFusedElementwise per body and iteration:
+    # 3 loops (both directions of the Bidirectional LSTM, the GRU), forward
+    # and gradient, LEN iterations each, per training step.
+    assert launches.get("_PdkFusedElementwise", 0) >= steps * 3 * 2 * LEN, launches
+    assert rewrites.get("ElementwiseFusion", 0) >= 6, rewrites
     assert all(np.isfinite(losses))
 
 

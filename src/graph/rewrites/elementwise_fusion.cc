@@ -8,7 +8,10 @@
 //   - no control inputs and no control consumers (control edges stay on the
 //     nodes that have them),
 //   - not fetch, feed or keep nodes (ctx.preserved: never swallowed),
-//   - not on or after a cycle of the graph (TF1 while loops: left alone).
+//   - not on a cycle of the graph once each loop's back edges (NextIteration
+//     -> Merge) are left out: a lowered while loop's body fuses like a DAG
+//     (one iteration's dependencies; the fused node sits in the body's frame,
+//     between the same Enter / Switch and NextIteration / Exit nodes).
 // Two candidates join a group when one reads output 0 of the other, both on
 // the same device with the same T. A group of two or more nodes becomes one
 // node, when that creates no cycle: no path may leave the group and come back
@@ -83,7 +86,7 @@ class Fusion {
       queue.pop_front();
       bool in_cycle = false;
       for (int x : m) in_cycle = in_cycle || topo_[x] < 0;
-      if (in_cycle) continue;  // a v1 loop: left alone
+      if (in_cycle) continue;  // not a valid graph: left alone
       std::vector<int> bad = ReachedFromOutside(m);
       if (bad.empty()) {
         std::sort(m.begin(), m.end(), [&](int a, int b) { return topo_[a] < topo_[b]; });
@@ -124,12 +127,20 @@ class Fusion {
     std::vector<int> indegree(n_, 0);
     for (int i = 0; i < n_; ++i) {
       const NodeDef& x = graph_.node[i];
-      for (const NodeDef* c : view_.regular_consumers(x)) succ_[i].push_back(index_of(c));
+      const bool next_iteration = x.op == "NextIteration" || x.op == "RefNextIteration";
+      for (const NodeDef* c : view_.regular_consumers(x)) {
+        // A loop's back edge (NextIteration -> Merge) carries a value into
+        // the next iteration: it is no dependency within one, so it is left
+        // out and a loop body orders (and fuses) like a DAG.
+        if (next_iteration && (c->op == "Merge" || c->op == "RefMerge")) continue;
+        succ_[i].push_back(index_of(c));
+      }
       for (const NodeDef* c : view_.control_fanouts(x)) succ_[i].push_back(index_of(c));
       for (int s : succ_[i]) ++indegree[s];
       code_[i] = Candidate(x, &dtype_[i]);
     }
-    // Topological positions (Kahn); nodes on a cycle (v1 loops) keep -1.
+    // Topological positions (Kahn); nodes on a cycle keep -1 (none in a
+    // valid graph once the back edges are left out).
     topo_.assign(n_, -1);
     std::vector<int> ready;
     for (int i = 0; i < n_; ++i)

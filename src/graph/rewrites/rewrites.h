@@ -101,6 +101,13 @@ void FuseElementwise(GraphDef* graph, const RewriteContext& ctx);
 //   ZerosLike(loop-invariant TensorListFromTensor(x)) -> TensorListFromTensor(ZerosLike(x))
 void RewriteTensorListGradients(GraphDef* graph, const RewriteContext& ctx);
 
+// TensorListPushBack / SetItem / PopBack / GetItem with element_dtype int32 on
+// PDK -> the same node with its element argument in host memory
+// (_input_hostmem / _output_hostmem), as PDK's int32 producers and consumers
+// have it: no copy on the edge (src/graph/rewrites/tensor_list_host_memory.cc).
+// Always on: it only sets memory types.
+void PlaceInt32ListElementsInHostMemory(GraphDef* graph, const RewriteContext& ctx);
+
 }  // namespace pdk_graph
 
 #endif  // PDK_SRC_GRAPH_REWRITES_REWRITES_H_
