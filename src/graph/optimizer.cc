@@ -117,6 +117,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
     return !options.disabled.count("all") && !options.disabled.count(name);
   };
   RunXlaCallsWithPdkKernels(graph, ctx);
+  MoveInt32LoopStateToLoopDevice(graph, ctx);
   SplitFusedBatchNormEx(graph, ctx);
   RewriteResourceScatter(graph, ctx);
   PrepareParallelConcat(graph, ctx);

@@ -646,6 +646,53 @@ TEST(TensorListHostMemory, Int32ElementArgumentsOnPdkGoToHostMemory) {
 }
 
 
+// ------------------------------------------ int32 loop state on the loop's device
+
+// `i < n` with n a function argument: n's loop nodes on the CPU, the rest of
+// the loop (the counter, Less, LoopCond) on PDK, as TensorFlow places them.
+GraphDef LoopBoundedByCpuArgument(const std::string& loop_cond_device = kPdk) {
+  auto int32 = [](NodeDef n) {
+    n.attr["T"] = AttrValue::Type(DT_INT32);
+    return n;
+  };
+  GraphDef g;
+  g.node = {int32(Node("n", "_Arg", {}, kCpu)),
+            int32(Node("n_enter", "Enter", {"n"}, kCpu)),
+            int32(Node("n_merge", "Merge", {"n_enter", "n_next"}, kCpu)),
+            int32(Node("n_cond_in", "Identity", {"n_merge"}, kCpu)),
+            int32(Node("i", "Placeholder", {})),
+            int32(Node("less", "Less", {"i", "n_cond_in"})),
+            Node("cond", "LoopCond", {"less"}, loop_cond_device),
+            int32(Node("n_switch", "Switch", {"n_merge", "cond"}, kCpu)),
+            int32(Node("n_next", "NextIteration", {"n_switch:1"}, kCpu)),
+            int32(Node("n_exit", "Exit", {"n_switch"}, kCpu)),
+            int32(Node("after", "Identity", {"n_exit"}, kCpu)),
+            Node("f_switch", "Switch", {"n_merge", "cond"}, kCpu)};  // float32: stays
+  return g;
+}
+
+TEST(LoopInt32State, FollowsTheLoopCondToPdk) {
+  GraphDef g = LoopBoundedByCpuArgument();
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["int32 loop state to the loop's device"], 1u);
+  for (const char* moved : {"n_enter", "n_merge", "n_cond_in", "n_switch", "n_next", "n_exit"})
+    EXPECT_EQ(Find(g, moved)->device, kPdk) << moved;
+  // The argument, the value's reader after the loop and a float Switch stay.
+  for (const char* kept : {"n", "after", "f_switch"}) EXPECT_EQ(Find(g, kept)->device, kCpu) << kept;
+  EXPECT_TRUE(Optimized(&g).empty());  // idempotent
+}
+
+TEST(LoopInt32State, LoopOnTheCpuOrPreservedNodesStay) {
+  GraphDef g = LoopBoundedByCpuArgument(kCpu);
+  EXPECT_TRUE(Optimized(&g).empty());
+  GraphDef h = LoopBoundedByCpuArgument();
+  Optimized(&h, {"n_merge"});  // a fetch/keep node is not moved, nor grown through
+  EXPECT_EQ(Find(h, "n_merge")->device, kCpu);
+  EXPECT_EQ(Find(h, "n_switch")->device, kPdk);
+  EXPECT_EQ(Find(h, "n_enter")->device, kCpu);
+}
+
+
 // ------------------------------------------- Const tensors (perms, scalars)
 
 // A Const node whose value is `t` (serialized by protobuf, the reference).

@@ -272,3 +272,44 @@ def test_keras_lstm_step_copies_no_tensor_list_element_between_memories():
     # The int32 producers pushed into the lists (an Identity of the time
     # index) send nothing either.
     assert not [s for s in sent if s[0] == "Identity"], sent
+
+
+def test_loop_bounded_by_an_int32_argument_stays_on_pdk():
+    """A function's int32 argument is placed on the CPU, and with it the loop
+    nodes carrying it (Enter/Merge/Switch/NextIteration of `n` in `i < n`):
+    the loop then spanned both devices, with sends between the CPU and PDK
+    every iteration. PDK's graph optimizer moves that int32 loop state to the
+    loop's device (src/graph/rewrites/loop_int32_state.cc): no loop node is
+    left on the CPU, and the results (the loop's value, the bound read after
+    the loop, a nested loop) match the CPU's."""
+    from tensorflow.python.eager import context
+
+    x = np.random.default_rng(1).standard_normal((8, 8)).astype(np.float32)
+
+    @tf.function
+    def loops(x, n, m):
+        def outer(i, acc, k):
+            inner = tf.while_loop(lambda j, a: j < m, lambda j, a: (j + 1, tf.tanh(a * 0.5)),
+                                  (tf.constant(0), acc))[1]
+            return i + 1, inner + 1.0, k + i
+        i, acc, k = tf.while_loop(lambda i, acc, k: i < n, outer, (tf.constant(0), x, n))
+        return acc, k, n * 2
+
+    with tf.device("/CPU:0"):
+        want = [t.numpy() for t in loops(tf.constant(x), tf.constant(5), tf.constant(3))]
+    ctx = context.context()
+    ctx.export_run_metadata()
+    ctx.enable_run_metadata()
+    try:
+        with tf.device("/PDK:0"):
+            got = [t.numpy() for t in loops(tf.identity(tf.constant(x)), tf.constant(5),
+                                            tf.constant(3))]
+    finally:
+        md = ctx.export_run_metadata()
+        ctx.disable_run_metadata()
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-6)
+    assert got[1] == want[1] and got[2] == want[2]
+    loop_ops = ("Enter", "Merge", "Switch", "NextIteration", "LoopCond", "Exit")
+    nodes = [n for fg in md.function_graphs for pg in fg.partition_graphs for n in pg.node]
+    assert sum(n.op == "LoopCond" and n.device.endswith("PDK:0") for n in nodes) == 2
+    assert not [(n.op, n.name) for n in nodes if n.op in loop_ops and "CPU" in n.device]

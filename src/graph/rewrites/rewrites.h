@@ -108,6 +108,13 @@ void RewriteTensorListGradients(GraphDef* graph, const RewriteContext& ctx);
 // Always on: it only sets memory types.
 void PlaceInt32ListElementsInHostMemory(GraphDef* graph, const RewriteContext& ctx);
 
+// Enter / Merge / Switch / NextIteration / Exit / Identity of T = int32 placed
+// on the CPU, carrying a loop's state (a function's int32 argument, e.g. the
+// bound of `i < n`) in a while loop whose LoopCond is on PDK -> the same nodes
+// on the LoopCond's device: no per-iteration traffic between the CPU and PDK
+// (src/graph/rewrites/loop_int32_state.cc). Always on.
+void MoveInt32LoopStateToLoopDevice(GraphDef* graph, const RewriteContext& ctx);
+
 }  // namespace pdk_graph
 
 #endif  // PDK_SRC_GRAPH_REWRITES_REWRITES_H_
