@@ -153,6 +153,40 @@ def test_broadcasting_inside_a_group_is_exact():
     _check(run)
 
 
+@pytest.mark.parametrize("with_pow", [False, True], ids=["expanded", "pow_op_by_op"])
+def test_row_and_column_values_in_the_blocked_pass_are_exact(with_pow):
+    """3-D row ([B, T, 1]: a per-row statistic) and column ([C], [1, C]: a
+    per-channel vector) values, computed in the group (a row-shaped output
+    too), a bool row condition of SelectV2 and an int32 row source of a Cast:
+    the kernel's blocked pass expands them per block, bit-identical to the
+    unfused kernels; shapes whose last dimension does not split evenly into
+    1024-element blocks."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((6, 37, 29)).astype("float32")
+    mean = x.mean(axis=-1, keepdims=True)
+    gamma = rng.standard_normal((29,)).astype("float32")
+    beta = rng.standard_normal((1, 29)).astype("float32")
+    cond = rng.random((6, 37, 1)) > 0.5
+    k = rng.integers(-3, 4, (6, 37, 1)).astype("int32")
+
+    def run(device):
+        with tf.device(device):
+            args = [tf.constant(v) for v in (x, mean, gamma, beta, cond, k)]
+
+            def fn(x, m, g, b, c, k):
+                inv = tf.math.rsqrt(m * m + 1e-3)  # a row value computed in the group
+                y = (x - m) * inv * g + b
+                z = tf.where(c, tf.tanh(y), y * 0.5) + tf.cast(k, tf.float32)
+                if not with_pow:
+                    return z, inv * 2.0
+                # Pow and Maximum of a row value: the op-by-op path, still exact.
+                w = tf.pow(tf.abs(z) * 0.1 + 1.0, inv * 0.05) + tf.maximum(z, m)
+                return z, inv * 2.0, w
+            return [t.numpy() for t in tf.function(fn)(*args)]
+
+    _check(run)
+
+
 @pytest.mark.parametrize("make_opt", [
     lambda: keras.optimizers.SGD(learning_rate=0.05, momentum=0.9),
     lambda: keras.optimizers.SGD(learning_rate=0.05, momentum=0.9, nesterov=True),

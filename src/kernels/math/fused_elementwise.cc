@@ -19,9 +19,15 @@
 // evaluates the one-element values once and then the whole program block by
 // block (kBlock elements; the intermediates of a block stay in L1) over S,
 // the blocks spread over the device pool: one pass over memory instead of
-// one per op. Otherwise (row or other broadcasting inside the group) it
-// evaluates op by op over whole tensors with exactly the unfused kernels'
-// broadcasting code (compute/broadcast.h).
+// one per op. Row values (S with its last dimension 1: LayerNormalization's
+// mean and variance, softmax's sum) and column values (only S's last
+// dimension: a gamma, a bias) join that path: the instructions whose result
+// is not of shape S run first, op by op over their own shapes with the
+// unfused kernels' code (they never read a value of shape S), and the
+// blocked pass reads row and column values expanded to S block by block
+// (not for Pow, Maximum and Minimum, see ExactWhenExpanded). Any other
+// broadcasting inside the group is evaluated op by op over whole tensors
+// with exactly the unfused kernels' broadcasting code (compute/broadcast.h).
 //
 // Results are bit-identical to PDK's unfused kernels: each instruction is the
 // unfused kernel's own Eigen expression (the functors of cwise_functors.h and
@@ -41,7 +47,9 @@
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -317,8 +325,8 @@ class FusedElementwiseOp : public OpKernel {
     bool fast = true;  // also when every value holds one element (or none)
     for (int v = 0; v < num_values && fast; ++v)
       fast = shapes[v]->num_elements() == 1 || *shapes[v] == *s;
-
-    if (!fast) {
+    std::vector<Layout> layout;
+    if (!fast && !(BroadcastLayouts(shapes, *s, &layout) && ExactWhenExpanded(layout, num_inputs))) {
       std::vector<Tensor*> outs(outputs_.size());
       for (size_t k = 0; k < outputs_.size(); ++k) {
         OP_REQUIRES_OK(ctx, ctx->allocate_output(static_cast<int>(k), *shapes[outputs_[k]],
@@ -334,8 +342,18 @@ class FusedElementwiseOp : public OpKernel {
     std::vector<const void*> in_data(num_inputs);
     for (int i = 0; i < num_inputs; ++i) in_data[i] = ctx->input(i).data();
     std::vector<Tensor*> outs(outputs_.size(), nullptr);
-    OP_REQUIRES_OK(ctx, AllocateOutputs(ctx, shapes, dtypes, num_inputs, &outs));
-    RunBlocks(ctx->eigen_device<Eigen::ThreadPoolDevice>(), in_data, shapes, dtypes, n, outs);
+    OP_REQUIRES_OK(ctx, AllocateOutputs(ctx, shapes, dtypes, num_inputs, n, &outs));
+    // Row / column broadcasting: the values not of shape S (none reads a
+    // value of shape S) first, op by op over their own shapes as the general
+    // path computes them; the blocked pass then reads them expanded.
+    std::vector<const void*> pre(num_values, nullptr);
+    std::vector<Tensor> temps;
+    if (!layout.empty()) {
+      temps.resize(program_.size());
+      OP_REQUIRES_OK(ctx, RunSmallValues(ctx, layout, shapes, outs, &temps, &pre));
+    }
+    RunBlocks(ctx->eigen_device<Eigen::ThreadPoolDevice>(), in_data, shapes, dtypes, n, outs,
+              layout, pre);
   }
 
  private:
@@ -455,7 +473,7 @@ class FusedElementwiseOp : public OpKernel {
   // The candidates are a list computed here (forward_input_or_allocate_output
   // with a vector, as TensorFlow's takes an ArraySlice).
   Status AllocateOutputs(OpKernelContext* ctx, const std::vector<const TensorShape*>& shapes,
-                         const std::vector<TF_DataType>& dtypes, int num_inputs,
+                         const std::vector<TF_DataType>& dtypes, int num_inputs, int64_t n,
                          std::vector<Tensor*>* outs) const {
     std::vector<int> last_use(num_inputs, -1);
     for (size_t j = 0; j < program_.size(); ++j)
@@ -467,7 +485,8 @@ class FusedElementwiseOp : public OpKernel {
       std::vector<int> candidates;
       for (int i = 0; i < num_inputs && j >= 0; ++i)
         if (!taken[i] && last_use[i] <= j && dtypes[i] == pdk::kDataType<T> &&
-            *shapes[i] == *shapes[v] && shapes[i]->num_elements() > 1)
+            *shapes[i] == *shapes[v] && shapes[i]->num_elements() > 1 &&
+            shapes[v]->num_elements() == n)  // values of shape S only (blocked pass)
           candidates.push_back(i);
       int forwarded = -1;
       TF_RETURN_IF_ERROR(ctx->forward_input_or_allocate_output(
@@ -477,14 +496,106 @@ class FusedElementwiseOp : public OpKernel {
     return OkStatus();
   }
 
+  // Row / column broadcasting in the fast path: how a value is laid out
+  // against S, the shape of the group's largest value.
+  enum class Layout { kFull, kOne, kRow, kColumn };
+
+  // *layout for every value if each is of shape S, holds one element, is a
+  // row value (S with its last dimension 1: a per-row statistic, as
+  // LayerNormalization's mean or softmax's sum) or a column value (only the
+  // last dimension, S's, is not 1: a per-channel vector, as gamma or a
+  // bias); false (and the general path) for any other broadcasting.
+  static bool BroadcastLayouts(const std::vector<const TensorShape*>& shapes,
+                               const TensorShape& s, std::vector<Layout>* layout) {
+    const int r = s.dims();
+    if (r < 1) return false;
+    const int64_t c = s.dim_size(r - 1);
+    layout->assign(shapes.size(), Layout::kFull);
+    for (size_t v = 0; v < shapes.size(); ++v) {
+      const TensorShape& x = *shapes[v];
+      if (x == s) continue;
+      if (x.num_elements() == 1) {
+        (*layout)[v] = Layout::kOne;
+        continue;
+      }
+      bool row = x.dims() == r && c > 1 && x.dim_size(r - 1) == 1;
+      for (int d = 0; row && d < r - 1; ++d) row = x.dim_size(d) == s.dim_size(d);
+      const bool column = x.dims() >= 1 && x.dims() <= r && x.dim_size(x.dims() - 1) == c &&
+                          x.num_elements() == c && s.num_elements() > c;
+      if (!row && !column) return false;
+      (*layout)[v] = row ? Layout::kRow : Layout::kColumn;
+    }
+    return true;
+  }
+
+  // Whether every instruction of shape S that reads a row or column value is
+  // exact per element whichever packet/scalar split evaluates it, so that
+  // the blocked pass over expanded values equals the unfused broadcasting
+  // kernel bit for bit: not Pow (packet and scalar pow differ in the last
+  // bit), Maximum and Minimum (they differ on NaN).
+  bool ExactWhenExpanded(const std::vector<Layout>& layout, int num_inputs) const {
+    for (size_t j = 0; j < program_.size(); ++j) {
+      if (layout[num_inputs + j] != Layout::kFull) continue;
+      const std::string_view op = pdk_fused::kFusedOps[static_cast<int>(program_[j].code)].name;
+      if (op != "Pow" && op != "Maximum" && op != "Minimum") continue;
+      for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i) {
+        const Layout l = layout[program_[j].arg[i]];
+        if (l == Layout::kRow || l == Layout::kColumn) return false;
+      }
+    }
+    return true;
+  }
+
+  // The instructions whose result is not of shape S, in program order, over
+  // their own shapes with the general path's code (their operands are never
+  // of shape S). *pre: each such value's data.
+  Status RunSmallValues(OpKernelContext* ctx, const std::vector<Layout>& layout,
+                        const std::vector<const TensorShape*>& shapes,
+                        const std::vector<Tensor*>& outs, std::vector<Tensor>* temps,
+                        std::vector<const void*>* pre) const {
+    const int num_inputs = ctx->num_inputs();
+    std::vector<const Tensor*> values(num_inputs + program_.size(), nullptr);
+    for (int i = 0; i < num_inputs; ++i) values[i] = &ctx->input(i);
+    std::vector<int> out_of(values.size(), -1);
+    for (size_t k = 0; k < outputs_.size(); ++k) out_of[outputs_[k]] = static_cast<int>(k);
+    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    for (size_t j = 0; j < program_.size(); ++j) {
+      const int v = num_inputs + static_cast<int>(j);
+      if (layout[v] == Layout::kFull) continue;
+      if (out_of[v] >= 0) {
+        values[v] = outs[out_of[v]];
+      } else {
+        TF_RETURN_IF_ERROR(
+            ctx->allocate_temp(DataTypeToEnum<T>::value, *shapes[v], &(*temps)[j]));
+        values[v] = &(*temps)[j];
+      }
+      const Instr& in = program_[j];
+      TensorEval<T> e{dev, labels_[j].c_str(), {}, values[v], OkStatus()};
+      for (int i = 0; i < pdk_fused::Arity(in.kind); ++i) e.a[i] = values[in.arg[i]];
+      Visit<T>(in.code, e);
+      TF_RETURN_IF_ERROR(e.status);
+      (*pre)[v] = values[v]->data();
+    }
+    return OkStatus();
+  }
+
   // The fast path: one-element values once, then the rest block by block.
+  // With `layout` (row / column broadcasting), the values not of shape S are
+  // precomputed (`pre`) and row and column values are expanded per block.
   void RunBlocks(const Eigen::ThreadPoolDevice& dev, const std::vector<const void*>& in_data,
                  const std::vector<const TensorShape*>& shapes,
                  const std::vector<TF_DataType>& dtypes, int64_t n,
-                 const std::vector<Tensor*>& outs) const {
+                 const std::vector<Tensor*>& outs, const std::vector<Layout>& layout,
+                 const std::vector<const void*>& pre) const {
     const int num_inputs = static_cast<int>(in_data.size());
     const int num_values = num_inputs + static_cast<int>(program_.size());
-    auto is_full = [&](int v) { return shapes[v]->num_elements() != 1; };
+    const bool mixed = !layout.empty();
+    auto is_full = [&](int v) {
+      return mixed ? layout[v] == Layout::kFull : shapes[v]->num_elements() != 1;
+    };
+    auto is_expanded = [&](int v) {
+      return mixed && (layout[v] == Layout::kRow || layout[v] == Layout::kColumn);
+    };
 
     // Where each value lives: output tensor, scratch slot, or (one element)
     // scalar storage.
@@ -496,6 +607,10 @@ class FusedElementwiseOp : public OpKernel {
     for (size_t j = 0; j < program_.size(); ++j) {
       const int v = num_inputs + static_cast<int>(j);
       if (is_full(v)) continue;
+      if (mixed) {  // precomputed
+        scalar_ptr[v] = pre[v];
+        continue;
+      }
       BlockEval<T> e{1, {}, {true, true, true}, TF_FLOAT, &scalar[v]};
       for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i)
         e.a[i] = scalar_ptr[program_[j].arg[i]];
@@ -554,15 +669,39 @@ class FusedElementwiseOp : public OpKernel {
     for (int v = num_inputs; v < num_values; ++v) any_full = any_full || is_full(v);
     if (!any_full || n == 0) return;
     const int64_t blocks = (n + kBlock - 1) / kBlock;
+    // Row and column values a full instruction reads: one expansion slot
+    // each (bytes, as a Cast's source may be wider than T).
+    std::vector<int> expanded_slot(num_values, -1);
+    std::vector<int> expanded;
+    for (size_t j = 0; j < program_.size(); ++j) {
+      if (!is_full(num_inputs + static_cast<int>(j))) continue;
+      for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i) {
+        const int u = program_[j].arg[i];
+        if (is_expanded(u) && expanded_slot[u] < 0) {
+          expanded_slot[u] = static_cast<int>(expanded.size());
+          expanded.push_back(u);
+        }
+      }
+    }
+    for (int v = num_inputs; v < num_values; ++v)
+      if (is_expanded(v)) elem_size[v] = sizeof(T);
+    const int64_t cols = std::max<int64_t>(1, LastDim(shapes, n));  // S's last dimension
     auto run = [&, num_slots](Eigen::Index first, Eigen::Index last) {
       std::vector<T> scratch(static_cast<size_t>(num_slots) * kBlock);
+      std::vector<char> wide(expanded.size() * kBlock * 8);
       auto ptr = [&](int v, int64_t off) -> const void* {
+        if (expanded_slot[v] >= 0) return wide.data() + expanded_slot[v] * kBlock * 8;
         if (!is_full(v)) return scalar_ptr[v];
         if (slot[v] >= 0) return scratch.data() + slot[v] * kBlock;
         return base[v] + off * elem_size[v];
       };
       for (Eigen::Index b = first; b < last; ++b) {
         const int64_t off = b * kBlock, len = std::min(kBlock, n - off);
+        for (int u : expanded) {
+          const char* src = static_cast<const char*>(u < num_inputs ? in_data[u] : pre[u]);
+          Expand(src, elem_size[u], layout[u] == Layout::kRow, cols, off, len,
+                 wide.data() + expanded_slot[u] * kBlock * 8);
+        }
         for (size_t j = 0; j < program_.size(); ++j) {
           const int v = num_inputs + static_cast<int>(j);
           if (!is_full(v)) continue;
@@ -571,13 +710,50 @@ class FusedElementwiseOp : public OpKernel {
                          static_cast<T*>(const_cast<void*>(ptr(v, off)))};
           for (int i = 0; i < pdk_fused::Arity(in.kind); ++i) {
             e.a[i] = ptr(in.arg[i], off);
-            e.full[i] = is_full(in.arg[i]);
+            e.full[i] = is_full(in.arg[i]) || is_expanded(in.arg[i]);
           }
           Visit<T>(in.code, e);
         }
       }
     };
     dev.parallelFor(blocks, cost, run);
+  }
+
+  // The last dimension of S (the shape of n elements).
+  static int64_t LastDim(const std::vector<const TensorShape*>& shapes, int64_t n) {
+    for (const TensorShape* x : shapes)
+      if (x->num_elements() == n && x->dims() >= 1) return x->dim_size(x->dims() - 1);
+    return 1;
+  }
+
+  // Elements off .. off + len of a row value (element i of S reads src[i /
+  // cols]) or a column value (src[i % cols]), `size` bytes each, into dst.
+  static void Expand(const char* src, int size, bool row, int64_t cols, int64_t off,
+                     int64_t len, char* dst) {
+    switch (size) {
+      case 1: return ExpandAs<uint8_t>(src, row, cols, off, len, dst);
+      case 2: return ExpandAs<uint16_t>(src, row, cols, off, len, dst);
+      case 4: return ExpandAs<uint32_t>(src, row, cols, off, len, dst);
+      default: return ExpandAs<uint64_t>(src, row, cols, off, len, dst);
+    }
+  }
+  template <class U>
+  static void ExpandAs(const char* src, bool row, int64_t cols, int64_t off, int64_t len,
+                       char* dst) {
+    const U* in = reinterpret_cast<const U*>(src);
+    U* out = reinterpret_cast<U*>(dst);
+    int64_t r = off / cols, c = off % cols;
+    for (int64_t e = 0; e < len;) {
+      const int64_t run = std::min(len - e, cols - c);  // to the end of this row
+      if (row) {
+        std::fill(out + e, out + e + run, in[r]);
+      } else {
+        std::copy(in + c, in + c + run, out + e);
+      }
+      e += run;
+      c = 0;
+      ++r;
+    }
   }
 
   // The general path: op by op over whole tensors, with broadcasting.
