@@ -332,7 +332,8 @@ class FusedElementwiseOp : public OpKernel {
         OP_REQUIRES_OK(ctx, ctx->allocate_output(static_cast<int>(k), *shapes[outputs_[k]],
                                                  &outs[k]));
       }
-      OP_REQUIRES_OK(ctx, RunTensors(ctx, shapes, outs));
+      std::vector<Tensor> temps;
+      OP_REQUIRES_OK(ctx, RunTensors(ctx, shapes, outs, &temps));
       return;
     }
     // The fast path reads inputs through their data pointers, valid for the
@@ -348,12 +349,10 @@ class FusedElementwiseOp : public OpKernel {
     // path computes them; the blocked pass then reads them expanded.
     std::vector<const void*> pre(num_values, nullptr);
     std::vector<Tensor> temps;
-    if (!layout.empty()) {
-      temps.resize(program_.size());
-      OP_REQUIRES_OK(ctx, RunSmallValues(ctx, layout, shapes, outs, &temps, &pre));
-    }
-    RunBlocks(ctx->eigen_device<Eigen::ThreadPoolDevice>(), in_data, shapes, dtypes, n, outs,
-              layout, pre);
+    if (!layout.empty()) OP_REQUIRES_OK(ctx, RunTensors(ctx, shapes, outs, &temps, &layout, &pre));
+    const int64_t cols = s->dims() > 0 ? std::max<int64_t>(1, s->dim_size(s->dims() - 1)) : 1;
+    RunBlocks(ctx->eigen_device<Eigen::ThreadPoolDevice>(), in_data, shapes, dtypes, n, cols,
+              outs, layout, pre);
   }
 
  private:
@@ -373,6 +372,8 @@ class FusedElementwiseOp : public OpKernel {
       if (k + arity > args.size()) break;
       for (int i = 0; i < arity; ++i) in.arg[i] = static_cast<int>(args[k++]);
       program_.push_back(in);
+      const std::string_view op = pdk_fused::kFusedOps[code].name;
+      split_dependent_.push_back(op == "Pow" || op == "Maximum" || op == "Minimum");
       labels_.push_back(std::string(pdk_fused::kFusedOps[code].name) +
                         " (fused into _PdkFusedElementwise '" + name() + "')");
     }
@@ -535,9 +536,7 @@ class FusedElementwiseOp : public OpKernel {
   // bit), Maximum and Minimum (they differ on NaN).
   bool ExactWhenExpanded(const std::vector<Layout>& layout, int num_inputs) const {
     for (size_t j = 0; j < program_.size(); ++j) {
-      if (layout[num_inputs + j] != Layout::kFull) continue;
-      const std::string_view op = pdk_fused::kFusedOps[static_cast<int>(program_[j].code)].name;
-      if (op != "Pow" && op != "Maximum" && op != "Minimum") continue;
+      if (layout[num_inputs + j] != Layout::kFull || !split_dependent_[j]) continue;
       for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i) {
         const Layout l = layout[program_[j].arg[i]];
         if (l == Layout::kRow || l == Layout::kColumn) return false;
@@ -546,45 +545,13 @@ class FusedElementwiseOp : public OpKernel {
     return true;
   }
 
-  // The instructions whose result is not of shape S, in program order, over
-  // their own shapes with the general path's code (their operands are never
-  // of shape S). *pre: each such value's data.
-  Status RunSmallValues(OpKernelContext* ctx, const std::vector<Layout>& layout,
-                        const std::vector<const TensorShape*>& shapes,
-                        const std::vector<Tensor*>& outs, std::vector<Tensor>* temps,
-                        std::vector<const void*>* pre) const {
-    const int num_inputs = ctx->num_inputs();
-    std::vector<const Tensor*> values(num_inputs + program_.size(), nullptr);
-    for (int i = 0; i < num_inputs; ++i) values[i] = &ctx->input(i);
-    std::vector<int> out_of(values.size(), -1);
-    for (size_t k = 0; k < outputs_.size(); ++k) out_of[outputs_[k]] = static_cast<int>(k);
-    const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
-    for (size_t j = 0; j < program_.size(); ++j) {
-      const int v = num_inputs + static_cast<int>(j);
-      if (layout[v] == Layout::kFull) continue;
-      if (out_of[v] >= 0) {
-        values[v] = outs[out_of[v]];
-      } else {
-        TF_RETURN_IF_ERROR(
-            ctx->allocate_temp(DataTypeToEnum<T>::value, *shapes[v], &(*temps)[j]));
-        values[v] = &(*temps)[j];
-      }
-      const Instr& in = program_[j];
-      TensorEval<T> e{dev, labels_[j].c_str(), {}, values[v], OkStatus()};
-      for (int i = 0; i < pdk_fused::Arity(in.kind); ++i) e.a[i] = values[in.arg[i]];
-      Visit<T>(in.code, e);
-      TF_RETURN_IF_ERROR(e.status);
-      (*pre)[v] = values[v]->data();
-    }
-    return OkStatus();
-  }
-
   // The fast path: one-element values once, then the rest block by block.
   // With `layout` (row / column broadcasting), the values not of shape S are
-  // precomputed (`pre`) and row and column values are expanded per block.
+  // precomputed (`pre`) and row and column values are expanded per block
+  // (`cols`: S's last dimension).
   void RunBlocks(const Eigen::ThreadPoolDevice& dev, const std::vector<const void*>& in_data,
                  const std::vector<const TensorShape*>& shapes,
-                 const std::vector<TF_DataType>& dtypes, int64_t n,
+                 const std::vector<TF_DataType>& dtypes, int64_t n, int64_t cols,
                  const std::vector<Tensor*>& outs, const std::vector<Layout>& layout,
                  const std::vector<const void*>& pre) const {
     const int num_inputs = static_cast<int>(in_data.size());
@@ -685,7 +652,6 @@ class FusedElementwiseOp : public OpKernel {
     }
     for (int v = num_inputs; v < num_values; ++v)
       if (is_expanded(v)) elem_size[v] = sizeof(T);
-    const int64_t cols = std::max<int64_t>(1, LastDim(shapes, n));  // S's last dimension
     auto run = [&, num_slots](Eigen::Index first, Eigen::Index last) {
       std::vector<T> scratch(static_cast<size_t>(num_slots) * kBlock);
       std::vector<char> wide(expanded.size() * kBlock * 8);
@@ -719,13 +685,6 @@ class FusedElementwiseOp : public OpKernel {
     dev.parallelFor(blocks, cost, run);
   }
 
-  // The last dimension of S (the shape of n elements).
-  static int64_t LastDim(const std::vector<const TensorShape*>& shapes, int64_t n) {
-    for (const TensorShape* x : shapes)
-      if (x->num_elements() == n && x->dims() >= 1) return x->dim_size(x->dims() - 1);
-    return 1;
-  }
-
   // Elements off .. off + len of a row value (element i of S reads src[i /
   // cols]) or a column value (src[i % cols]), `size` bytes each, into dst.
   static void Expand(const char* src, int size, bool row, int64_t cols, int64_t off,
@@ -756,35 +715,46 @@ class FusedElementwiseOp : public OpKernel {
     }
   }
 
-  // The general path: op by op over whole tensors, with broadcasting.
+  // The general path: op by op over whole tensors, with broadcasting. With
+  // `layout`, only the instructions whose result is not of shape S (the row,
+  // column and one-element values, which never read a value of shape S), for
+  // the blocked pass: *pre receives each one's data and *temps keeps it.
   Status RunTensors(OpKernelContext* ctx, const std::vector<const TensorShape*>& shapes,
-                    const std::vector<Tensor*>& outs) const {
+                    const std::vector<Tensor*>& outs, std::vector<Tensor>* temps,
+                    const std::vector<Layout>* layout = nullptr,
+                    std::vector<const void*>* pre = nullptr) const {
     const int num_inputs = ctx->num_inputs();
     std::vector<const Tensor*> values(num_inputs + program_.size(), nullptr);
     for (int i = 0; i < num_inputs; ++i) values[i] = &ctx->input(i);
     std::vector<int> out_of(values.size(), -1);
     for (size_t k = 0; k < outputs_.size(); ++k) out_of[outputs_[k]] = static_cast<int>(k);
-    std::vector<Tensor> temps(program_.size());
+    temps->resize(program_.size());
     const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     for (size_t j = 0; j < program_.size(); ++j) {
       const int v = num_inputs + static_cast<int>(j);
+      if (layout && (*layout)[v] == Layout::kFull) continue;
       if (out_of[v] >= 0) {
         values[v] = outs[out_of[v]];
       } else {
-        TF_RETURN_IF_ERROR(ctx->allocate_temp(DataTypeToEnum<T>::value, *shapes[v], &temps[j]));
-        values[v] = &temps[j];
+        TF_RETURN_IF_ERROR(
+            ctx->allocate_temp(DataTypeToEnum<T>::value, *shapes[v], &(*temps)[j]));
+        values[v] = &(*temps)[j];
       }
       const Instr& in = program_[j];
       TensorEval<T> e{dev, labels_[j].c_str(), {}, values[v], OkStatus()};
       for (int i = 0; i < pdk_fused::Arity(in.kind); ++i) e.a[i] = values[in.arg[i]];
       Visit<T>(in.code, e);
       TF_RETURN_IF_ERROR(e.status);
+      if (pre) (*pre)[v] = values[v]->data();
     }
     return OkStatus();
   }
 
   std::vector<Instr> program_;
   std::vector<std::string> labels_;  // per instruction, for messages
+  // Per instruction: its packet and scalar forms may differ (Pow, Maximum,
+  // Minimum), see ExactWhenExpanded.
+  std::vector<bool> split_dependent_;
   std::vector<int> outputs_;
 };
 
