@@ -7,7 +7,7 @@
 // GEMM"):
 // - float32: oneDNN's matmul primitive (GemmBlockDnnl, dnnl_gemm.cc), which
 //   runs dense operands on its brgemm kernel (brg:avx512_core here), for every
-//   block of >= 2.5 MFLOP (kDnnlFlops) whose operands are dense (DenseGemm:
+//   block whose shape DnnlFloat32Wins and whose operands are dense (DenseGemm:
 //   whole products, batch items, row blocks of an untransposed A);
 //   OpenBLAS's single-threaded cblas_sgemm for smaller blocks (lower per-call
 //   cost), strided blocks (row blocks of a transposed A, column blocks),
@@ -90,12 +90,25 @@ bool GemmBlockDnnl(DnnlGemmType type, bool ta, bool tb, int64_t rows, int64_t co
                    const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
                    int team = 1);
 
-// float32 blocks of at least this many flops (2*rows*cols*k, ~108^3), with
-// dense operands (DenseGemm), go to oneDNN (GemmBlockDnnl); smaller ones to
-// OpenBLAS, as fast or faster there on one core (16^3: 0.13 us against
-// 0.34 us; 100^3: 17.9 us against 20.8 us; from 112^3 on oneDNN leads by
-// 5-15 %, docs/benchmarks.md "float32 GEMM").
-constexpr double kDnnlFlops = 2.5e6;
+// Whether a float32 block C[rows,cols] = op(A) op(B) with dense operands
+// (DenseGemm) runs faster on oneDNN's brgemm kernel (GemmBlockDnnl) than on
+// OpenBLAS's cblas_sgemm, on one core. Measured on a 7^3 grid of m, n, k in
+// {1, 10, 32, 64, 128, 256, 512} for NN, NT and TN (docs/benchmarks.md,
+// "float32 GEMM", the per-core table): OpenBLAS keeps tiny products (its
+// per-call cost is 0.04-0.1 us against oneDNN's 0.3-0.4 us) and matrix-vector
+// shapes (a side under 8: oneDNN 1.5-7x slower). Its transposed-B kernel is
+// slow on small products (64x64x32: 2.8 against 1.9 us; 32x64x256: 13.1
+// against 8.2 us), so NT goes to oneDNN from 30 KFLOP when the output has
+// >= 1280 elements; NN from 300 KFLOP; TN, where OpenBLAS leads up to about
+// 1 MFLOP, from 2.5 MFLOP (and TT, rare). Where oneDNN has no brgemm kernel
+// (CPUs without AVX-512), GemmBlockDnnl declines and OpenBLAS runs it all.
+inline bool DnnlFloat32Wins(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k) {
+  if (rows < 8 || cols < 8) return false;
+  const double flops = 2.0 * double(rows) * double(cols) * double(k);
+  if (!ta && tb) return flops >= 3.0e4 && rows * cols >= 1280;
+  if (!ta && !tb) return flops >= 3.0e5;
+  return flops >= 2.5e6;
+}
 
 // True if op(A), op(B) and C are dense (row strides equal to the stored row
 // lengths): the only layouts oneDNN 2.6 runs on its float32 brgemm kernel.
@@ -170,7 +183,7 @@ template <class T>
 void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T* a, int64_t lda,
                const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
   if constexpr (std::is_same_v<T, float>) {
-    if (!accumulate && 2.0 * double(rows) * double(cols) * double(k) >= kDnnlFlops &&
+    if (!accumulate && DnnlFloat32Wins(ta, tb, rows, cols, k) &&
         DenseGemm(ta, tb, rows, cols, k, lda, ldb, ldc) &&
         GemmBlockDnnl(DnnlGemmType::kFloat32, ta, tb, rows, cols, k, a, lda, b, ldb, c, ldc))
       return;
