@@ -182,6 +182,13 @@ PDK_EXPORT void TF_InitGraph(TP_OptimizerRegistrationParams* params, TF_Status* 
           if (k.op == op) return true;
         return false;
       },
+      [] {
+        pdk_graph::AsyncLaunchPolicy policy;
+        for (const auto& k : pdk::KernelRegistry::Global().registered())
+          if (k.async) policy.ops.insert(k.op);
+        policy.min_bytes = pdk_plugin::AsyncMinBytes();
+        return policy;
+      },
       status);
 }
 

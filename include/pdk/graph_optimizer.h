@@ -33,16 +33,22 @@
 //   optimize_func's TF_Buffer in/out     GraphDef& (parsed, then serialized back)
 //   TF_GetNodesToPreserveList,           OptimizerContext::preserve (fetch, feed and
 //   TF_GetFetchNodesList                   keep nodes: never removed or renamed)
+//   TF_NewGraphProperties,               GraphProperties::Infer(ctx), Output(node, port)
+//   TF_InferStatically,                    (TensorFlow's static shape inference of the
+//   TF_GetOutputPropertiesList             graph as TensorFlow handed it over)
 //   TF_Status                            pdk::Status
 #ifndef PDK_GRAPH_OPTIMIZER_H_
 #define PDK_GRAPH_OPTIMIZER_H_
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -63,6 +69,10 @@ struct OptimizerContext {
   // Fetch, feed and keep nodes of the graph (TF_GetNodesToPreserveList,
   // TF_GetFetchNodesList): a rewrite never removes or renames them.
   std::unordered_set<std::string> preserve;
+  // The GrapplerItem TensorFlow passed (its graph is the one before any
+  // rewrite; GraphProperties::Infer reads it). Null when a test calls an
+  // optimizer directly. Valid during the optimizer call only.
+  const TF_GrapplerItem* item = nullptr;
 
   bool preserved(const std::string& node) const { return preserve.count(node) > 0; }
   // Placed on a device of this optimizer's type.
@@ -88,7 +98,19 @@ struct ItemApi {
   ListFn preserve = nullptr;
   ListSizeFn fetch_size = nullptr;
   ListFn fetch = nullptr;
+  // Static shape inference (TF_NewGraphProperties and co.).
+  TF_GraphProperties* (*new_properties)(const TF_GrapplerItem*) = nullptr;
+  void (*delete_properties)(TF_GraphProperties*) = nullptr;
+  void (*infer_statically)(TF_GraphProperties*, TF_Bool, TF_Bool, TF_Bool, TF_Bool,
+                           TF_Status*) = nullptr;
+  void (*output_properties_size)(TF_GraphProperties*, const char*, int*, TF_Status*) = nullptr;
+  void (*output_properties)(TF_GraphProperties*, const char*, TF_Buffer**, int,
+                            TF_Status*) = nullptr;
   bool ok() const { return preserve_size && preserve && fetch_size && fetch; }
+  bool properties_ok() const {
+    return new_properties && delete_properties && infer_statically && output_properties_size &&
+           output_properties;
+  }
 };
 
 inline const ItemApi& GetItemApi() {
@@ -109,6 +131,14 @@ inline const ItemApi& GetItemApi() {
     a.preserve = reinterpret_cast<ListFn>(sym("TF_GetNodesToPreserveList"));
     a.fetch_size = reinterpret_cast<ListSizeFn>(sym("TF_GetFetchNodesListSize"));
     a.fetch = reinterpret_cast<ListFn>(sym("TF_GetFetchNodesList"));
+    a.new_properties = reinterpret_cast<decltype(a.new_properties)>(sym("TF_NewGraphProperties"));
+    a.delete_properties =
+        reinterpret_cast<decltype(a.delete_properties)>(sym("TF_DeleteGraphProperties"));
+    a.infer_statically = reinterpret_cast<decltype(a.infer_statically)>(sym("TF_InferStatically"));
+    a.output_properties_size = reinterpret_cast<decltype(a.output_properties_size)>(
+        sym("TF_GetOutputPropertiesListSize"));
+    a.output_properties =
+        reinterpret_cast<decltype(a.output_properties)>(sym("TF_GetOutputPropertiesList"));
     // The handle stays open: the library is TensorFlow's own, loaded for good.
     return a;
   }();
@@ -161,6 +191,109 @@ inline Status ReadNodesToPreserve(const TF_GrapplerItem* item,
   return graph_internal::ReadList(api.fetch_size, api.fetch, item, out);
 }
 
+// One tensor's statically inferred properties (OpInfo.TensorProperties,
+// tensorflow/core/protobuf/.../op_performance_data.proto: dtype = 1, shape = 2).
+struct TensorProperties {
+  TF_DataType dtype = static_cast<TF_DataType>(0);  // 0 (DT_INVALID): unknown
+  std::vector<int64_t> dims;                        // -1: an unknown dimension
+  bool unknown_rank = true;
+
+  // The tensor's size in bytes; -1 if its dtype, rank or a dimension is
+  // unknown, or the dtype has no fixed size (string, resource, variant).
+  int64_t bytes() const {
+    const size_t element = dtype == 0 ? 0 : TF_DataTypeSize(dtype);
+    if (unknown_rank || element == 0) return -1;
+    int64_t n = static_cast<int64_t>(element);
+    for (int64_t d : dims) {
+      if (d < 0) return -1;
+      n *= d;
+    }
+    return n;
+  }
+};
+
+// TensorFlow's static shape inference (grappler::GraphProperties::
+// InferStatically) of the graph TensorFlow handed an optimizer, through the
+// Grappler C API. Properties are by node name of that graph: a node a rewrite
+// added or renamed has none (Output returns false), and one a rewrite changed
+// may have other outputs now, so a rewrite reads them before changing the
+// graph or checks the node's op is still the one inferred.
+class GraphProperties {
+ public:
+  ~GraphProperties() {
+    if (props_) graph_internal::GetItemApi().delete_properties(props_);
+  }
+  GraphProperties(const GraphProperties&) = delete;
+  GraphProperties& operator=(const GraphProperties&) = delete;
+
+  // Infers the shapes of `ctx.item`'s graph. FailedPrecondition without an
+  // item or where the running TensorFlow lacks the C API; TensorFlow's error
+  // if inference fails.
+  static Status Infer(const OptimizerContext& ctx, std::unique_ptr<GraphProperties>* out) {
+    const graph_internal::ItemApi& api = graph_internal::GetItemApi();
+    if (ctx.item == nullptr) return FailedPrecondition("no GrapplerItem: nothing to infer");
+    if (!api.properties_ok())
+      return FailedPrecondition("TF_InferStatically is not available in this process");
+    std::unique_ptr<GraphProperties> p(new GraphProperties(api.new_properties(ctx.item)));
+    TFStatusPtr s = NewTFStatus();
+    api.infer_statically(p->props_, /*assume_valid_feeds=*/false,
+                         /*aggressive_shape_inference=*/false,
+                         /*include_input_tensor_values=*/false,
+                         /*include_output_tensor_values=*/false, s.get());
+    if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    *out = std::move(p);
+    return Status::OK();
+  }
+
+  // Output `port` of `node`; false if the node or port has no properties.
+  bool Output(const std::string& node, int port, TensorProperties* out) const {
+    auto it = cache_.find(node);
+    if (it == cache_.end()) it = cache_.emplace(node, Read(node)).first;
+    if (port < 0 || port >= static_cast<int>(it->second.size())) return false;
+    *out = it->second[port];
+    return true;
+  }
+
+ private:
+  explicit GraphProperties(TF_GraphProperties* props) : props_(props) {}
+
+  std::vector<TensorProperties> Read(const std::string& node) const {
+    const graph_internal::ItemApi& api = graph_internal::GetItemApi();
+    std::vector<TensorProperties> out;
+    TFStatusPtr s = NewTFStatus();
+    int n = 0;
+    api.output_properties_size(props_, node.c_str(), &n, s.get());
+    if (TF_GetCode(s.get()) != TF_OK || n <= 0) return out;
+    std::vector<TF_Buffer*> bufs(n);
+    for (auto& b : bufs) b = TF_NewBuffer();
+    api.output_properties(props_, node.c_str(), bufs.data(), n, s.get());
+    if (TF_GetCode(s.get()) == TF_OK) {
+      for (TF_Buffer* b : bufs) {
+        TensorProperties t;
+        wire::Reader r(
+            std::string_view(static_cast<const char*>(b->data), b->length));
+        bool ok = true;
+        while (ok && !r.done()) {
+          int f, w;
+          uint64_t v;
+          std::string_view shape;
+          if (!r.Tag(&f, &w)) ok = false;
+          else if (f == 1 && w == wire::kVarint && r.Varint(&v)) t.dtype = static_cast<TF_DataType>(v);
+          else if (f == 2 && w == wire::kLengthDelimited && r.Bytes(&shape))
+            ok = graph_internal::ReadShapeDims(shape, &t.dims, &t.unknown_rank);
+          else ok = r.Skip(w);
+        }
+        out.push_back(ok ? t : TensorProperties{});
+      }
+    }
+    for (TF_Buffer* b : bufs) TF_DeleteBuffer(b);
+    return out;
+  }
+
+  TF_GraphProperties* props_;
+  mutable std::unordered_map<std::string, std::vector<TensorProperties>> cache_;
+};
+
 // Hands `serialized` to TensorFlow as optimize_func's output buffer (malloc'd,
 // with its deallocator; a previous content is released).
 inline Status SetOptimizedGraph(const std::string& serialized, TF_Buffer* out) {
@@ -189,6 +322,7 @@ inline void RunGraphOptimizer(const GraphOptimizerFn& fn, const std::string& dev
     if (!fn) return FailedPrecondition("no optimizer registered");
     OptimizerContext ctx;
     ctx.device_type = device_type;
+    ctx.item = item;
     PDK_RETURN_IF_ERROR(ReadNodesToPreserve(item, &ctx.preserve));
     GraphDef graph;
     PDK_RETURN_IF_ERROR(ParseGraphDef(graph_buf->data, graph_buf->length, &graph));

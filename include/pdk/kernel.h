@@ -319,12 +319,26 @@ inline std::atomic<KernelTraceSink>& KernelTraceSinkSlot() {
 
 // TensorFlow's executor runs a pluggable device's kernels inline, one at a
 // time (op_kernel.cc marks them inexpensive). A kernel registered with
-// KernelDef::Async() goes through TF_NewAsyncKernelBuilder instead: each
-// launch is offered to the plugin's launcher, which either takes it (the
-// kernel then runs on a launcher thread, and the executor goes on with other
-// nodes meanwhile) or declines (the kernel runs inline, as a synchronous one).
-// Either way the kernel's code, its errors (TF_OpKernelContext_Failure before
-// the done callback) and its trace are those of a synchronous launch.
+// KernelDef::Async() is registered twice when a launcher is installed: as a
+// synchronous kernel (no label: what a node gets by default) and through
+// TF_NewAsyncKernelBuilder under the kernel label kAsyncKernelLabel, which a
+// node selects with TensorFlow's `_kernel` node attribute (`_kernel:
+// "async"`; the plugin's graph optimizer sets it, e.g. on nodes whose inputs
+// may be large). Each launch of the asynchronous twin is offered to the
+// plugin's launcher, which either takes it (the kernel then runs on a
+// launcher thread, and the executor goes on with other nodes meanwhile) or
+// declines (the kernel runs inline). Either way the kernel's code, its errors
+// (TF_OpKernelContext_Failure before the done callback) and its trace are
+// those of a synchronous launch. Why two kernels: TensorFlow's executor
+// hands every node an asynchronous kernel makes ready to its inter-op pool
+// (ExecutorState::ProcessAsync's done callback calls NodeDone with no inline
+// queue), even when the kernel ran inline, so a small product pays a thread
+// hand-off per launch (docs/benchmarks.md, "Kernel overlap"); a synchronous
+// kernel's successors run inline on the same thread.
+
+// The kernel label (TF_KernelBuilder_Label) of an Async kernel's asynchronous
+// twin; a node runs it when its `_kernel` attribute has this value.
+inline constexpr const char kAsyncKernelLabel[] = "async";
 
 // One launch handed to the launcher: runs the kernel, then TensorFlow's done
 // callback. Call it exactly once.
@@ -490,7 +504,9 @@ struct RegisteredKernel {
   std::vector<std::pair<std::string, TF_DataType>> type_constraints;
   std::vector<std::string> host_memory;
   int priority = 0;
-  bool async = false;  // registered asynchronous (KernelDef::Async and a launcher installed)
+  // Also registered asynchronous, under kAsyncKernelLabel (KernelDef::Async
+  // and a launcher installed).
+  bool async = false;
 };
 
 // Describes one kernel builder: op name, type constraints, host-memory args.
@@ -521,28 +537,40 @@ class KernelDef {
     return *this;
   }
   // Lets launches run off TensorFlow's executor thread (see "asynchronous
-  // kernels" above) when `on` and a launcher is installed at registration;
-  // else the kernel registers as a synchronous one. For kernels whose work
-  // is large enough to pay for a hand-off (the launcher decides per launch).
+  // kernels" above) when `on` and a launcher is installed at registration:
+  // the kernel is registered synchronous and, labeled kAsyncKernelLabel,
+  // asynchronous; else only synchronous. For kernels whose work can be large
+  // enough to pay for a hand-off (the launcher decides per launch).
   KernelDef& Async(bool on = true) {
     info_.async = on;
     return *this;
   }
 
-  // Whether Register will make this an asynchronous kernel.
+  // Whether Register will also register the asynchronous twin.
   bool registers_async() const {
     return info_.async && kAsyncDoneCopy && AsyncLauncherSlot().load() != nullptr;
   }
 
   Status Register(const char* device_type) const {
+    PDK_RETURN_IF_ERROR(RegisterOne(device_type, /*async=*/false));
+    if (registers_async()) PDK_RETURN_IF_ERROR(RegisterOne(device_type, /*async=*/true));
+    LaunchStats::Global().CounterFor(info_.op);
+    return Status::OK();
+  }
+  const RegisteredKernel& info() const { return info_; }
+
+ private:
+  // One TensorFlow kernel registration: synchronous, or the asynchronous twin
+  // under kAsyncKernelLabel.
+  Status RegisterOne(const char* device_type, bool async) const {
     TF_KernelBuilder* b =
-        registers_async()
-            ? TF_NewAsyncKernelBuilder(info_.op.c_str(), device_type,
-                                       &internal::CreateTrampoline<K>,
-                                       &internal::ComputeAsyncTrampoline<K>,
-                                       &internal::DeleteTrampoline<K>)
-            : TF_NewKernelBuilder(info_.op.c_str(), device_type, &internal::CreateTrampoline<K>,
-                                  &internal::ComputeTrampoline<K>, &internal::DeleteTrampoline<K>);
+        async ? TF_NewAsyncKernelBuilder(info_.op.c_str(), device_type,
+                                         &internal::CreateTrampoline<K>,
+                                         &internal::ComputeAsyncTrampoline<K>,
+                                         &internal::DeleteTrampoline<K>)
+              : TF_NewKernelBuilder(info_.op.c_str(), device_type, &internal::CreateTrampoline<K>,
+                                    &internal::ComputeTrampoline<K>,
+                                    &internal::DeleteTrampoline<K>);
     TFStatusPtr s = NewTFStatus();
     for (const auto& [attr, dt] : info_.type_constraints) {
       TF_KernelBuilder_TypeConstraint(b, attr.c_str(), dt, s.get());
@@ -553,16 +581,16 @@ class KernelDef {
     }
     for (const auto& arg : info_.host_memory) TF_KernelBuilder_HostMemory(b, arg.c_str());
     if (info_.priority) TF_KernelBuilder_Priority(b, info_.priority);
+    if (async) TF_KernelBuilder_Label(b, kAsyncKernelLabel);
     // TF_RegisterKernelBuilder takes ownership of the builder.
-    TF_RegisterKernelBuilder((info_.op + "_" + device_type).c_str(), b, s.get());
+    const std::string name =
+        info_.op + "_" + device_type + (async ? std::string("_") + kAsyncKernelLabel : "");
+    TF_RegisterKernelBuilder(name.c_str(), b, s.get());
     if (TF_GetCode(s.get()) != TF_OK)
       return Status(TF_GetCode(s.get()), info_.op + ": " + TF_Message(s.get()));
-    LaunchStats::Global().CounterFor(info_.op);
     return Status::OK();
   }
-  const RegisteredKernel& info() const { return info_; }
 
- private:
   RegisteredKernel info_;
 };
 

@@ -175,4 +175,6 @@ const std::string& AsyncStatus() { return StatusText(); }
 
 uint64_t AsyncLaunches() { return g_launcher ? g_launcher->launches() : 0; }
 
+int64_t AsyncMinBytes() { return g_launcher ? g_launcher->min_bytes() : 0; }
+
 }  // namespace pdk_plugin

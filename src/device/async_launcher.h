@@ -34,6 +34,10 @@ const std::string& AsyncStatus();
 // Launches run on a launcher thread since load (the others ran inline).
 uint64_t AsyncLaunches();
 
+// The launcher's threshold (PDK_ASYNC_MIN_BYTES): launches with fewer bytes
+// of input run inline; 0 while asynchronous kernels are off.
+int64_t AsyncMinBytes();
+
 }  // namespace pdk_plugin
 
 #endif  // PDK_SRC_DEVICE_ASYNC_LAUNCHER_H_

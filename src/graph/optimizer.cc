@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "graph/graph_def.h"
 #include "graph/rewrites/rewrites.h"
@@ -21,6 +23,7 @@ std::mutex g_counts_mu;
 RewriteCounts* g_counts = new RewriteCounts;  // never destroyed (read at exit by Python)
 // Set once by InitGraph, before TensorFlow can call OptimizeFunc.
 auto* g_kernel_available = new std::function<bool(const std::string&)>;
+auto* g_async_policy = new std::function<AsyncLaunchPolicy()>;
 
 bool ReportEnabled() { return pdk::env::Flag("PDK_GRAPH_REPORT", false); }
 
@@ -93,6 +96,25 @@ pdk::Status RunPdkRewrites(GraphDef& graph, const pdk::OptimizerContext& ctx) {
   options.report = ReportEnabled();
   options.disabled = DisabledRewrites();
   options.kernel_available = *g_kernel_available;
+  if (*g_async_policy) options.async = (*g_async_policy)();
+  // Input sizes for LabelAsyncLaunches: TensorFlow's static shape inference
+  // of the graph as handed over, run only if a node may need it. A producer
+  // a rewrite changed (another op under the same name) counts as unknown.
+  std::unique_ptr<pdk::GraphProperties> props;
+  std::unordered_map<std::string, std::string> inferred_op;
+  bool needs_sizes = false;
+  for (const NodeDef& n : graph.node)
+    needs_sizes = needs_sizes || (options.async.ops.count(n.op) && ctx.on_device(n));
+  if (needs_sizes && pdk::GraphProperties::Infer(ctx, &props).ok()) {
+    for (const NodeDef& n : graph.node) inferred_op.emplace(n.name, n.op);
+    options.async.tensor_bytes = [&](const TensorRef& ref, const std::string& op) -> int64_t {
+      auto it = inferred_op.find(ref.node);
+      pdk::TensorProperties t;
+      if (it == inferred_op.end() || it->second != op || !props->Output(ref.node, ref.port, &t))
+        return -1;
+      return t.bytes();
+    };
+  }
   static std::atomic<int> calls{0};
   const int call = calls++;
   MaybeDump("before", call, graph);
@@ -130,6 +152,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   if (on("elementwise_fusion")) FuseElementwise(graph, ctx);
   RewriteTensorListGradients(graph, ctx);
   PlaceInt32ListElementsInHostMemory(graph, ctx);
+  LabelAsyncLaunches(graph, ctx, options.async);
   if (StrictEnabled()) EnforceStrictPlacement(graph, options.optimizer.device_type, options.report);  // PDK_STRICT=1
   return pdk::Status::OK();
 }
@@ -140,8 +163,10 @@ void OptimizeFunc(void*, const TF_Buffer* graph_buf, const TF_GrapplerItem* item
 }
 
 void InitGraph(TP_OptimizerRegistrationParams* params, const char* device_type,
-               std::function<bool(const std::string& op)> kernel_available, TF_Status* status) {
+               std::function<bool(const std::string& op)> kernel_available,
+               std::function<AsyncLaunchPolicy()> async_policy, TF_Status* status) {
   *g_kernel_available = std::move(kernel_available);
+  *g_async_policy = std::move(async_policy);
   // Every TensorFlow pass stays at its default: see docs/architecture.md,
   // "Graph optimizer" (TensorFlow's remapper fuses nodes placed on PDK only
   // into _FusedBatchNormEx, which SplitFusedBatchNormEx undoes, and an Off

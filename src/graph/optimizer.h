@@ -19,11 +19,26 @@
 #include <string>
 #include <unordered_set>
 
+#include "pdk/graph_def.h"
 #include "pdk/graph_optimizer.h"
 #include "pdk/status.h"
 #include "tensorflow/c/experimental/grappler/grappler.h"
 
 namespace pdk_graph {
+
+// Which nodes of an op with an asynchronous twin (pdk::KernelDef::Async) may
+// run on a launcher thread (LabelAsyncLaunches).
+struct AsyncLaunchPolicy {
+  // Ops registered with an asynchronous twin (RegisteredKernel::async);
+  // empty: none (PDK_ASYNC=0).
+  std::unordered_set<std::string> ops;
+  // Launches with inputs of fewer bytes stay synchronous
+  // (PDK_ASYNC_MIN_BYTES, the launcher's threshold).
+  int64_t min_bytes = 0;
+  // Bytes of tensor `ref`, whose producer now has op `producer_op`; -1 if
+  // not known statically. Empty: none known.
+  std::function<int64_t(const pdk::TensorRef& ref, const std::string& producer_op)> tensor_bytes;
+};
 
 struct OptimizeOptions {
   // The kit's optimizer context (pdk/graph_optimizer.h): the device type the
@@ -43,6 +58,9 @@ struct OptimizeOptions {
   // Rewrites TensorFlow needs to run a graph on PDK at all (TensorList
   // gradients) cannot be switched off.
   std::unordered_set<std::string> disabled;
+  // Which nodes get an Async kernel's asynchronous twin (LabelAsyncLaunches).
+  // Empty ops (the default): none.
+  AsyncLaunchPolicy async;
 };
 
 // Rewrites that fired, by pattern name ("MatMul+BiasAdd+Relu").
@@ -56,9 +74,13 @@ void OptimizeFunc(void* optimizer, const TF_Buffer* graph_buf, const TF_Grappler
 
 // Fills TP_OptimizerRegistrationParams for device type `device_type`
 // (TF_InitGraph; pdk::RegisterGraphOptimizer). `kernel_available` becomes OptimizeOptions::kernel_available
-// for every call of OptimizeFunc.
+// for every call of OptimizeFunc; `async_policy`, called at each OptimizeFunc
+// call (the kernels register after TF_InitGraph), gives OptimizeOptions::async
+// without tensor_bytes, which each call fills from TensorFlow's shape
+// inference of its graph.
 void InitGraph(TP_OptimizerRegistrationParams* params, const char* device_type,
-               std::function<bool(const std::string& op)> kernel_available, TF_Status* status);
+               std::function<bool(const std::string& op)> kernel_available,
+               std::function<AsyncLaunchPolicy()> async_policy, TF_Status* status);
 
 // Process-wide counts of rewrites fired (tensorflow_pdk.graph_rewrite_counts()).
 RewriteCounts GlobalRewriteCounts();

@@ -1168,6 +1168,62 @@ TEST(StrictPlacement, GuardsCpuComputeOpsOfGraphsOnPdk) {
   EXPECT_EQ(g.node.size(), nodes);
 }
 
+// ------------------------------------------ asynchronous launches (_kernel label)
+
+// Four products on PDK, one on the CPU; the sizes a shape inference would
+// give: "small" inputs 2 x 16 KiB, "big" 2 x 1 MiB, "unknown" one input of
+// unknown size, "renamed" a producer whose op changed since inference.
+TEST(AsyncLaunch, LabelsNodesWhoseInputsAreNotKnownToBeSmall) {
+  GraphDef g;
+  g.node = {Node("a", "Placeholder", {}),       Node("b", "Placeholder", {}),
+            Node("x", "Placeholder", {}),       Node("w", "Placeholder", {}),
+            Node("u", "Placeholder", {}),       Node("r", "Relu", {"a"}),
+            Node("small", "MatMul", {"a", "b", "^x"}),
+            Node("big", "MatMul", {"x", "w"}),
+            Node("unknown", "BatchMatMulV2", {"a", "u"}),
+            Node("renamed", "MatMul", {"r", "b"}),
+            Node("preset", "MatMul", {"x", "w"}),
+            Node("cpu", "MatMul", {"x", "w"}, kCpu),
+            Node("other", "AddV2", {"x", "w"})};
+  g.node[10].attr["_kernel"] = AttrValue::String("mine");
+  OptimizeOptions o;
+  o.disabled = {"all"};
+  o.async.ops = {"MatMul", "BatchMatMulV2"};
+  o.async.min_bytes = 1 << 20;
+  o.async.tensor_bytes = [](const TensorRef& ref, const std::string& op) -> int64_t {
+    if (ref.node == "a" || ref.node == "b") return 16 << 10;
+    if (ref.node == "x" || ref.node == "w") return 1 << 20;
+    if (ref.node == "r") return op == "Relu" ? -1 : 16 << 10;  // inferred as another op
+    return -1;
+  };
+  RewriteCounts fired;
+  ASSERT_TRUE(Optimize(&g, o, &fired).ok());
+  auto label = [&](const char* name) {
+    const NodeDef* n = Find(g, name);
+    auto it = n->attr.find("_kernel");
+    std::string s;
+    if (it != n->attr.end()) it->second.GetString(&s);
+    return it == n->attr.end() ? std::string("(none)") : s;
+  };
+  EXPECT_EQ(label("small"), "(none)");  // 32 KiB < 1 MiB: the synchronous kernel
+  EXPECT_EQ(label("big"), "async");
+  EXPECT_EQ(label("unknown"), "async");  // the launcher decides per launch
+  EXPECT_EQ(label("renamed"), "async");
+  EXPECT_EQ(label("preset"), "mine");
+  EXPECT_EQ(label("cpu"), "(none)");
+  EXPECT_EQ(label("other"), "(none)");
+  EXPECT_EQ(fired["asynchronous launch"], 3u);
+  EXPECT_EQ(fired["synchronous launch (inputs under PDK_ASYNC_MIN_BYTES)"], 1u);
+  // No asynchronous registrations (PDK_ASYNC=0): nothing is labeled.
+  g.node[6].attr.erase("_kernel");
+  g.node[7].attr.erase("_kernel");
+  o.async.ops.clear();
+  fired.clear();
+  ASSERT_TRUE(Optimize(&g, o, &fired).ok());
+  EXPECT_EQ(label("big"), "(none)");
+  EXPECT_EQ(fired.count("asynchronous launch"), 0u);
+}
+
 TEST(StrictPlacement, LeavesGraphsWithoutPdkComputeOpsAlone) {
   GraphDef g;  // only an argument on PDK: the compute runs on the CPU
   g.node = {Node("x", "_Arg", {}), Node("bi", "Betainc", {"x", "x", "x"}, kCpu)};

@@ -87,6 +87,70 @@ def test_independent_matmuls_overlap_on_launcher_threads():
     assert 0 < rep["async"] <= 24, rep["async"]
 
 
+# A while loop of small products (a Keras RNN's shape): each iteration's
+# MatMul, then a Tanh on its result. Recorded by PDK's profiler, as above.
+LOOP = """
+    import json, glob, os, tempfile
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    rng = np.random.default_rng(0)
+    with tf.device("/PDK:0"):
+        w = tf.constant(rng.standard_normal((64, 64)).astype("float32") / 8)
+        x0 = tf.constant(rng.standard_normal((32, 64)).astype("float32"))
+
+    @tf.function
+    def loop(x):
+        with tf.device("/PDK:0"):
+            return tf.while_loop(lambda i, a: i < 50,
+                                 lambda i, a: (i + 1, tf.tanh(tf.linalg.matmul(a, w))),
+                                 (tf.constant(0), x))[1]
+
+    tensorflow_pdk.reset_graph_rewrite_counts()
+    y = loop(x0)
+    logdir = tempfile.mkdtemp()
+    tf.profiler.experimental.start(logdir)
+    loop(x0)
+    tf.profiler.experimental.stop()
+    path = glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))[0]
+    space = xplane_pb2.XSpace.FromString(open(path, "rb").read())
+    events = []
+    for p in space.planes:
+        if p.name == "/device:CUSTOM:PDK:0":
+            for line in p.lines:
+                for e in line.events:
+                    name = p.event_metadata[e.metadata_id].display_name
+                    if name in ("MatMul", "Tanh", "_PdkFusedElementwise"):
+                        events.append((line.timestamp_ns * 1000 + e.offset_ps, line.id, name))
+    events.sort()
+    # For each product, whether the kernel after it ran on the same thread.
+    same = [a[1] == b[1] for a, b in zip(events, events[1:]) if a[2] == "MatMul"]
+    ref = x0.numpy()
+    for _ in range(50):
+        ref = np.tanh(ref @ w.numpy())
+    print("REPORT " + json.dumps({"same": same, "counts": tensorflow_pdk.graph_rewrite_counts(),
+                                  "err": float(np.max(np.abs(y.numpy() - ref)))}))
+"""
+
+
+def test_small_products_in_a_loop_run_synchronous():
+    # The products' inputs (8 KiB + 16 KiB, shapes known to TensorFlow's shape
+    # inference) are under PDK_ASYNC_MIN_BYTES: the graph optimizer leaves the
+    # nodes on the synchronous kernel, so the Tanh after each product runs on
+    # the same thread (an asynchronous kernel's successors are handed to
+    # TensorFlow's inter-op pool, docs/benchmarks.md "Kernel overlap").
+    rep = _run(LOOP)
+    assert rep["err"] < 1e-4, rep["err"]
+    assert rep["counts"].get("synchronous launch (inputs under PDK_ASYNC_MIN_BYTES)", 0) >= 1, \
+        rep["counts"]
+    assert "asynchronous launch" not in rep["counts"], rep["counts"]
+    assert len(rep["same"]) == 50 and all(rep["same"]), rep["same"]
+    # With the threshold at 0 the products get the asynchronous kernel
+    # (`_kernel: "async"`), and the successors of most move to another thread.
+    rep = _run(LOOP, PDK_ASYNC_MIN_BYTES="0")
+    assert rep["err"] < 1e-4, rep["err"]
+    assert rep["counts"].get("asynchronous launch", 0) >= 1, rep["counts"]
+    assert len(rep["same"]) == 50 and not all(rep["same"]), rep["same"]
+
+
 def test_results_bit_identical_to_synchronous():
     code = textwrap.dedent(BRANCHES) + textwrap.dedent("""
         import hashlib

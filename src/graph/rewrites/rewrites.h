@@ -115,6 +115,14 @@ void PlaceInt32ListElementsInHostMemory(GraphDef* graph, const RewriteContext& c
 // (src/graph/rewrites/loop_int32_state.cc). Always on.
 void MoveInt32LoopStateToLoopDevice(GraphDef* graph, const RewriteContext& ctx);
 
+// MatMul | BatchMatMulV2 | _PdkFusedMatMul | Conv2D family on PDK, inputs
+// not known to be under policy.min_bytes -> the same node with
+// `_kernel: "async"` (pdk::kAsyncKernelLabel): TensorFlow creates its
+// asynchronous twin (src/graph/rewrites/async_launch.cc). Always on: it only
+// chooses between two registrations of the same kernel.
+void LabelAsyncLaunches(GraphDef* graph, const RewriteContext& ctx,
+                        const AsyncLaunchPolicy& policy);
+
 }  // namespace pdk_graph
 
 #endif  // PDK_SRC_GRAPH_REWRITES_REWRITES_H_
