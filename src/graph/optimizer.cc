@@ -140,6 +140,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   };
   RunXlaCallsWithPdkKernels(graph, ctx);
   MoveInt32LoopStateToLoopDevice(graph, ctx);
+  LabelAsyncLaunches(graph, ctx, options.async);  // before the rewrites change producers
   SplitFusedBatchNormEx(graph, ctx);
   RewriteResourceScatter(graph, ctx);
   PrepareParallelConcat(graph, ctx);
@@ -152,7 +153,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   if (on("elementwise_fusion")) FuseElementwise(graph, ctx);
   RewriteTensorListGradients(graph, ctx);
   PlaceInt32ListElementsInHostMemory(graph, ctx);
-  LabelAsyncLaunches(graph, ctx, options.async);
+  LabelAsyncLaunches(graph, ctx, options.async);  // the nodes the rewrites created
   if (StrictEnabled()) EnforceStrictPlacement(graph, options.optimizer.device_type, options.report);  // PDK_STRICT=1
   return pdk::Status::OK();
 }

@@ -1214,9 +1214,20 @@ TEST(AsyncLaunch, LabelsNodesWhoseInputsAreNotKnownToBeSmall) {
   EXPECT_EQ(label("other"), "(none)");
   EXPECT_EQ(fired["asynchronous launch"], 3u);
   EXPECT_EQ(fired["synchronous launch (inputs under PDK_ASYNC_MIN_BYTES)"], 1u);
+  EXPECT_EQ(Find(g, "small")->StringAttr("_pdk_launch", ""), "sync");
+  EXPECT_EQ(Find(g, "big")->StringAttr("_pdk_launch", ""), "async");
+  // A decision is kept: a second pass (TensorFlow's, on the optimizer's own
+  // output, where sizes behind fused nodes are unknown) changes nothing.
+  o.async.tensor_bytes = nullptr;
+  fired.clear();
+  ASSERT_TRUE(Optimize(&g, o, &fired).ok());
+  EXPECT_EQ(label("small"), "(none)");
+  EXPECT_EQ(fired.count("asynchronous launch"), 0u);
   // No asynchronous registrations (PDK_ASYNC=0): nothing is labeled.
-  g.node[6].attr.erase("_kernel");
-  g.node[7].attr.erase("_kernel");
+  for (NodeDef& n : g.node) {
+    n.attr.erase("_kernel");
+    n.attr.erase("_pdk_launch");
+  }
   o.async.ops.clear();
   fired.clear();
   ASSERT_TRUE(Optimize(&g, o, &fired).ok());

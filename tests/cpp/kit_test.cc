@@ -8,6 +8,7 @@
 #include <string>
 
 #include "pdk/env.h"
+#include "pdk/graph_optimizer.h"
 #include "pdk/kernel.h"
 #include "pdk/status.h"
 #include "pdk/tensor.h"
@@ -271,6 +272,21 @@ TEST(AsyncKernels, DoneCallbackCopyOutlivesTheOriginal) {
   EXPECT_EQ(shared.use_count(), 1);
 }
 #endif
+
+TEST(GraphProperties, TensorBytesOnlyWhenEverythingIsKnown) {
+  EXPECT_EQ((pdk::TensorProperties{TF_FLOAT, {32, 64}, false}).bytes(), 32 * 64 * 4);
+  EXPECT_EQ((pdk::TensorProperties{TF_BFLOAT16, {}, false}).bytes(), 2);  // a scalar
+  EXPECT_EQ((pdk::TensorProperties{TF_FLOAT, {-1, 64}, false}).bytes(), -1);
+  EXPECT_EQ((pdk::TensorProperties{TF_FLOAT, {}, true}).bytes(), -1);     // unknown rank
+  EXPECT_EQ((pdk::TensorProperties{TF_STRING, {4}, false}).bytes(), -1);  // no fixed size
+  EXPECT_EQ(pdk::TensorProperties{}.bytes(), -1);
+  // Without a GrapplerItem (an optimizer called directly) there is nothing to infer.
+  std::unique_ptr<pdk::GraphProperties> props;
+  pdk::OptimizerContext ctx;
+  const pdk::Status st = pdk::GraphProperties::Infer(ctx, &props);
+  EXPECT_EQ(st.code(), TF_FAILED_PRECONDITION);
+  EXPECT_EQ(props, nullptr);
+}
 
 TEST(AsyncKernels, RegisterSynchronouslyWithoutALauncher) {
   struct K {

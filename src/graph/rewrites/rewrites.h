@@ -118,8 +118,9 @@ void MoveInt32LoopStateToLoopDevice(GraphDef* graph, const RewriteContext& ctx);
 // MatMul | BatchMatMulV2 | _PdkFusedMatMul | Conv2D family on PDK, inputs
 // not known to be under policy.min_bytes -> the same node with
 // `_kernel: "async"` (pdk::kAsyncKernelLabel): TensorFlow creates its
-// asynchronous twin (src/graph/rewrites/async_launch.cc). Always on: it only
-// chooses between two registrations of the same kernel.
+// asynchronous twin; `_pdk_launch` records the decision
+// (src/graph/rewrites/async_launch.cc). Runs first and last. Always on: it
+// only chooses between two registrations of the same kernel.
 void LabelAsyncLaunches(GraphDef* graph, const RewriteContext& ctx,
                         const AsyncLaunchPolicy& policy);
 
