@@ -107,12 +107,10 @@ pdk::Status RunPdkRewrites(GraphDef& graph, const pdk::OptimizerContext& ctx) {
     needs_sizes = needs_sizes || (options.async.ops.count(n.op) && ctx.on_device(n));
   if (needs_sizes && pdk::GraphProperties::Infer(ctx, &props).ok()) {
     for (const NodeDef& n : graph.node) inferred_op.emplace(n.name, n.op);
-    options.async.tensor_bytes = [&](const TensorRef& ref, const std::string& op) -> int64_t {
+    options.async.inferred = [&](const TensorRef& ref, const std::string& op,
+                                 pdk::TensorProperties* out) {
       auto it = inferred_op.find(ref.node);
-      pdk::TensorProperties t;
-      if (it == inferred_op.end() || it->second != op || !props->Output(ref.node, ref.port, &t))
-        return -1;
-      return t.bytes();
+      return it != inferred_op.end() && it->second == op && props->Output(ref.node, ref.port, out);
     };
   }
   static std::atomic<int> calls{0};

@@ -35,9 +35,12 @@ struct AsyncLaunchPolicy {
   // Launches with inputs of fewer bytes stay synchronous
   // (PDK_ASYNC_MIN_BYTES, the launcher's threshold).
   int64_t min_bytes = 0;
-  // Bytes of tensor `ref`, whose producer now has op `producer_op`; -1 if
-  // not known statically. Empty: none known.
-  std::function<int64_t(const pdk::TensorRef& ref, const std::string& producer_op)> tensor_bytes;
+  // TensorFlow's static shape inference of tensor `ref`, whose producer now
+  // has op `producer_op`: false if it has none for it (a node a rewrite
+  // created or changed). Empty: none known.
+  std::function<bool(const pdk::TensorRef& ref, const std::string& producer_op,
+                     pdk::TensorProperties* out)>
+      inferred;
 };
 
 struct OptimizeOptions {
@@ -76,7 +79,7 @@ void OptimizeFunc(void* optimizer, const TF_Buffer* graph_buf, const TF_Grappler
 // (TF_InitGraph; pdk::RegisterGraphOptimizer). `kernel_available` becomes OptimizeOptions::kernel_available
 // for every call of OptimizeFunc; `async_policy`, called at each OptimizeFunc
 // call (the kernels register after TF_InitGraph), gives OptimizeOptions::async
-// without tensor_bytes, which each call fills from TensorFlow's shape
+// without `inferred`, which each call fills from TensorFlow's shape
 // inference of its graph.
 void InitGraph(TP_OptimizerRegistrationParams* params, const char* device_type,
                std::function<bool(const std::string& op)> kernel_available,

@@ -1170,59 +1170,78 @@ TEST(StrictPlacement, GuardsCpuComputeOpsOfGraphsOnPdk) {
 
 // ------------------------------------------ asynchronous launches (_kernel label)
 
-// Four products on PDK, one on the CPU; the sizes a shape inference would
-// give: "small" inputs 2 x 16 KiB, "big" 2 x 1 MiB, "unknown" one input of
-// unknown size, "renamed" a producer whose op changed since inference.
+// Products on PDK and one on the CPU; what TensorFlow's shape inference gives
+// (Inferred below): "a", "b" float32 [64,64] (16 KiB), "x", "w" [512,512]
+// (1 MiB), "u" unknown. Derived sizes: Relu(a); ConcatV2(a, b, axis 1)
+// [64,128]; an element popped from a list whose handle went through a loop's
+// Enter and Merge after a TensorListPushBack of a (a loop gradient's
+// accumulator, which TensorFlow's inference leaves unknown).
 TEST(AsyncLaunch, LabelsNodesWhoseInputsAreNotKnownToBeSmall) {
   GraphDef g;
-  g.node = {Node("a", "Placeholder", {}),       Node("b", "Placeholder", {}),
-            Node("x", "Placeholder", {}),       Node("w", "Placeholder", {}),
-            Node("u", "Placeholder", {}),       Node("r", "Relu", {"a"}),
+  g.node = {Node("a", "Placeholder", {}), Node("b", "Placeholder", {}),
+            Node("x", "Placeholder", {}), Node("w", "Placeholder", {}),
+            Node("u", "Placeholder", {}), Node("axis", "Const", {}),
+            Node("l0", "EmptyTensorList", {}),
+            Node("push", "TensorListPushBack", {"l0", "a"}),
+            Node("enter", "Enter", {"push"}),
+            Node("merge", "Merge", {"enter", "next"}),
+            Node("pop", "TensorListPopBack", {"merge", "axis"}),
+            Node("next", "NextIteration", {"pop"}),
+            Node("r", "Relu", {"a"}),
+            Node("cat", "ConcatV2", {"a", "b", "axis"}),
             Node("small", "MatMul", {"a", "b", "^x"}),
+            Node("derived", "MatMul", {"r", "cat"}),
+            Node("popped", "MatMul", {"pop:1", "b"}),
             Node("big", "MatMul", {"x", "w"}),
             Node("unknown", "BatchMatMulV2", {"a", "u"}),
-            Node("renamed", "MatMul", {"r", "b"}),
             Node("preset", "MatMul", {"x", "w"}),
             Node("cpu", "MatMul", {"x", "w"}, kCpu),
             Node("other", "AddV2", {"x", "w"})};
-  g.node[10].attr["_kernel"] = AttrValue::String("mine");
+  g.node[5].attr["value"] = AttrValue::Int32Scalar(1);  // axis
+  g.node[19].attr["_kernel"] = AttrValue::String("mine");
   OptimizeOptions o;
   o.disabled = {"all"};
   o.async.ops = {"MatMul", "BatchMatMulV2"};
   o.async.min_bytes = 1 << 20;
-  o.async.tensor_bytes = [](const TensorRef& ref, const std::string& op) -> int64_t {
-    if (ref.node == "a" || ref.node == "b") return 16 << 10;
-    if (ref.node == "x" || ref.node == "w") return 1 << 20;
-    if (ref.node == "r") return op == "Relu" ? -1 : 16 << 10;  // inferred as another op
-    return -1;
+  o.async.inferred = [](const TensorRef& ref, const std::string& op,
+                        pdk::TensorProperties* out) {
+    out->dtype = TF_FLOAT;
+    out->unknown_rank = false;
+    if (ref.node == "a" || ref.node == "b") out->dims = {64, 64};
+    else if (ref.node == "x" || ref.node == "w") out->dims = {512, 512};
+    else return false;
+    return true;
   };
   RewriteCounts fired;
   ASSERT_TRUE(Optimize(&g, o, &fired).ok());
   auto label = [&](const char* name) {
     const NodeDef* n = Find(g, name);
-    auto it = n->attr.find("_kernel");
-    std::string s;
-    if (it != n->attr.end()) it->second.GetString(&s);
-    return it == n->attr.end() ? std::string("(none)") : s;
+    return n->attr.count("_kernel") ? n->StringAttr("_kernel", "") : std::string("(none)");
   };
   EXPECT_EQ(label("small"), "(none)");  // 32 KiB < 1 MiB: the synchronous kernel
+  EXPECT_EQ(label("derived"), "(none)");  // 16 + 32 KiB
+  EXPECT_EQ(label("popped"), "(none)");   // 16 + 16 KiB
   EXPECT_EQ(label("big"), "async");
   EXPECT_EQ(label("unknown"), "async");  // the launcher decides per launch
-  EXPECT_EQ(label("renamed"), "async");
   EXPECT_EQ(label("preset"), "mine");
   EXPECT_EQ(label("cpu"), "(none)");
   EXPECT_EQ(label("other"), "(none)");
-  EXPECT_EQ(fired["asynchronous launch"], 3u);
-  EXPECT_EQ(fired["synchronous launch (inputs under PDK_ASYNC_MIN_BYTES)"], 1u);
+  EXPECT_EQ(fired["asynchronous launch"], 2u);
+  EXPECT_EQ(fired["synchronous launch (inputs under PDK_ASYNC_MIN_BYTES)"], 3u);
   EXPECT_EQ(Find(g, "small")->StringAttr("_pdk_launch", ""), "sync");
   EXPECT_EQ(Find(g, "big")->StringAttr("_pdk_launch", ""), "async");
   // A decision is kept: a second pass (TensorFlow's, on the optimizer's own
   // output, where sizes behind fused nodes are unknown) changes nothing.
-  o.async.tensor_bytes = nullptr;
+  o.async.inferred = nullptr;
   fired.clear();
   ASSERT_TRUE(Optimize(&g, o, &fired).ok());
   EXPECT_EQ(label("small"), "(none)");
   EXPECT_EQ(fired.count("asynchronous launch"), 0u);
+  // Without a decision and without sizes, every product is asynchronous.
+  for (NodeDef& n : g.node) n.attr.erase("_pdk_launch");
+  fired.clear();
+  ASSERT_TRUE(Optimize(&g, o, &fired).ok());
+  EXPECT_EQ(label("popped"), "async");
   // No asynchronous registrations (PDK_ASYNC=0): nothing is labeled.
   for (NodeDef& n : g.node) {
     n.attr.erase("_kernel");

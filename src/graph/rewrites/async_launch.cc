@@ -15,35 +15,255 @@
 // the step (docs/benchmarks.md, "Kernel overlap").
 //
 // So this pass sets `_kernel: "async"` on a node of such an op on PDK unless
-// its inputs are known to be small: every data input's size is known from
-// TensorFlow's static shape inference of the graph (pdk::GraphProperties,
-// through AsyncLaunchPolicy::tensor_bytes) and the sum is under the
-// launcher's threshold (PDK_ASYNC_MIN_BYTES). A node with an unknown input
-// size (an unknown batch dimension) keeps the asynchronous kernel, whose
-// launcher then decides per launch from the actual sizes. The decision is
-// recorded in `_pdk_launch` ("async" or "sync") and never revisited: the pass
-// runs before the other rewrites, while every producer is an op TensorFlow's
-// shape inference saw (a fused node's outputs have no inferred shape), and
-// again after them for the nodes they created (_PdkFusedMatMul,
-// _PdkFusedConv2D, whose inputs are the original producers'); and TensorFlow
-// calls the optimizer again on its own output, where the shapes behind fused
-// nodes are unknown. A node with a `_kernel` attribute of its own is left as
-// it is. With no asynchronous registrations (PDK_ASYNC=0) the pass does
-// nothing.
-#include "graph/rewrites/rewrites.h"
-
+// its inputs are known to be small: every data input's size is known and the
+// sum is under the launcher's threshold (PDK_ASYNC_MIN_BYTES). Sizes come
+// from TensorFlow's static shape inference of the graph
+// (AsyncLaunchPolicy::inferred, pdk::GraphProperties) and, where it has an
+// unknown dimension, from the rules in InputShapes below: TensorFlow's
+// inference knows no element shape of a TensorList whose handle went through
+// a while loop (a loop gradient's accumulators), so a gradient loop's
+// products would all look unknown. A node with an unknown input size keeps
+// the asynchronous kernel, whose launcher then decides per launch from the
+// actual sizes. The decision is recorded in `_pdk_launch` ("async" or
+// "sync") and never revisited: the pass runs before the other rewrites, while
+// every producer is an op TensorFlow's shape inference saw (a fused node's
+// outputs have no inferred shape), and again after them for the nodes they
+// created (_PdkFusedMatMul, _PdkFusedConv2D, whose inputs are the original
+// producers'); and TensorFlow calls the optimizer again on its own output. A
+// node with a `_kernel` attribute of its own is left as it is. With no
+// asynchronous registrations (PDK_ASYNC=0) the pass does nothing.
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
+#include "graph/rewrites/rewrites.h"
 #include "pdk/kernel.h"  // kAsyncKernelLabel
 
 namespace pdk_graph {
+namespace {
+
+using Props = pdk::TensorProperties;
+
+bool FullyKnown(const Props& p) { return p.bytes() >= 0; }
+
+// Static shapes of the graph's tensors: TensorFlow's inference where it knows
+// every dimension, else these rules (op semantics from
+// tensorflow/core/ops/{array,math,list,control_flow}_ops.cc):
+// - shape-preserving ops (Identity, the loop-frame ops Enter, Exit, Switch,
+//   NextIteration, unary elementwise ops, Cast, ZerosLike, the *Grad
+//   elementwise gradients, BiasAdd, AddN): input 0's shape (Cast: DstT);
+// - Merge: the first input whose shape is known (a loop's entry value);
+// - binary elementwise ops and SelectV2: NumPy broadcasting of the inputs;
+// - ConcatV2 with a constant axis: the inputs' shapes summed along it;
+// - MatMul: [m, n] from its inputs and transpose attributes;
+// - TensorListPopBack output 1, TensorListGetItem output 0: the element
+//   pushed or set into the list, found by following the list handle back
+//   through the loop-frame ops and the list ops that forward it
+//   (TensorListPushBack / SetItem / PopBack output 0), or a
+//   TensorListFromTensor's tensor without its first dimension.
+class InputShapes {
+ public:
+  InputShapes(const GraphDef& graph, const AsyncLaunchPolicy& policy) : policy_(policy) {
+    for (const NodeDef& n : graph.node) by_name_.emplace(n.name, &n);
+  }
+
+  // The size in bytes of `input` (a NodeDef input string); -1 if unknown.
+  int64_t Bytes(const std::string& input) {
+    Props p;
+    return Shape(ParseInput(input), &p) ? p.bytes() : -1;
+  }
+
+  const NodeDef* Producer(const std::string& input) const {
+    auto it = by_name_.find(ParseInput(input).node);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+
+ private:
+  static std::string Key(const TensorRef& r) { return r.node + ":" + std::to_string(r.port); }
+
+  bool Shape(const TensorRef& ref, Props* out) {
+    const std::string key = Key(ref);
+    auto memo = memo_.find(key);
+    if (memo != memo_.end()) {
+      *out = memo->second.second;
+      return memo->second.first;
+    }
+    if (!visiting_.insert(key).second || visiting_.size() > 256) return false;  // a cycle
+    Props p;
+    const bool ok = Compute(ref, &p) && FullyKnown(p);
+    visiting_.erase(key);
+    memo_[key] = {ok, p};
+    *out = p;
+    return ok;
+  }
+
+  bool Input(const NodeDef& n, int i, Props* out) {
+    int seen = 0;
+    for (const std::string& in : n.input) {
+      const TensorRef r = ParseInput(in);
+      if (r.is_control()) continue;
+      if (seen++ == i) return Shape(r, out);
+    }
+    return false;
+  }
+  int NumInputs(const NodeDef& n) const {
+    int k = 0;
+    for (const std::string& in : n.input) k += ParseInput(in).is_control() ? 0 : 1;
+    return k;
+  }
+
+  bool Compute(const TensorRef& ref, Props* out) {
+    auto it = by_name_.find(ref.node);
+    if (it == by_name_.end()) return false;
+    const NodeDef& n = *it->second;
+    if (policy_.inferred && policy_.inferred(ref, n.op, out) && FullyKnown(*out)) return true;
+    static const std::unordered_set<std::string> kSameShape = {
+        "Identity", "Enter", "Exit", "Switch", "NextIteration", "StopGradient", "Snapshot",
+        "Neg", "Abs", "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Log1p", "Reciprocal", "Sign",
+        "Sigmoid", "Tanh", "Relu", "Relu6", "Elu", "Erf", "Erfc", "Floor", "Ceil", "Round",
+        "ZerosLike", "OnesLike", "SigmoidGrad", "TanhGrad", "ReluGrad", "Relu6Grad", "EluGrad",
+        "SqrtGrad", "RsqrtGrad", "ReciprocalGrad", "BiasAdd", "AddN", "Cast"};
+    static const std::unordered_set<std::string> kBroadcast = {
+        "AddV2", "Add", "Sub", "Mul", "RealDiv", "DivNoNan", "Maximum", "Minimum",
+        "SquaredDifference", "Pow", "SelectV2"};
+    if (kSameShape.count(n.op)) {
+      if (!Input(n, 0, out)) return false;
+      if (n.op == "Cast") {
+        int dst = 0;
+        auto dt = n.attr.find("DstT");
+        if (dt == n.attr.end() || !dt->second.GetType(&dst)) return false;
+        out->dtype = static_cast<TF_DataType>(dst);
+      }
+      return true;
+    }
+    if (n.op == "Merge") {
+      for (int i = 0, k = NumInputs(n); i < k; ++i)
+        if (Input(n, i, out)) return true;
+      return false;
+    }
+    if (kBroadcast.count(n.op)) {
+      Props acc;
+      for (int i = 0, k = NumInputs(n); i < k; ++i) {
+        Props p;
+        if (!Input(n, i, &p)) return false;
+        if (i == 0 || (n.op == "SelectV2" && i == 1)) acc.dtype = p.dtype;
+        if (i == 0) {
+          acc.dims = p.dims;
+          acc.unknown_rank = false;
+          continue;
+        }
+        std::vector<int64_t> a = acc.dims, b = p.dims;
+        if (a.size() < b.size()) a.insert(a.begin(), b.size() - a.size(), 1);
+        if (b.size() < a.size()) b.insert(b.begin(), a.size() - b.size(), 1);
+        for (size_t d = 0; d < a.size(); ++d) {
+          if (a[d] != b[d] && a[d] != 1 && b[d] != 1) return false;
+          a[d] = a[d] == 1 ? b[d] : a[d];
+        }
+        acc.dims = a;
+      }
+      *out = acc;
+      return true;
+    }
+    if (n.op == "ConcatV2") {
+      const int k = NumInputs(n) - 1;
+      const NodeDef* axis_node = k > 0 ? ProducerOfInput(n, k) : nullptr;
+      std::vector<int64_t> axis;
+      if (axis_node == nullptr || axis_node->op != "Const" || !axis_node->attr.count("value") ||
+          !axis_node->attr.at("value").GetIntTensor(&axis) || axis.size() != 1)
+        return false;
+      Props acc;
+      for (int i = 0; i < k; ++i) {
+        Props p;
+        if (!Input(n, i, &p)) return false;
+        const int64_t rank = static_cast<int64_t>(p.dims.size());
+        const int64_t ax = axis[0] < 0 ? axis[0] + rank : axis[0];
+        if (ax < 0 || ax >= rank) return false;
+        if (i == 0) {
+          acc = p;
+        } else {
+          if (p.dims.size() != acc.dims.size()) return false;
+          acc.dims[ax] += p.dims[ax];
+        }
+      }
+      *out = acc;
+      return k > 0;
+    }
+    if (n.op == "MatMul") {
+      Props a, b;
+      if (!Input(n, 0, &a) || !Input(n, 1, &b) || a.dims.size() != 2 || b.dims.size() != 2)
+        return false;
+      const bool ta = n.BoolAttr("transpose_a", false), tb = n.BoolAttr("transpose_b", false);
+      *out = a;
+      out->dims = {a.dims[ta ? 1 : 0], b.dims[tb ? 0 : 1]};
+      return true;
+    }
+    if ((n.op == "TensorListPopBack" && ref.port == 1) ||
+        (n.op == "TensorListGetItem" && ref.port == 0)) {
+      std::unordered_set<std::string> seen;
+      return ListElement(ProducerOfInput(n, 0), PortOfInput(n, 0), &seen, out);
+    }
+    return false;
+  }
+
+  // The element shape of the list whose handle is output `port` of `h`.
+  bool ListElement(const NodeDef* h, int port, std::unordered_set<std::string>* seen,
+                   Props* out) {
+    if (h == nullptr || !seen->insert(h->name).second || seen->size() > 256) return false;
+    const std::string& op = h->op;
+    if (op == "TensorListPushBack" && Input(*h, 1, out)) return true;
+    if (op == "TensorListSetItem" && Input(*h, 2, out)) return true;
+    if (op == "TensorListFromTensor") {
+      if (!Input(*h, 0, out) || out->dims.empty()) return false;
+      out->dims.erase(out->dims.begin());
+      return true;
+    }
+    const bool forwards = op == "Enter" || op == "Exit" || op == "Identity" ||
+                          op == "Switch" || op == "NextIteration" ||
+                          op == "TensorListPushBack" || op == "TensorListSetItem" ||
+                          (op == "TensorListPopBack" && port == 0);
+    if (forwards) return ListElement(ProducerOfInput(*h, 0), PortOfInput(*h, 0), seen, out);
+    if (op == "Merge") {
+      for (int i = 0, k = NumInputs(*h); i < k; ++i)
+        if (ListElement(ProducerOfInput(*h, i), PortOfInput(*h, i), seen, out)) return true;
+    }
+    return false;
+  }
+
+  const NodeDef* ProducerOfInput(const NodeDef& n, int i) const {
+    int seen = 0;
+    for (const std::string& in : n.input) {
+      const TensorRef r = ParseInput(in);
+      if (r.is_control()) continue;
+      if (seen++ == i) {
+        auto it = by_name_.find(r.node);
+        return it == by_name_.end() ? nullptr : it->second;
+      }
+    }
+    return nullptr;
+  }
+  int PortOfInput(const NodeDef& n, int i) const {
+    int seen = 0;
+    for (const std::string& in : n.input) {
+      const TensorRef r = ParseInput(in);
+      if (r.is_control()) continue;
+      if (seen++ == i) return r.port;
+    }
+    return 0;
+  }
+
+  const AsyncLaunchPolicy& policy_;
+  std::unordered_map<std::string, const NodeDef*> by_name_;
+  std::unordered_map<std::string, std::pair<bool, Props>> memo_;
+  std::unordered_set<std::string> visiting_;
+};
+
+}  // namespace
 
 void LabelAsyncLaunches(GraphDef* graph, const RewriteContext& ctx,
                         const AsyncLaunchPolicy& policy) {
   if (policy.ops.empty()) return;
-  std::unordered_map<std::string, const NodeDef*> by_name;
-  for (const NodeDef& n : graph->node) by_name.emplace(n.name, &n);
+  InputShapes shapes(*graph, policy);
   for (NodeDef& n : graph->node) {
     if (!ctx.on_device(n) || !policy.ops.count(n.op) || n.attr.count("_kernel") ||
         n.attr.count("_pdk_launch"))
@@ -51,17 +271,14 @@ void LabelAsyncLaunches(GraphDef* graph, const RewriteContext& ctx,
     int64_t total = 0;
     std::string unknown;  // inputs of unknown size, for PDK_GRAPH_REPORT
     for (const std::string& in : n.input) {
-      const TensorRef ref = ParseInput(in);
-      if (ref.is_control()) continue;
-      auto it = by_name.find(ref.node);
-      const int64_t bytes = it == by_name.end() || !policy.tensor_bytes
-                                ? -1
-                                : policy.tensor_bytes(ref, it->second->op);
-      if (bytes < 0)
-        unknown += (unknown.empty() ? "" : ", ") + in +
-                   (it == by_name.end() ? "" : " (" + it->second->op + ")");
-      else
+      if (ParseInput(in).is_control()) continue;
+      const int64_t bytes = shapes.Bytes(in);
+      if (bytes < 0) {
+        const NodeDef* p = shapes.Producer(in);
+        unknown += (unknown.empty() ? "" : ", ") + in + (p ? " (" + p->op + ")" : "");
+      } else {
         total += bytes;
+      }
     }
     if (unknown.empty() && total < policy.min_bytes) {
       n.attr["_pdk_launch"] = AttrValue::String("sync");
