@@ -290,3 +290,27 @@ def test_diagnostics_reports_async_on_and_off():
         assert r.returncode == 0, r.stderr
         feat = json.loads(r.stdout)["features"]["asynchronous kernels (PDK_ASYNC)"]
         assert feat.startswith(want), feat
+
+
+def test_keras_lstm_step_products_run_synchronous():
+    # A Keras LSTM's train step with known shapes: every product, in the
+    # forward loop and in its gradient loop (whose inputs TensorFlow's shape
+    # inference leaves unknown: TensorList elements popped in the loop), is
+    # known to be small and gets the synchronous kernel.
+    rep = _run("""
+        import json, keras
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((8, 12, 5)).astype("float32")
+        y = rng.integers(0, 3, 8)
+        tensorflow_pdk.reset_graph_rewrite_counts()
+        with tf.device("/PDK:0"):
+            model = keras.Sequential([keras.Input((12, 5)), keras.layers.LSTM(16),
+                                      keras.layers.Dense(3)])
+            model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            model.train_on_batch(x, y)
+        print("REPORT " + json.dumps(tensorflow_pdk.graph_rewrite_counts()))
+    """)
+    assert "asynchronous launch" not in rep, rep
+    # The cell's two forward products, its four gradient products, the Dense
+    # layer's forward and gradient products.
+    assert rep.get("synchronous launch (inputs under PDK_ASYNC_MIN_BYTES)", 0) >= 6, rep
