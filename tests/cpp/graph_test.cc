@@ -1170,12 +1170,13 @@ TEST(StrictPlacement, GuardsCpuComputeOpsOfGraphsOnPdk) {
 
 // ------------------------------------------ asynchronous launches (_kernel label)
 
-// Products on PDK and one on the CPU; what TensorFlow's shape inference gives
-// (Inferred below): "a", "b" float32 [64,64] (16 KiB), "x", "w" [512,512]
-// (1 MiB), "u" unknown. Derived sizes: Relu(a); ConcatV2(a, b, axis 1)
-// [64,128]; an element popped from a list whose handle went through a loop's
-// Enter and Merge after a TensorListPushBack of a (a loop gradient's
-// accumulator, which TensorFlow's inference leaves unknown).
+// Products on PDK in a loop body (after the Enter "frame" or the loop's
+// Merge), one outside it and one on the CPU; what TensorFlow's shape
+// inference gives (`inferred` below): "a", "b" float32 [64,64] (16 KiB), "x",
+// "w" [512,512] (1 MiB), "u" unknown. Derived sizes: Relu(a); ConcatV2(a, b,
+// axis 1) [64,128]; an element popped from a list whose handle went through
+// a loop's Enter and Merge after a TensorListPushBack of a (a loop
+// gradient's accumulator, which TensorFlow's inference leaves unknown).
 TEST(AsyncLaunch, LabelsNodesWhoseInputsAreNotKnownToBeSmall) {
   GraphDef g;
   g.node = {Node("a", "Placeholder", {}), Node("b", "Placeholder", {}),
@@ -1189,14 +1190,16 @@ TEST(AsyncLaunch, LabelsNodesWhoseInputsAreNotKnownToBeSmall) {
             Node("next", "NextIteration", {"pop"}),
             Node("r", "Relu", {"a"}),
             Node("cat", "ConcatV2", {"a", "b", "axis"}),
-            Node("small", "MatMul", {"a", "b", "^x"}),
-            Node("derived", "MatMul", {"r", "cat"}),
+            Node("small", "MatMul", {"a", "b", "^x", "^frame"}),
+            Node("derived", "MatMul", {"r", "cat", "^frame"}),
             Node("popped", "MatMul", {"pop:1", "b"}),
-            Node("big", "MatMul", {"x", "w"}),
-            Node("unknown", "BatchMatMulV2", {"a", "u"}),
+            Node("big", "MatMul", {"x", "w", "^frame"}),
+            Node("unknown", "BatchMatMulV2", {"a", "u", "^frame"}),
             Node("preset", "MatMul", {"x", "w"}),
             Node("cpu", "MatMul", {"x", "w"}, kCpu),
-            Node("other", "AddV2", {"x", "w"})};
+            Node("other", "AddV2", {"x", "w"}),
+            Node("frame", "Enter", {"x"}),
+            Node("outside", "MatMul", {"a", "b"})};
   g.node[5].attr["value"] = AttrValue::Int32Scalar(1);  // axis
   g.node[19].attr["_kernel"] = AttrValue::String("mine");
   OptimizeOptions o;
@@ -1226,7 +1229,10 @@ TEST(AsyncLaunch, LabelsNodesWhoseInputsAreNotKnownToBeSmall) {
   EXPECT_EQ(label("preset"), "mine");
   EXPECT_EQ(label("cpu"), "(none)");
   EXPECT_EQ(label("other"), "(none)");
-  EXPECT_EQ(fired["asynchronous launch"], 2u);
+  // Small, but outside a loop body: independent small kernels overlap after
+  // an asynchronous kernel's hand-off.
+  EXPECT_EQ(label("outside"), "async");
+  EXPECT_EQ(fired["asynchronous launch"], 3u);
   EXPECT_EQ(fired["synchronous launch (inputs under PDK_ASYNC_MIN_BYTES)"], 3u);
   EXPECT_EQ(Find(g, "small")->StringAttr("_pdk_launch", ""), "sync");
   EXPECT_EQ(Find(g, "big")->StringAttr("_pdk_launch", ""), "async");

@@ -293,9 +293,9 @@ def test_diagnostics_reports_async_on_and_off():
 
 
 def test_keras_lstm_step_products_run_synchronous():
-    # A Keras LSTM's train step with known shapes: every product, in the
+    # A Keras LSTM's train step with known shapes: every product in the
     # forward loop and in its gradient loop (whose inputs TensorFlow's shape
-    # inference leaves unknown: TensorList elements popped in the loop), is
+    # inference leaves unknown: TensorList elements popped in the loop) is
     # known to be small and gets the synchronous kernel.
     rep = _run("""
         import json, keras
@@ -310,7 +310,8 @@ def test_keras_lstm_step_products_run_synchronous():
             model.train_on_batch(x, y)
         print("REPORT " + json.dumps(tensorflow_pdk.graph_rewrite_counts()))
     """)
-    assert "asynchronous launch" not in rep, rep
-    # The cell's two forward products, its four gradient products, the Dense
-    # layer's forward and gradient products.
-    assert rep.get("synchronous launch (inputs under PDK_ASYNC_MIN_BYTES)", 0) >= 6, rep
+    # The cell's two forward products (x_t W, h U) and three gradient
+    # products (dW, dU, dh; no dx: x is the model's input), each run once per
+    # time step. (The Dense layer's products are outside the loops: they keep
+    # the asynchronous kernel, see src/graph/rewrites/async_launch.cc.)
+    assert rep.get("synchronous launch (inputs under PDK_ASYNC_MIN_BYTES)", 0) >= 5, rep

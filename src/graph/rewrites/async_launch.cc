@@ -15,8 +15,15 @@
 // the step (docs/benchmarks.md, "Kernel overlap").
 //
 // So this pass sets `_kernel: "async"` on a node of such an op on PDK unless
-// its inputs are known to be small: every data input's size is known and the
-// sum is under the launcher's threshold (PDK_ASYNC_MIN_BYTES). Sizes come
+// it is in a while loop's body and its inputs are known to be small: every
+// data input's size is known and the sum is under the launcher's threshold
+// (PDK_ASYNC_MIN_BYTES). Only loop bodies: there each iteration's products
+// depend on the last, so the hand-off is paid per iteration for nothing
+// (bench/bench_loop.py: 25.5-27.9 against 16.8-18.7 us per iteration of two
+// 32x64 products); outside loops the same hand-off lets TensorFlow's
+// inter-op pool run independent small kernels side by side, which the custom
+// GradientTape loop of bench_pdk.py measured 5 % faster with than with
+// synchronous small products (docs/benchmarks.md, "Kernel overlap"). Sizes come
 // from TensorFlow's static shape inference of the graph
 // (AsyncLaunchPolicy::inferred, pdk::GraphProperties) and, where it has an
 // unknown dimension, from the rules in InputShapes below: TensorFlow's
@@ -258,12 +265,34 @@ class InputShapes {
   std::unordered_set<std::string> visiting_;
 };
 
+// Nodes of a lowered while loop's body: reached from an Enter through data
+// or control edges without passing an Exit (nested loops included).
+std::unordered_set<std::string> LoopBodyNodes(const GraphDef& graph) {
+  std::unordered_map<std::string, std::vector<const NodeDef*>> consumers;
+  std::vector<const NodeDef*> todo;
+  for (const NodeDef& n : graph.node) {
+    for (const std::string& in : n.input) consumers[ParseInput(in).node].push_back(&n);
+    if (n.op == "Enter" || n.op == "RefEnter") todo.push_back(&n);
+  }
+  std::unordered_set<std::string> body;
+  for (const NodeDef* n : todo) body.insert(n->name);
+  while (!todo.empty()) {
+    const NodeDef* n = todo.back();
+    todo.pop_back();
+    if (n->op == "Exit" || n->op == "RefExit") continue;
+    for (const NodeDef* c : consumers[n->name])
+      if (body.insert(c->name).second) todo.push_back(c);
+  }
+  return body;
+}
+
 }  // namespace
 
 void LabelAsyncLaunches(GraphDef* graph, const RewriteContext& ctx,
                         const AsyncLaunchPolicy& policy) {
   if (policy.ops.empty()) return;
   InputShapes shapes(*graph, policy);
+  const std::unordered_set<std::string> in_loop = LoopBodyNodes(*graph);
   for (NodeDef& n : graph->node) {
     if (!ctx.on_device(n) || !policy.ops.count(n.op) || n.attr.count("_kernel") ||
         n.attr.count("_pdk_launch"))
@@ -280,7 +309,7 @@ void LabelAsyncLaunches(GraphDef* graph, const RewriteContext& ctx,
         total += bytes;
       }
     }
-    if (unknown.empty() && total < policy.min_bytes) {
+    if (unknown.empty() && total < policy.min_bytes && in_loop.count(n.name)) {
       n.attr["_pdk_launch"] = AttrValue::String("sync");
       ctx.Fired("synchronous launch (inputs under PDK_ASYNC_MIN_BYTES)",
                 n.name + " (" + std::to_string(total) + " bytes)", {n.name});
@@ -289,8 +318,10 @@ void LabelAsyncLaunches(GraphDef* graph, const RewriteContext& ctx,
     n.attr["_pdk_launch"] = AttrValue::String("async");
     n.attr["_kernel"] = AttrValue::String(pdk::kAsyncKernelLabel);
     ctx.Fired("asynchronous launch",
-              n.name + (unknown.empty() ? " (" + std::to_string(total) + " bytes)"
-                                        : " (size unknown: " + unknown + ")"),
+              n.name + (unknown.empty()
+                            ? " (" + std::to_string(total) + " bytes" +
+                                  (in_loop.count(n.name) ? ")" : ", outside a loop body)")
+                            : " (size unknown: " + unknown + ")"),
               {n.name});
   }
 }
