@@ -115,8 +115,9 @@ void PlaceInt32ListElementsInHostMemory(GraphDef* graph, const RewriteContext& c
 // (src/graph/rewrites/loop_int32_state.cc). Always on.
 void MoveInt32LoopStateToLoopDevice(GraphDef* graph, const RewriteContext& ctx);
 
-// MatMul | BatchMatMulV2 | _PdkFusedMatMul | Conv2D family on PDK, inputs
-// not known to be under policy.min_bytes -> the same node with
+// MatMul | BatchMatMulV2 | _PdkFusedMatMul | Conv2D family on PDK, except
+// in a while loop's body with inputs known to be under policy.min_bytes ->
+// the same node with
 // `_kernel: "async"` (pdk::kAsyncKernelLabel): TensorFlow creates its
 // asynchronous twin; `_pdk_launch` records the decision
 // (src/graph/rewrites/async_launch.cc). Runs first and last. Always on: it
