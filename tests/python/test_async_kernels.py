@@ -32,12 +32,35 @@ def test_async_status_and_registration():
     assert off == {"status": "off: PDK_ASYNC=0", "async": []}, off
 
 
-# Four independent products per call, recorded by PDK's profiler: each
-# kernel's event carries its start and end (TraceClockNs) and the thread that
-# ran it.
-BRANCHES = """
+# PDK's profiler records each kernel's start and end (TraceClockNs) and the
+# thread that ran it: kernel_events(fn, names) runs fn() under the profiler
+# and returns (line id = thread, begin ps, end ps, op name) of the kernels
+# named, in start order.
+PROFILE = """
     import json, glob, os, tempfile
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    def kernel_events(fn, names):
+        logdir = tempfile.mkdtemp()
+        tf.profiler.experimental.start(logdir)
+        fn()
+        tf.profiler.experimental.stop()
+        path = glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))[0]
+        space = xplane_pb2.XSpace.FromString(open(path, "rb").read())
+        events = []
+        for p in space.planes:
+            if p.name == "/device:CUSTOM:PDK:0":
+                for line in p.lines:
+                    for e in line.events:
+                        name = p.event_metadata[e.metadata_id].display_name
+                        if name in names:
+                            b = line.timestamp_ns * 1000 + e.offset_ps
+                            events.append((line.id, b, b + e.duration_ps, name))
+        return sorted(events, key=lambda e: e[1])
+"""
+
+# Four independent products per call.
+BRANCHES = PROFILE + """
     rng = np.random.default_rng(0)
     with tf.device("/PDK:0"):
         ws = [tf.constant(rng.standard_normal((384, 384)).astype("float32")) for _ in range(4)]
@@ -55,22 +78,7 @@ BRANCHES = """
 def test_independent_matmuls_overlap_on_launcher_threads():
     rep = _run(BRANCHES, """
         tensorflow_pdk.reset_launch_counts()
-        logdir = tempfile.mkdtemp()
-        tf.profiler.experimental.start(logdir)
-        for _ in range(5):
-            f(x)
-        tf.profiler.experimental.stop()
-        path = glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))[0]
-        space = xplane_pb2.XSpace.FromString(open(path, "rb").read())
-        events = []
-        for p in space.planes:
-            if p.name == "/device:CUSTOM:PDK:0":
-                for line in p.lines:
-                    for e in line.events:
-                        md = p.event_metadata[e.metadata_id]
-                        if md.display_name == "MatMul":
-                            b = line.timestamp_ns * 1000 + e.offset_ps
-                            events.append((line.id, b, b + e.duration_ps))
+        events = kernel_events(lambda: [f(x) for _ in range(5)], ("MatMul",))
         print("REPORT " + json.dumps({"events": events,
                                       "launches": tensorflow_pdk.launch_counts()["MatMul"],
                                       "async": tensorflow_pdk.async_launches()}))
@@ -88,10 +96,8 @@ def test_independent_matmuls_overlap_on_launcher_threads():
 
 
 # A while loop of small products (a Keras RNN's shape): each iteration's
-# MatMul, then a Tanh on its result. Recorded by PDK's profiler, as above.
-LOOP = """
-    import json, glob, os, tempfile
-    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+# MatMul, then a Tanh on its result.
+LOOP = PROFILE + """
     rng = np.random.default_rng(0)
     with tf.device("/PDK:0"):
         w = tf.constant(rng.standard_normal((64, 64)).astype("float32") / 8)
@@ -106,23 +112,9 @@ LOOP = """
 
     tensorflow_pdk.reset_graph_rewrite_counts()
     y = loop(x0)
-    logdir = tempfile.mkdtemp()
-    tf.profiler.experimental.start(logdir)
-    loop(x0)
-    tf.profiler.experimental.stop()
-    path = glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))[0]
-    space = xplane_pb2.XSpace.FromString(open(path, "rb").read())
-    events = []
-    for p in space.planes:
-        if p.name == "/device:CUSTOM:PDK:0":
-            for line in p.lines:
-                for e in line.events:
-                    name = p.event_metadata[e.metadata_id].display_name
-                    if name in ("MatMul", "Tanh", "_PdkFusedElementwise"):
-                        events.append((line.timestamp_ns * 1000 + e.offset_ps, line.id, name))
-    events.sort()
+    events = kernel_events(lambda: loop(x0), ("MatMul", "Tanh", "_PdkFusedElementwise"))
     # For each product, whether the kernel after it ran on the same thread.
-    same = [a[1] == b[1] for a, b in zip(events, events[1:]) if a[2] == "MatMul"]
+    same = [a[0] == b[0] for a, b in zip(events, events[1:]) if a[3] == "MatMul"]
     ref = x0.numpy()
     for _ in range(50):
         ref = np.tanh(ref @ w.numpy())
