@@ -185,7 +185,11 @@ PDK_EXPORT void TF_InitGraph(TP_OptimizerRegistrationParams* params, TF_Status* 
       [] {
         pdk_graph::AsyncLaunchPolicy policy;
         for (const auto& k : pdk::KernelRegistry::Global().registered())
-          if (k.async) policy.ops.insert(k.op);
+          if (k.async) {
+            std::vector<std::pair<std::string, int>> types;
+            for (const auto& [attr, dt] : k.type_constraints) types.emplace_back(attr, dt);
+            policy.ops[k.op].push_back(std::move(types));
+          }
         policy.min_bytes = pdk_plugin::AsyncMinBytes();
         return policy;
       },

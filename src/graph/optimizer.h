@@ -17,7 +17,10 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "pdk/graph_def.h"
 #include "pdk/graph_optimizer.h"
@@ -29,9 +32,12 @@ namespace pdk_graph {
 // Which nodes of an op with an asynchronous twin (pdk::KernelDef::Async) may
 // run on a launcher thread (LabelAsyncLaunches).
 struct AsyncLaunchPolicy {
-  // Ops registered with an asynchronous twin (RegisteredKernel::async);
-  // empty: none (PDK_ASYNC=0).
-  std::unordered_set<std::string> ops;
+  // Ops registered with an asynchronous twin (RegisteredKernel::async), each
+  // with the type constraints of those registrations (attribute, dtype; one
+  // list per registration): a node gets the twin only if its type attributes
+  // match one of them (PDK_STRICT=1 also places ops of other dtypes on PDK,
+  // which have no twin). Empty: none (PDK_ASYNC=0).
+  std::unordered_map<std::string, std::vector<std::vector<std::pair<std::string, int>>>> ops;
   // Launches with inputs of fewer bytes stay synchronous
   // (PDK_ASYNC_MIN_BYTES, the launcher's threshold).
   int64_t min_bytes = 0;

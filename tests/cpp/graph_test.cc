@@ -1201,10 +1201,16 @@ TEST(AsyncLaunch, LabelsNodesWhoseInputsAreNotKnownToBeSmall) {
             Node("frame", "Enter", {"x"}),
             Node("outside", "MatMul", {"a", "b"})};
   g.node[5].attr["value"] = AttrValue::Int32Scalar(1);  // axis
+  for (NodeDef& n : g.node)
+    if (n.op == "MatMul" || n.op == "BatchMatMulV2") n.attr["T"] = AttrValue::Type(DT_FLOAT);
+  // A dtype with no asynchronous registration (PDK_STRICT=1 places such
+  // nodes on PDK too): never labeled.
+  g.node.push_back(Node("complex", "MatMul", {"x", "w", "^frame"}));
+  g.node.back().attr["T"] = AttrValue::Type(8);  // DT_COMPLEX64
   g.node[19].attr["_kernel"] = AttrValue::String("mine");
   OptimizeOptions o;
   o.disabled = {"all"};
-  o.async.ops = {"MatMul", "BatchMatMulV2"};
+  o.async.ops = {{"MatMul", {{{"T", DT_FLOAT}}}}, {"BatchMatMulV2", {{{"T", DT_FLOAT}}}}};
   o.async.min_bytes = 1 << 20;
   o.async.inferred = [](const TensorRef& ref, const std::string& op,
                         pdk::TensorProperties* out) {
@@ -1232,6 +1238,7 @@ TEST(AsyncLaunch, LabelsNodesWhoseInputsAreNotKnownToBeSmall) {
   // Small, but outside a loop body: independent small kernels overlap after
   // an asynchronous kernel's hand-off.
   EXPECT_EQ(label("outside"), "async");
+  EXPECT_EQ(label("complex"), "(none)");
   EXPECT_EQ(fired["asynchronous launch"], 3u);
   EXPECT_EQ(fired["synchronous launch (inputs under PDK_ASYNC_MIN_BYTES)"], 3u);
   EXPECT_EQ(Find(g, "small")->StringAttr("_pdk_launch", ""), "sync");

@@ -265,6 +265,23 @@ class InputShapes {
   std::unordered_set<std::string> visiting_;
 };
 
+// Whether `n` has an asynchronous registration: its op is one of `policy`'s
+// and its type attributes match one registration's type constraints.
+bool HasAsyncTwin(const NodeDef& n, const AsyncLaunchPolicy& policy) {
+  auto it = policy.ops.find(n.op);
+  if (it == policy.ops.end()) return false;
+  for (const auto& constraints : it->second) {
+    bool match = true;
+    for (const auto& [attr, dtype] : constraints) {
+      int t = -1;
+      auto a = n.attr.find(attr);
+      match = match && a != n.attr.end() && a->second.GetType(&t) && t == dtype;
+    }
+    if (match) return true;
+  }
+  return false;
+}
+
 // Nodes of a lowered while loop's body: reached from an Enter through data
 // or control edges without passing an Exit (nested loops included).
 std::unordered_set<std::string> LoopBodyNodes(const GraphDef& graph) {
@@ -294,8 +311,8 @@ void LabelAsyncLaunches(GraphDef* graph, const RewriteContext& ctx,
   InputShapes shapes(*graph, policy);
   const std::unordered_set<std::string> in_loop = LoopBodyNodes(*graph);
   for (NodeDef& n : graph->node) {
-    if (!ctx.on_device(n) || !policy.ops.count(n.op) || n.attr.count("_kernel") ||
-        n.attr.count("_pdk_launch"))
+    if (!ctx.on_device(n) || n.attr.count("_kernel") || n.attr.count("_pdk_launch") ||
+        !HasAsyncTwin(n, policy))
       continue;
     int64_t total = 0;
     std::string unknown;  // inputs of unknown size, for PDK_GRAPH_REPORT
