@@ -44,6 +44,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "graph/graph_view.h"
 #include "graph/rewrites/rewrites.h"
 #include "pdk/kernel.h"  // kAsyncKernelLabel
 
@@ -71,19 +72,13 @@ bool FullyKnown(const Props& p) { return p.bytes() >= 0; }
 //   TensorListFromTensor's tensor without its first dimension.
 class InputShapes {
  public:
-  InputShapes(const GraphDef& graph, const AsyncLaunchPolicy& policy) : policy_(policy) {
-    for (const NodeDef& n : graph.node) by_name_.emplace(n.name, &n);
-  }
+  InputShapes(const GraphView& view, const AsyncLaunchPolicy& policy)
+      : view_(view), policy_(policy) {}
 
-  // The size in bytes of `input` (a NodeDef input string); -1 if unknown.
-  int64_t Bytes(const std::string& input) {
+  // The size in bytes of regular input `i` of `n`; -1 if unknown.
+  int64_t Bytes(const NodeDef& n, int i) {
     Props p;
-    return Shape(ParseInput(input), &p) ? p.bytes() : -1;
-  }
-
-  const NodeDef* Producer(const std::string& input) const {
-    auto it = by_name_.find(ParseInput(input).node);
-    return it == by_name_.end() ? nullptr : it->second;
+    return Input(n, i, &p) ? p.bytes() : -1;
   }
 
  private:
@@ -106,24 +101,16 @@ class InputShapes {
   }
 
   bool Input(const NodeDef& n, int i, Props* out) {
-    int seen = 0;
-    for (const std::string& in : n.input) {
-      const TensorRef r = ParseInput(in);
-      if (r.is_control()) continue;
-      if (seen++ == i) return Shape(r, out);
-    }
-    return false;
+    int port = 0;
+    const NodeDef* p = view_.regular_fanin(n, i, &port);
+    return p != nullptr && Shape(TensorRef{p->name, port}, out);
   }
-  int NumInputs(const NodeDef& n) const {
-    int k = 0;
-    for (const std::string& in : n.input) k += ParseInput(in).is_control() ? 0 : 1;
-    return k;
-  }
+  int NumInputs(const NodeDef& n) const { return view_.num_regular_inputs(n); }
 
   bool Compute(const TensorRef& ref, Props* out) {
-    auto it = by_name_.find(ref.node);
-    if (it == by_name_.end()) return false;
-    const NodeDef& n = *it->second;
+    const NodeDef* node = view_.node(ref.node);
+    if (node == nullptr) return false;
+    const NodeDef& n = *node;
     if (policy_.inferred && policy_.inferred(ref, n.op, out) && FullyKnown(*out)) return true;
     static const std::unordered_set<std::string> kSameShape = {
         "Identity", "Enter", "Exit", "Switch", "NextIteration", "StopGradient", "Snapshot",
@@ -174,7 +161,7 @@ class InputShapes {
     }
     if (n.op == "ConcatV2") {
       const int k = NumInputs(n) - 1;
-      const NodeDef* axis_node = k > 0 ? ProducerOfInput(n, k) : nullptr;
+      const NodeDef* axis_node = k > 0 ? view_.regular_fanin(n, k) : nullptr;
       std::vector<int64_t> axis;
       if (axis_node == nullptr || axis_node->op != "Const" || !axis_node->attr.count("value") ||
           !axis_node->attr.at("value").GetIntTensor(&axis) || axis.size() != 1)
@@ -208,7 +195,9 @@ class InputShapes {
     if ((n.op == "TensorListPopBack" && ref.port == 1) ||
         (n.op == "TensorListGetItem" && ref.port == 0)) {
       std::unordered_set<std::string> seen;
-      return ListElement(ProducerOfInput(n, 0), PortOfInput(n, 0), &seen, out);
+      int port = 0;
+      const NodeDef* handle = view_.regular_fanin(n, 0, &port);
+      return ListElement(handle, port, &seen, out);
     }
     return false;
   }
@@ -229,38 +218,16 @@ class InputShapes {
                           op == "Switch" || op == "NextIteration" ||
                           op == "TensorListPushBack" || op == "TensorListSetItem" ||
                           (op == "TensorListPopBack" && port == 0);
-    if (forwards) return ListElement(ProducerOfInput(*h, 0), PortOfInput(*h, 0), seen, out);
-    if (op == "Merge") {
-      for (int i = 0, k = NumInputs(*h); i < k; ++i)
-        if (ListElement(ProducerOfInput(*h, i), PortOfInput(*h, i), seen, out)) return true;
+    for (int i = 0, k = op == "Merge" ? NumInputs(*h) : forwards ? 1 : 0; i < k; ++i) {
+      int in_port = 0;
+      const NodeDef* p = view_.regular_fanin(*h, i, &in_port);
+      if (ListElement(p, in_port, seen, out)) return true;
     }
     return false;
   }
 
-  const NodeDef* ProducerOfInput(const NodeDef& n, int i) const {
-    int seen = 0;
-    for (const std::string& in : n.input) {
-      const TensorRef r = ParseInput(in);
-      if (r.is_control()) continue;
-      if (seen++ == i) {
-        auto it = by_name_.find(r.node);
-        return it == by_name_.end() ? nullptr : it->second;
-      }
-    }
-    return nullptr;
-  }
-  int PortOfInput(const NodeDef& n, int i) const {
-    int seen = 0;
-    for (const std::string& in : n.input) {
-      const TensorRef r = ParseInput(in);
-      if (r.is_control()) continue;
-      if (seen++ == i) return r.port;
-    }
-    return 0;
-  }
-
+  const GraphView& view_;
   const AsyncLaunchPolicy& policy_;
-  std::unordered_map<std::string, const NodeDef*> by_name_;
   std::unordered_map<std::string, std::pair<bool, Props>> memo_;
   std::unordered_set<std::string> visiting_;
 };
@@ -284,20 +251,20 @@ bool HasAsyncTwin(const NodeDef& n, const AsyncLaunchPolicy& policy) {
 
 // Nodes of a lowered while loop's body: reached from an Enter through data
 // or control edges without passing an Exit (nested loops included).
-std::unordered_set<std::string> LoopBodyNodes(const GraphDef& graph) {
-  std::unordered_map<std::string, std::vector<const NodeDef*>> consumers;
+std::unordered_set<std::string> LoopBodyNodes(const GraphView& view) {
   std::vector<const NodeDef*> todo;
-  for (const NodeDef& n : graph.node) {
-    for (const std::string& in : n.input) consumers[ParseInput(in).node].push_back(&n);
+  for (const NodeDef& n : view.graph().node)
     if (n.op == "Enter" || n.op == "RefEnter") todo.push_back(&n);
-  }
   std::unordered_set<std::string> body;
   for (const NodeDef* n : todo) body.insert(n->name);
   while (!todo.empty()) {
     const NodeDef* n = todo.back();
     todo.pop_back();
     if (n->op == "Exit" || n->op == "RefExit") continue;
-    for (const NodeDef* c : consumers[n->name])
+    std::vector<const NodeDef*> next = view.regular_consumers(*n);
+    const auto& control = view.control_fanouts(*n);
+    next.insert(next.end(), control.begin(), control.end());
+    for (const NodeDef* c : next)
       if (body.insert(c->name).second) todo.push_back(c);
   }
   return body;
@@ -308,20 +275,20 @@ std::unordered_set<std::string> LoopBodyNodes(const GraphDef& graph) {
 void LabelAsyncLaunches(GraphDef* graph, const RewriteContext& ctx,
                         const AsyncLaunchPolicy& policy) {
   if (policy.ops.empty()) return;
-  InputShapes shapes(*graph, policy);
-  const std::unordered_set<std::string> in_loop = LoopBodyNodes(*graph);
+  const GraphView view(*graph);  // labels change attributes only: the view stays valid
+  InputShapes shapes(view, policy);
+  const std::unordered_set<std::string> in_loop = LoopBodyNodes(view);
   for (NodeDef& n : graph->node) {
     if (!ctx.on_device(n) || n.attr.count("_kernel") || n.attr.count("_pdk_launch") ||
         !HasAsyncTwin(n, policy))
       continue;
     int64_t total = 0;
     std::string unknown;  // inputs of unknown size, for PDK_GRAPH_REPORT
-    for (const std::string& in : n.input) {
-      if (ParseInput(in).is_control()) continue;
-      const int64_t bytes = shapes.Bytes(in);
+    for (int i = 0, k = view.num_regular_inputs(n); i < k; ++i) {
+      const int64_t bytes = shapes.Bytes(n, i);
       if (bytes < 0) {
-        const NodeDef* p = shapes.Producer(in);
-        unknown += (unknown.empty() ? "" : ", ") + in + (p ? " (" + p->op + ")" : "");
+        const NodeDef* p = view.regular_fanin(n, i);
+        unknown += (unknown.empty() ? "" : ", ") + (p ? p->name + " (" + p->op + ")" : "?");
       } else {
         total += bytes;
       }
