@@ -31,6 +31,7 @@
 #include <type_traits>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/status.h"
 #include "pdk/tensor.h"
 #include "pdk/tf/op_kernel.h"
@@ -207,7 +208,7 @@ void BinaryRows(const Eigen::ThreadPoolDevice& dev, Eigen::Index rows, Eigen::In
   constexpr bool kPacket = Eigen::internal::functor_traits<F>::PacketAccess &&
                            std::is_same_v<Tin, Tout> && kP > 1;
   const double cost = Eigen::internal::functor_traits<F>::Cost;
-  dev.parallelFor(rows, Eigen::TensorOpCost(2.0 * m * sizeof(Tin), m * sizeof(Tout), m * cost),
+  ParallelFor(dev, rows, Eigen::TensorOpCost(2.0 * m * sizeof(Tin), m * sizeof(Tout), m * cost),
                   [=](Eigen::Index first, Eigen::Index last) {
     for (Eigen::Index r = first; r < last; ++r) {
       const Tin* ar = a + (KA == RowKind::kFull ? r * m : KA == RowKind::kCol ? r : 0);
@@ -348,7 +349,7 @@ void SelectFlat(const Eigen::ThreadPoolDevice& dev, int64_t n, const bool* c, co
   // byte (TensorFlow's bools are 0/1 bytes): GCC leaves the loop scalar with
   // conditional loads or a bool load.
   const auto* cb = reinterpret_cast<const unsigned char*>(c);
-  dev.parallelFor(n, Eigen::TensorOpCost(loaded, sizeof(T), 1),
+  ParallelFor(dev, n, Eigen::TensorOpCost(loaded, sizeof(T), 1),
                   [=](Eigen::Index first, Eigen::Index last) {
                     for (Eigen::Index i = first; i < last; ++i) {
                       const T a = t[kTFull ? i : 0], b = e[kEFull ? i : 0];

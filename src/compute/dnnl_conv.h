@@ -53,7 +53,7 @@ enum class DnnlConvKind {
 
 // Runs one convolution of `kind` on `dev`'s threads (every element of `out`
 // written). The work is split into up to kShardsPerThread * dev.numThreads()
-// shards run by RunShards (gemm.h: claimed dynamically by the calling thread
+// shards run by RunShards (parallel_for.h: claimed dynamically by the calling thread
 // and the pool), each a oneDNN primitive with an OpenMP team of one: slices
 // of the batch; in the forward pass with fewer images than threads (inference
 // on one image), bands of output rows of each image (each band reads its

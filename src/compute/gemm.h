@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"  // RunShards
 
 namespace pdk_compute {
 
@@ -211,54 +212,6 @@ void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T*
       return;
   }
   GemmEigen(ta, tb, rows, cols, k, a, lda, b, ldb, c, ldc, accumulate);
-}
-
-// Runs fn(s) once for every s in [0, shards) and returns when all are done.
-// The calling (TensorFlow executor) thread and up to numThreads() - 1 workers
-// of the device pool claim shard indices in order from a shared counter
-// (dynamic scheduling): a thread slowed down by another process on its core
-// takes fewer shards instead of holding the others up, and the caller never
-// waits for a worker that has not started (a late worker finds no shard left
-// and touches nothing of the caller's). fn(s) must depend on s only (scratch
-// indexed by s), never on the thread that runs it, so results are the same
-// whichever thread runs which shard.
-template <class Fn>
-void RunShards(const Eigen::ThreadPoolDevice& dev, int64_t shards, Fn&& fn) {
-  if (shards <= 0) return;
-  const int64_t helpers = std::min<int64_t>(dev.numThreads(), shards) - 1;
-  if (helpers <= 0) {
-    for (int64_t s = 0; s < shards; ++s) fn(s);
-    return;
-  }
-  struct State {
-    std::atomic<int64_t> next{0}, done{0};
-    std::mutex mu;
-    std::condition_variable cv;
-    bool finished = false;
-  };
-  auto state = std::make_shared<State>();
-  using Body = std::remove_reference_t<Fn>;
-  Body* body = &fn;
-  // Claims and runs shards until none is left; true if it ran the last one.
-  auto work = [shards](State& st, Body* f) {
-    for (int64_t s; (s = st.next.fetch_add(1, std::memory_order_relaxed)) < shards;) {
-      (*f)(s);
-      if (st.done.fetch_add(1, std::memory_order_acq_rel) + 1 == shards) return true;
-    }
-    return false;
-  };
-  for (int64_t h = 0; h < helpers; ++h) {
-    dev.enqueueNoNotification([state, body, work] {
-      if (work(*state, body)) {
-        std::lock_guard<std::mutex> lock(state->mu);
-        state->finished = true;
-        state->cv.notify_one();
-      }
-    });
-  }
-  if (work(*state, body)) return;
-  std::unique_lock<std::mutex> lock(state->mu);
-  state->cv.wait(lock, [&] { return state->finished; });
 }
 
 // `batch` independent products C_i[m,n] = op(A_i) op(B_i), where A_i starts at

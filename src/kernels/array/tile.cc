@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "compute/parallel_for.h"
 #include "kernels/array/tf_array_util.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
@@ -73,7 +74,7 @@ class TileOp : public OpKernel {
 
     const char* src = static_cast<const char*>(x.data());
     char* dst = static_cast<char*>(out->data());
-    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
+    pdk_compute::ParallelFor(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
         rows, Eigen::TensorOpCost(in_row, out_row, r),
         [&](Eigen::Index first, Eigen::Index last) {
           for (Eigen::Index o = first; o < last; ++o) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -52,7 +53,7 @@ class AddNOp : public OpKernel {
     if (size == 0) return;
     T* dst = out->flat<T>().data();
     const Eigen::TensorOpCost cost(n * sizeof(T), sizeof(T), n - 1);
-    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
+    pdk_compute::ParallelFor(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
         size, cost, [&](Eigen::Index first, Eigen::Index last) {
           const Eigen::Index len = last - first;
           Eigen::Map<Vec<T>> o(dst + first, len);

@@ -55,6 +55,7 @@
 
 #include "compute/broadcast.h"
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/math/cwise_functors.h"
 #include "kernels/math/fused_elementwise.h"
 #include "kernels/nn/relu_functors.h"
@@ -682,7 +683,7 @@ class FusedElementwiseOp : public OpKernel {
         }
       }
     };
-    dev.parallelFor(blocks, cost, run);
+    pdk_compute::ParallelFor(dev, blocks, cost, run);
   }
 
   // Elements off .. off + len of a row value (element i of S reads src[i /

@@ -20,6 +20,7 @@
 
 #include "compute/broadcast.h"
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/nn/channel_layout.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -89,7 +90,7 @@ class BiasAddOp : public OpKernel {
     T* o = out->flat<T>().data();
     const int64 inner = l.inner, channels = l.channels;
     const Eigen::TensorOpCost row_cost(inner * sizeof(T), inner * sizeof(T), inner);
-    dev.parallelFor(l.outer * channels, row_cost, [&](Index first, Index last) {
+    pdk_compute::ParallelFor(dev, l.outer * channels, row_cost, [&](Index first, Index last) {
       for (Index r = first; r < last; ++r) {
         Eigen::Map<Vec<T>>(o + r * inner, inner) =
             Eigen::Map<const Vec<T>>(in + r * inner, inner) + b[r % channels];
@@ -152,7 +153,7 @@ Status ColumnSums(OpKernelContext* ctx, const T* in, int64 rows, int64 cols, A* 
   A* partial = scratch.flat<A>().data();
   const int64 rows_per_shard = (rows + shards - 1) / shards;
   const double shard_elems = static_cast<double>(rows_per_shard * cols);
-  dev.parallelFor(shards, Eigen::TensorOpCost(shard_elems * sizeof(T), cols * sizeof(A),
+  pdk_compute::ParallelFor(dev, shards, Eigen::TensorOpCost(shard_elems * sizeof(T), cols * sizeof(A),
                                               shard_elems),
                   [&](Index first, Index last) {
                     for (Index s = first; s < last; ++s) {
@@ -212,7 +213,7 @@ class BiasAddGradOp : public OpKernel {
       OP_REQUIRES_OK(ctx, ctx->allocate_temp(DataTypeToEnum<A>::value,
                                              TensorShape({l.outer, l.channels}), &row_sums));
       A* rs = row_sums.flat<A>().data();
-      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
+      pdk_compute::ParallelFor(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
           rows, Eigen::TensorOpCost(inner * sizeof(T), sizeof(A), inner),
           [&](Index first, Index last) {
             for (Index r = first; r < last; ++r)

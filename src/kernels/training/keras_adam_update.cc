@@ -42,6 +42,7 @@
 #include <algorithm>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "compute/exact_sqrt.h"
 #include "pdk/tf/op.h"
 #include "pdk/tf/op_kernel.h"
@@ -139,7 +140,7 @@ class KerasAdamUpdateOp : public OpKernel {
     // 16K-element one is still split as before (docs/benchmarks.md,
     // "Optimizer step").
     constexpr double kCyclesPerPacket = 100;
-    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
+    pdk_compute::ParallelFor(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
         n,
         Eigen::TensorOpCost(4 * sizeof(T), 3 * sizeof(T), kCyclesPerPacket, /*vectorized=*/true,
                             Eigen::internal::packet_traits<T>::size),
