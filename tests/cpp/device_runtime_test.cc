@@ -2,17 +2,20 @@
 // calls them: SE_PlatformRegistrationParams -> SP_PlatformFns -> SP_Device ->
 // SP_StreamExecutor / SP_TimerFns. Runs with PDK_MEMORY_LIMIT_MB=64 and
 // PDK_DEVICE_COUNT=2, set below before the runtime first reads its config.
+// Also the device pool's parallel loops (ParallelFor, RunShards).
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "compute/parallel_for.h"
 #include "device/memory_pool.h"
 #include "device/pdk_device.h"
 #include "pdk/device.h"
@@ -377,3 +380,43 @@ TEST(Runtime, EveryRequiredStreamExecutorFunctionIsFilled) {
 }
 
 }  // namespace
+
+// pdk_compute::ParallelFor and RunShards (src/compute/parallel_for.h): every
+// index of the range is handed out exactly once, in contiguous pieces,
+// whatever the cost (one piece on the caller or a split) and the pool size.
+TEST(ParallelFor, CoversTheRangeOnceInContiguousPieces) {
+  for (int threads : {1, 2, 4}) {
+    Eigen::ThreadPool pool(threads);
+    const Eigen::ThreadPoolDevice dev(&pool, threads);
+    for (Eigen::Index n : {0, 1, 7, 1000, 100003}) {
+      for (double cycles : {1.0, 1e6}) {  // Eigen's cost model: inline / split
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        std::atomic<int> pieces{0};
+        pdk_compute::ParallelFor(dev, n, Eigen::TensorOpCost(4, 4, cycles),
+                                 [&](Eigen::Index first, Eigen::Index last) {
+                                   ASSERT_LT(first, last);
+                                   ASSERT_LE(last, n);
+                                   for (Eigen::Index i = first; i < last; ++i) ++hits[i];
+                                   ++pieces;
+                                 });
+        for (Eigen::Index i = 0; i < n; ++i)
+          ASSERT_EQ(hits[i].load(), 1) << "index " << i << " of " << n << ", " << threads
+                                       << " threads, " << cycles << " cycles";
+        if (n > 1 && n <= 1000 && cycles == 1.0)
+          EXPECT_EQ(pieces.load(), 1) << "a cheap range is not split";
+        if (n >= 1000 && cycles > 1.0 && threads > 1)
+          EXPECT_GT(pieces.load(), 1) << "an expensive range is split";
+      }
+    }
+  }
+}
+
+TEST(RunShards, RunsEveryShardOnce) {
+  Eigen::ThreadPool pool(2);
+  const Eigen::ThreadPoolDevice dev(&pool, 2);
+  for (int64_t shards : {0, 1, 2, 3, 64}) {
+    std::vector<std::atomic<int>> runs(static_cast<size_t>(shards));
+    pdk_compute::RunShards(dev, shards, [&](int64_t s) { ++runs[s]; });
+    for (int64_t s = 0; s < shards; ++s) EXPECT_EQ(runs[s].load(), 1) << "shard " << s;
+  }
+}
