@@ -5,7 +5,8 @@
 // gradient code emits AddN wherever several gradients flow into one tensor
 // (e.g. the gradient of keras.activations.gelu, both variants).
 // Errors: an input whose shape differs from inputs[0] is InvalidArgument
-// naming both shapes. Each pool task sums its block of elements over all
+// naming both shapes. The sum reuses the buffer of inputs[0] or inputs[1]
+// when nothing else reads it. Each pool task sums its block of elements over all
 // inputs left to right, in input order (TF's CPU kernel adds in groups of up
 // to 8 inputs; float results agree within rounding).
 //
@@ -48,7 +49,10 @@ class AddNOp : public OpKernel {
     std::vector<const T*> src(n);
     for (int i = 0; i < n; ++i) src[i] = ctx->input(i).flat<T>().data();
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
+    // The sum may take the buffer of inputs[0] or inputs[1] when no one else
+    // reads it (as TensorFlow's AddN forwards an input): each element is
+    // written after both are read, before the later inputs, kept intact.
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, shape, &out));
     const int64_t size = shape.num_elements();
     if (size == 0) return;
     T* dst = out->flat<T>().data();

@@ -37,9 +37,10 @@
 // got ...", TensorFlow's wording), an orig_input_shape that is not 5 values.
 //
 // Parallelism: the forward ops split output rows (n, p, r) over the device
-// pool; the gradients, whose windows overlap, split (image, channel block)
-// units that never write the same element, so each element's sum is taken in
-// TensorFlow's window order. Channels are the innermost loop (NDHWC).
+// pool; the gradients gather, for each input element, the windows that
+// contain it in TensorFlow's window order (the same additions in the same
+// order as TensorFlow's scatter), split over input rows (n, z, y). Channels
+// are the innermost loop (NDHWC), in blocks held in registers.
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
@@ -49,8 +50,8 @@
 #include <string>
 #include <vector>
 
-#include "compute/channel_blocks.h"
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/nn/window.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
@@ -162,47 +163,62 @@ class Pool3DOp : public Pool3DBase {
     if (y->NumElements() == 0) return;
     const T* in = x.flat<T>().data();
     T* out = y->flat<T>().data();
-    const int64_t rows = g.n * g.out[0] * g.out[1];
-    const double cost = double(g.out[2] * g.c * g.k[0] * g.k[1] * g.k[2]);
-    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
-        rows, Eigen::TensorOpCost(cost * sizeof(T), g.out[2] * g.c * sizeof(T), cost),
+    const int64_t rows = g.n * g.out[0] * g.out[1], c = g.c;
+    const double cost = double(g.out[2] * c * g.k[0] * g.k[1] * g.k[2]);
+    // TensorFlow's CuboidMaxPooling (eigen_pooling.h) reduces from -inf over
+    // the whole window, its padded positions holding lowest(): a clipped
+    // window of -inf values gives lowest().
+    const T init_full = kMax ? -std::numeric_limits<T>::infinity() : T(0);
+    const T init_clipped = kMax ? std::numeric_limits<T>::lowest() : T(0);
+    // Output row (n, p, r) at a time, the row its own accumulator (in L1):
+    // each input row (z, y) of the windows is read once, and every output
+    // element still takes its window's positions in (z, y, x) order.
+    pdk_compute::ParallelFor(
+        ctx->eigen_device<Eigen::ThreadPoolDevice>(), rows,
+        Eigen::TensorOpCost(cost * sizeof(T), g.out[2] * c * sizeof(T), cost),
         [&](Index first, Index last) {
-          std::vector<T> acc(static_cast<size_t>(g.c));
           for (Index row = first; row < last; ++row) {
             const int64_t b = row / (g.out[0] * g.out[1]);
             const int64_t p = (row / g.out[1]) % g.out[0], r = row % g.out[1];
             int64_t z0, z1, y0, y1;
             g.Range(0, p, &z0, &z1);
             g.Range(1, r, &y0, &y1);
+            T* orow = out + g.OutOffset(b, p, r, 0);
             for (int64_t q = 0; q < g.out[2]; ++q) {
               int64_t x0, x1;
               g.Range(2, q, &x0, &x1);
-              // TensorFlow's CuboidMaxPooling (eigen_pooling.h) reduces from
-              // -inf over the whole window, its padded positions holding
-              // lowest(): a clipped window of -inf values gives lowest().
               const bool clipped = (z1 - z0) * (y1 - y0) * (x1 - x0) != g.k[0] * g.k[1] * g.k[2];
-              std::fill(acc.begin(), acc.end(),
-                        !kMax      ? T(0)
-                        : clipped ? std::numeric_limits<T>::lowest()
-                                  : -std::numeric_limits<T>::infinity());
-              for (int64_t z = z0; z < z1; ++z)
-                for (int64_t yy = y0; yy < y1; ++yy)
+              std::fill(orow + q * c, orow + (q + 1) * c, clipped ? init_clipped : init_full);
+            }
+            for (int64_t z = z0; z < z1; ++z)
+              for (int64_t yy = y0; yy < y1; ++yy) {
+                const T* irow = in + g.InOffset(b, z, yy, 0);
+                for (int64_t q = 0; q < g.out[2]; ++q) {
+                  int64_t x0, x1;
+                  g.Range(2, q, &x0, &x1);
+                  T* o = orow + q * c;
                   for (int64_t xx = x0; xx < x1; ++xx) {
-                    const T* v = in + g.InOffset(b, z, yy, xx);
-                    for (int64_t ch = 0; ch < g.c; ++ch) {
-                      if constexpr (kMax) {
-                        if (v[ch] > acc[ch]) acc[ch] = v[ch];
-                      } else {
-                        acc[ch] += v[ch];
-                      }
+                    const T* v = irow + xx * c;
+                    for (int64_t ch = 0; ch < c; ++ch) {
+                      // Values, not memory, on both sides of the select
+                      // (GCC vectorizes no select of two loads). A NaN
+                      // never replaces the running maximum.
+                      const T a = o[ch], e = v[ch];
+                      if constexpr (kMax)
+                        o[ch] = e > a ? e : a;
+                      else
+                        o[ch] = a + e;
                     }
                   }
-              T* o = out + g.OutOffset(b, p, r, q);
-              if constexpr (kMax) {
-                std::copy(acc.begin(), acc.end(), o);
-              } else {
+                }
+              }
+            if constexpr (!kMax) {
+              for (int64_t q = 0; q < g.out[2]; ++q) {
+                int64_t x0, x1;
+                g.Range(2, q, &x0, &x1);
                 const T count = T(static_cast<float>((z1 - z0) * (y1 - y0) * (x1 - x0)));
-                for (int64_t ch = 0; ch < g.c; ++ch) o[ch] = acc[ch] / count;
+                T* o = orow + q * c;
+                for (int64_t ch = 0; ch < c; ++ch) o[ch] = o[ch] / count;
               }
             }
           }
@@ -210,36 +226,62 @@ class Pool3DOp : public Pool3DBase {
   }
 };
 
-// Cost-model operations per image and channel of a gradient.
-double WindowCost(const Geom3& g) {
-  return double(g.out[0] * g.out[1] * g.out[2] * g.k[0] * g.k[1] * g.k[2]);
-}
+// The output windows that contain each input index along one dimension:
+// input index i lies in the windows of outputs [lo[i], hi[i]) (empty when a
+// stride longer than the window skips it). Window o starts at o * s - pad.
+struct Covering {
+  std::vector<int64_t> lo, hi;
+  Covering(const Geom3& g, int dim) : lo(g.in[dim]), hi(g.in[dim]) {
+    const int64_t k = g.k[dim], s = g.s[dim], pad = g.pad[dim], out = g.out[dim];
+    for (int64_t i = 0; i < g.in[dim]; ++i) {
+      const int64_t first = i + pad - k + 1;  // the least window start covering i
+      lo[i] = first <= 0 ? 0 : std::min(out, (first + s - 1) / s);
+      hi[i] = std::max(lo[i], std::min(out, (i + pad) / s + 1));
+    }
+  }
+};
 
-// The gradients' scatter over one (image b, channels [c0, c1)) unit: zeroes
-// those elements of `din`, then calls fn(o, i, size) for every window in
-// TensorFlow's (p, r, q) order and every in-bounds input position of it: o
-// and i the offsets of the window's output and of the position (channel 0),
-// size the window's in-bounds position count.
-template <class T, class Fn>
-void ScatterWindows(const Geom3& g, int64_t b, int64_t c0, int64_t c1, T* din, const Fn& fn) {
-  for (int64_t z = 0; z < g.in[0]; ++z)
-    for (int64_t yy = 0; yy < g.in[1]; ++yy)
-      for (int64_t xx = 0; xx < g.in[2]; ++xx) {
-        T* d = din + g.InOffset(b, z, yy, xx);
-        std::fill(d + c0, d + c1, T(0));
-      }
-  for (int64_t p = 0; p < g.out[0]; ++p)
-    for (int64_t r = 0; r < g.out[1]; ++r)
-      for (int64_t q = 0; q < g.out[2]; ++q) {
-        int64_t z0, z1, y0, y1, x0, x1;
-        g.Range(0, p, &z0, &z1);
-        g.Range(1, r, &y0, &y1);
-        g.Range(2, q, &x0, &x1);
-        const int64_t o = g.OutOffset(b, p, r, q), size = (z1 - z0) * (y1 - y0) * (x1 - x0);
-        for (int64_t z = z0; z < z1; ++z)
-          for (int64_t yy = y0; yy < y1; ++yy)
-            for (int64_t xx = x0; xx < x1; ++xx) fn(o, g.InOffset(b, z, yy, xx), size);
-      }
+// The gradients as a gather: every element of din [N,D,H,W,C] is the sum,
+// from T(0), of the contributions of the windows that contain it, taken in
+// TensorFlow's window order (p, r, q). TensorFlow's CPU kernels scatter
+// window by window, adding into din, which makes the same additions in the
+// same order, so the same bits. Input rows (n, z, y) split over the pool; a
+// row is zeroed, then for each (p, r) covering it, in order, every position x
+// takes its windows q in order: per element, (p, r, q) order. add(acc, o, i,
+// c, size) adds one window's contribution to the c channels at acc: o and i
+// the offsets of the window's output and of the input position, size the
+// window's in-bounds position count.
+template <class T, class Add>
+void GatherWindows(const Eigen::ThreadPoolDevice& dev, const Geom3& g, T* din, const Add& add) {
+  const Covering cz(g, 0), cy(g, 1), cx(g, 2);
+  const int64_t rows = g.n * g.in[0] * g.in[1], c = g.c;
+  double windows = 1;  // windows per input element, about
+  for (int d = 0; d < 3; ++d) windows *= std::max(1.0, double(g.k[d]) / double(g.s[d]));
+  const double cost = double(g.in[2] * c) * windows;
+  pdk_compute::ParallelFor(
+      dev, rows, Eigen::TensorOpCost(cost * 3 * sizeof(T), g.in[2] * c * sizeof(T), cost * 3),
+      [&](Index first, Index last) {
+        for (Index row = first; row < last; ++row) {
+          const int64_t b = row / (g.in[0] * g.in[1]);
+          const int64_t z = (row / g.in[1]) % g.in[0], yy = row % g.in[1];
+          const int64_t i0 = g.InOffset(b, z, yy, 0);
+          T* drow = din + i0;
+          std::fill(drow, drow + g.in[2] * c, T(0));
+          for (int64_t p = cz.lo[z]; p < cz.hi[z]; ++p)
+            for (int64_t r = cy.lo[yy]; r < cy.hi[yy]; ++r) {
+              int64_t z0, z1, y0, y1;
+              g.Range(0, p, &z0, &z1);
+              g.Range(1, r, &y0, &y1);
+              const int64_t o0 = g.OutOffset(b, p, r, 0), zy = (z1 - z0) * (y1 - y0);
+              for (int64_t xx = 0; xx < g.in[2]; ++xx)
+                for (int64_t q = cx.lo[xx]; q < cx.hi[xx]; ++q) {
+                  int64_t x0, x1;
+                  g.Range(2, q, &x0, &x1);
+                  add(drow + xx * c, o0 + q * c, i0 + xx * c, c, zy * (x1 - x0));
+                }
+            }
+        }
+      });
 }
 
 template <class T>
@@ -264,15 +306,16 @@ class MaxPool3DGradOp : public Pool3DBase {
     const T* grad = dy.flat<T>().data();
     T* din = dx->flat<T>().data();
     const T tol = T(1e-5f);
-    pdk_compute::ForEachImageChannelBlock(ctx->eigen_device<Eigen::ThreadPoolDevice>(), g.n, g.c,
-                                          WindowCost(g), [&](int64_t b, int64_t c0, int64_t c1) {
-      ScatterWindows(g, b, c0, c1, din, [&](int64_t o, int64_t i, int64_t) {
-        for (int64_t ch = c0; ch < c1; ++ch) {
-          const T diff = in[i + ch] - out[o + ch];
-          if (Eigen::numext::abs(diff) < tol) din[i + ch] += grad[o + ch];
-        }
-      });
-    });
+    GatherWindows(ctx->eigen_device<Eigen::ThreadPoolDevice>(), g, din,
+                  [in, out, grad, tol](T* acc, int64_t o, int64_t i, int64_t c, int64_t) {
+                    for (int64_t ch = 0; ch < c; ++ch) {
+                      // acc + (match ? grad : 0): every operand loaded
+                      // unconditionally, so vectorized. Adding +0 where no
+                      // match keeps acc's bits: acc, a sum from +0, is never -0.
+                      const T diff = in[i + ch] - out[o + ch], gv = grad[o + ch];
+                      acc[ch] += Eigen::numext::abs(diff) < tol ? gv : T(0);
+                    }
+                  });
   }
 };
 
@@ -300,17 +343,15 @@ class AvgPool3DGradOp : public Pool3DBase {
     if (dx->NumElements() == 0) return;
     const T* grad = dy.flat<T>().data();
     T* din = dx->flat<T>().data();
-    pdk_compute::ForEachImageChannelBlock(ctx->eigen_device<Eigen::ThreadPoolDevice>(), g.n, g.c,
-                                          WindowCost(g), [&](int64_t b, int64_t c0, int64_t c1) {
-      ScatterWindows(g, b, c0, c1, din, [&](int64_t o, int64_t i, int64_t size) {
-        // TensorFlow's scale: T(1.0f / size), the size counted in float.
-        const T scale = T(1.0f / static_cast<float>(size));
-        for (int64_t ch = c0; ch < c1; ++ch) {
-          const T v = grad[o + ch] * scale;
-          din[i + ch] += v;
-        }
-      });
-    });
+    GatherWindows(ctx->eigen_device<Eigen::ThreadPoolDevice>(), g, din,
+                  [grad](T* acc, int64_t o, int64_t, int64_t c, int64_t size) {
+                    // TensorFlow's scale: T(1.0f / size), the size counted in float.
+                    const T scale = T(1.0f / static_cast<float>(size));
+                    for (int64_t ch = 0; ch < c; ++ch) {
+                      const T v = grad[o + ch] * scale;
+                      acc[ch] += v;
+                    }
+                  });
   }
 };
 
