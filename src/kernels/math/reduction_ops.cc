@@ -32,7 +32,8 @@
 // except the 8 alternating non-unit runs starting with a reduced one
 // (Unimplemented). Every reduction is evaluated on the device's
 // Eigen::ThreadPoolDevice, whose cost model keeps small inputs on the calling
-// thread.
+// thread; the two-run reductions ([K R] -> [K], [R K] -> [K]) split their
+// outputs with pdk_compute::ParallelFor instead (the same bits, no barrier).
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
@@ -43,6 +44,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -134,12 +136,28 @@ Status ReduceRuns(const Eigen::ThreadPoolDevice& dev, const char* op, const T* i
   if (n == 1) {  // [R] -> scalar
     Out<A, 0>(out).device(dev) =
         src(In<T, 1>(in, g[0])).reduce(Eigen::IndexList<type2index<0>>(), reducer);
-  } else if (n == 2 && p.reduce_first) {  // [R K] -> [K]
-    Out<A, 1>(out, g[1]).device(dev) =
-        src(In<T, 2>(in, g[0], g[1])).reduce(Eigen::IndexList<type2index<0>>(), reducer);
-  } else if (n == 2) {  // [K R] -> [K]
-    Out<A, 1>(out, g[0]).device(dev) =
-        src(In<T, 2>(in, g[0], g[1])).reduce(Eigen::IndexList<type2index<1>>(), reducer);
+  } else if (n == 2) {
+    // [R K] -> [K] and [K R] -> [K]: outputs [k0, k1) evaluated on the
+    // calling thread's DefaultDevice, blocks split by ParallelFor (the caller
+    // takes part, no barrier sleep). Each block slices the whole reduction's
+    // output, so every element is reduced with its own input indices, as one
+    // .device(dev) evaluation does (Eigen's tree over a long inner run splits
+    // at packet boundaries counted from the input's start): the same bits.
+    const Index kept = p.reduce_first ? g[1] : g[0], r = p.reduce_first ? g[0] : g[1];
+    const Eigen::TensorOpCost cost(double(r) * sizeof(T), sizeof(A),
+                                   double(r) * Eigen::internal::functor_traits<Reducer>::Cost);
+    const Eigen::DefaultDevice one;
+    const In<T, 2> x(in, g[0], g[1]);
+    pdk_compute::ParallelFor(dev, kept, cost, [&](Index k0, Index k1) {
+      const Eigen::DSizes<Index, 1> first(k0), len(k1 - k0);
+      if (p.reduce_first) {
+        Out<A, 1>(out + k0, k1 - k0).device(one) =
+            src(x).reduce(Eigen::IndexList<type2index<0>>(), reducer).slice(first, len);
+      } else {
+        Out<A, 1>(out + k0, k1 - k0).device(one) =
+            src(x).reduce(Eigen::IndexList<type2index<1>>(), reducer).slice(first, len);
+      }
+    });
   } else if (n == 3 && p.reduce_first) {  // [R K R] -> [K]
     Out<A, 1>(out, g[1]).device(dev) =
         src(In<T, 3>(in, g[0], g[1], g[2]))
