@@ -205,6 +205,18 @@ def test_reduction_large_float32(op, shape, axes, rng):
     assert_matches_cpu(lambda t: REDUCTIONS[op](t, axis=axes), x, ops=[op], rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("op", ["Sum", "Mean", "Max"])
+@pytest.mark.parametrize("shape,axes", [((5, 100003), 1), ((100003, 5), 0), ((2048, 128), 1),
+                                        ((2048, 128), 0), ((1024, 1024), 1), ((1024, 1024), 0)])
+def test_reduction_two_runs_bitwise_as_cpu(op, shape, axes, rng):
+    """[K R] -> [K] and [R K] -> [K] split their outputs over the pool in blocks,
+    each reducing its elements with the element's own input indices: the bits
+    of TensorFlow's CPU kernel, also where Eigen's tree over a long inner run
+    (100003) splits at packet boundaries counted from the input's start."""
+    x = random_array(shape, np.float32, rng) * 37.0
+    assert_matches_cpu(lambda t: REDUCTIONS[op](t, axis=axes), x, ops=[op], rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_reduction_large_int(dtype, rng):
     x = random_array((512, 513), dtype, rng)
