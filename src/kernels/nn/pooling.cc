@@ -42,6 +42,9 @@
 // the device pool, vectorized over channels. MaxPoolGrad accumulates into
 // overlapping windows, so it splits (image, channel block) units, which never
 // write the same element; within a unit it is vectorized over channels too.
+// Windows that never overlap store into dx instead of adding (no zeroing
+// when they tile the input). Rows and units split with pdk_compute::
+// ParallelFor.
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
@@ -52,6 +55,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/nn/window.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
@@ -328,10 +332,12 @@ class PoolBase : public OpKernel {
   const PoolKind kind_;
 };
 
+// fn(first, last) over pieces of [0, units) on the pool (ParallelFor: the
+// caller takes part and never sleeps on a barrier); `cost`: operations per unit.
 template <class T>
 void ParallelRows(const Eigen::ThreadPoolDevice& dev, int64_t units, double cost, const T& fn) {
-  dev.parallelFor(units, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
-                  [&](Index first, Index last) { fn(first, last); });
+  pdk_compute::ParallelFor(dev, units, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
+                           [&](Index first, Index last) { fn(first, last); });
 }
 
 // The channel loops of MaxPool and MaxPoolGrad run on Eigen packets for
@@ -522,6 +528,12 @@ class MaxPoolGradOp : public PoolBase<kV2> {
     namespace ei = Eigen::internal;
     using P = typename ei::packet_traits<T>::type;
     constexpr int64_t kP = PacketSize<T>();
+    // Windows that never overlap (strides at least the window) store each
+    // position's value (grad or +0) instead of adding into dx, and when they
+    // also tile the input exactly, dx needs no zeroing first.
+    const bool disjoint = g.sh >= g.kh && g.sw >= g.kw;
+    const bool tiles = g.sh == g.kh && g.sw == g.kw && g.pt == 0 && g.pl == 0 &&
+                       g.oh * g.sh == g.h && g.ow * g.sw == g.w;
     const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     ParallelRows(dev, g.n * blocks, cost, [&](int64_t first, int64_t last) {
       for (int64_t u = first; u < last; ++u) {
@@ -529,7 +541,9 @@ class MaxPoolGradOp : public PoolBase<kV2> {
         const int64_t cn = std::min(kChannelBlock, C - c0);
         const T* ximg = x + n * g.h * g.w * C + c0;
         T* dximg = dx + n * g.h * g.w * C + c0;
-        if (blocks == 1) {
+        if (tiles) {
+          // every position is written below
+        } else if (blocks == 1) {
           std::fill(dximg, dximg + g.h * g.w * C, T(0));
         } else {
           for (int64_t p = 0; p < g.h * g.w; ++p)
@@ -565,7 +579,10 @@ class MaxPoolGradOp : public PoolBase<kV2> {
                   for (int64_t iw = w0; iw < w1; ++iw, k += 1) {
                     T* dp = dximg + (ih * g.w + iw) * C + c;
                     const P hit = ei::pcmp_eq(arg, ei::pset1<P>(k));
-                    ei::pstoreu(dp, ei::padd(ei::ploadu<P>(dp), ei::pand(hit, gv)));
+                    // Stored as +0 + value, as added into a zeroed dx: a -0
+                    // grad gives +0 either way.
+                    ei::pstoreu(dp, ei::padd(disjoint ? ei::pzero(gv) : ei::ploadu<P>(dp),
+                                             ei::pand(hit, gv)));
                   }
               }
             }
@@ -580,7 +597,13 @@ class MaxPoolGradOp : public PoolBase<kV2> {
                     arg = p;
                   }
                 }
-              dximg[arg * C + c] += g_row[c];
+              if (disjoint) {  // the window's positions: grad at the arg max, +0 elsewhere
+                for (int64_t ih = h0; ih < h1; ++ih)
+                  for (int64_t iw = w0; iw < w1; ++iw) dximg[(ih * g.w + iw) * C + c] = T(0);
+                dximg[arg * C + c] = T(0) + g_row[c];
+              } else {
+                dximg[arg * C + c] += g_row[c];
+              }
             }
           }
         }
