@@ -17,6 +17,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -26,8 +27,8 @@
 namespace pdk_compute {
 
 // Runs fn(s) once for every s in [0, shards) and returns when all are done.
-// The calling (TensorFlow executor) thread and up to numThreads() - 1 workers
-// of the device pool claim shard indices in order from a shared counter
+// The calling (TensorFlow executor) thread and up to min(numThreads(),
+// max_threads) - 1 workers of the device pool claim shard indices in order from a shared counter
 // (dynamic scheduling): a thread slowed down by another process on its core
 // takes fewer shards instead of holding the others up, and the caller never
 // waits for a worker that has not started (a late worker finds no shard left
@@ -35,9 +36,11 @@ namespace pdk_compute {
 // indexed by s), never on the thread that runs it, so results are the same
 // whichever thread runs which shard.
 template <class Fn>
-void RunShards(const Eigen::ThreadPoolDevice& dev, int64_t shards, Fn&& fn) {
+void RunShards(const Eigen::ThreadPoolDevice& dev, int64_t shards, Fn&& fn,
+               int64_t max_threads = std::numeric_limits<int64_t>::max()) {
   if (shards <= 0) return;
-  const int64_t helpers = std::min<int64_t>(dev.numThreads(), shards) - 1;
+  const int64_t helpers =
+      std::min({static_cast<int64_t>(dev.numThreads()), shards, max_threads}) - 1;
   if (helpers <= 0) {
     for (int64_t s = 0; s < shards; ++s) fn(s);
     return;
@@ -76,7 +79,8 @@ void RunShards(const Eigen::ThreadPoolDevice& dev, int64_t shards, Fn&& fn) {
 // fn(first, last) over consecutive pieces of [0, n) that cover it once, as
 // Eigen's dev.parallelFor(n, cost, fn) does: in the calling thread alone when
 // Eigen's cost model gives one thread for n units of `cost` each, else as
-// kPiecesPerThread pieces per thread claimed dynamically (RunShards). fn must
+// kPiecesPerThread pieces per thread claimed dynamically (RunShards) by at
+// most the cost model's number of threads. fn must
 // not depend on how [0, n) is cut or on the thread that runs a piece.
 inline constexpr int64_t kPiecesPerThread = 4;
 
@@ -93,9 +97,13 @@ void ParallelFor(const Eigen::ThreadPoolDevice& dev, Eigen::Index n, const Eigen
     return;
   }
   const int64_t pieces = std::min<int64_t>(n, kPiecesPerThread * threads);
-  RunShards(dev, pieces, [&](int64_t s) {
-    fn(static_cast<Eigen::Index>(n * s / pieces), static_cast<Eigen::Index>(n * (s + 1) / pieces));
-  });
+  RunShards(
+      dev, pieces,
+      [&](int64_t s) {
+        fn(static_cast<Eigen::Index>(n * s / pieces),
+           static_cast<Eigen::Index>(n * (s + 1) / pieces));
+      },
+      threads);
 }
 
 }  // namespace pdk_compute

@@ -9,9 +9,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -408,6 +411,32 @@ TEST(ParallelFor, CoversTheRangeOnceInContiguousPieces) {
           EXPECT_GT(pieces.load(), 1) << "an expensive range is split";
       }
     }
+  }
+}
+
+// The cost model's thread count caps the threads that take part: on a pool
+// of 4, a range Eigen would split over 2 threads runs on at most 2.
+TEST(ParallelFor, UsesAtMostTheCostModelsThreads) {
+  Eigen::ThreadPool pool(4);
+  const Eigen::ThreadPoolDevice dev(&pool, 4);
+  const Eigen::Index n = 1 << 16;
+  double cycles = 0.01;  // the cheapest cost the model splits over exactly 2 threads
+  auto model = [&](double c) {
+    return Eigen::TensorCostModel<Eigen::ThreadPoolDevice>::numThreads(
+        double(n), Eigen::TensorOpCost(4, 4, c), 4);
+  };
+  for (int i = 0; i < 400 && model(cycles) != 2; ++i) cycles *= 1.1;
+  ASSERT_EQ(model(cycles), 2);
+  const Eigen::TensorOpCost cost(4, 4, cycles);
+  for (int round = 0; round < 50; ++round) {
+    std::mutex mu;
+    std::set<std::thread::id> ids;
+    pdk_compute::ParallelFor(dev, n, cost, [&](Eigen::Index, Eigen::Index) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));  // let helpers join
+      std::lock_guard<std::mutex> lock(mu);
+      ids.insert(std::this_thread::get_id());
+    });
+    ASSERT_LE(ids.size(), 2u) << "round " << round;
   }
 }
 

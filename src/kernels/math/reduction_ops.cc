@@ -143,21 +143,26 @@ Status ReduceRuns(const Eigen::ThreadPoolDevice& dev, const char* op, const T* i
     // output, so every element is reduced with its own input indices, as one
     // .device(dev) evaluation does (Eigen's tree over a long inner run splits
     // at packet boundaries counted from the input's start): the same bits.
-    const Index kept = p.reduce_first ? g[1] : g[0], r = p.reduce_first ? g[0] : g[1];
-    const Eigen::TensorOpCost cost(double(r) * sizeof(T), sizeof(A),
-                                   double(r) * Eigen::internal::functor_traits<Reducer>::Cost);
+    // The split decision is Eigen's own: its cost model on the reduction's
+    // per-output cost (TensorEvaluator::costPerCoeff, vectorized) and store.
+    const Index kept = p.reduce_first ? g[1] : g[0];
     const Eigen::DefaultDevice one;
     const In<T, 2> x(in, g[0], g[1]);
-    pdk_compute::ParallelFor(dev, kept, cost, [&](Index k0, Index k1) {
-      const Eigen::DSizes<Index, 1> first(k0), len(k1 - k0);
-      if (p.reduce_first) {
+    auto run = [&](auto axes) {
+      const auto full = src(x).reduce(axes, reducer);
+      using Eval = Eigen::TensorEvaluator<const decltype(full), Eigen::DefaultDevice>;
+      const Eigen::TensorOpCost cost =
+          Eval(full, one).costPerCoeff(/*vectorized=*/true) + Eigen::TensorOpCost(0, sizeof(A), 0);
+      pdk_compute::ParallelFor(dev, kept, cost, [&](Index k0, Index k1) {
         Out<A, 1>(out + k0, k1 - k0).device(one) =
-            src(x).reduce(Eigen::IndexList<type2index<0>>(), reducer).slice(first, len);
-      } else {
-        Out<A, 1>(out + k0, k1 - k0).device(one) =
-            src(x).reduce(Eigen::IndexList<type2index<1>>(), reducer).slice(first, len);
-      }
-    });
+            full.slice(Eigen::DSizes<Index, 1>(k0), Eigen::DSizes<Index, 1>(k1 - k0));
+      });
+    };
+    if (p.reduce_first) {
+      run(Eigen::IndexList<type2index<0>>());  // [R K] -> [K]
+    } else {
+      run(Eigen::IndexList<type2index<1>>());  // [K R] -> [K]
+    }
   } else if (n == 3 && p.reduce_first) {  // [R K R] -> [K]
     Out<A, 1>(out, g[1]).device(dev) =
         src(In<T, 3>(in, g[0], g[1], g[2]))
