@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 
 namespace pdk_compute {
 
@@ -28,13 +29,13 @@ void ForEachImageChannelBlock(const Eigen::ThreadPoolDevice& dev, int64_t batch,
           : std::max<int64_t>(16, (channels + 2 * threads - 1) / (2 * threads));
   const int64_t blocks = std::max<int64_t>(1, (channels + block - 1) / block);
   const double cost = cost_per_channel * double(block);
-  dev.parallelFor(batch * blocks, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
-                          [&](Eigen::Index first, Eigen::Index last) {
-                            for (Eigen::Index u = first; u < last; ++u) {
-                              const int64_t b = u / blocks, c0 = (u % blocks) * block;
-                              fn(b, c0, std::min(channels, c0 + block));
-                            }
-                          });
+  pdk_compute::ParallelFor(dev, batch * blocks, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
+                           [&](Eigen::Index first, Eigen::Index last) {
+                             for (Eigen::Index u = first; u < last; ++u) {
+                               const int64_t b = u / blocks, c0 = (u % blocks) * block;
+                               fn(b, c0, std::min(channels, c0 + block));
+                             }
+                           });
 }
 
 }  // namespace pdk_compute

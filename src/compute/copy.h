@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 
 namespace pdk_compute {
 
@@ -37,7 +38,7 @@ inline void CopyStreams(const Eigen::ThreadPoolDevice& dev, int64_t rows,
   };
   if (rows * row_bytes <= kBlock) return copy_rows(0, rows);
   if (rows >= 4 * dev.numThreads()) {
-    dev.parallelFor(rows, Eigen::TensorOpCost(row_bytes, row_bytes, 0), copy_rows);
+    pdk_compute::ParallelFor(dev, rows, Eigen::TensorOpCost(row_bytes, row_bytes, 0), copy_rows);
     return;
   }
   struct Task {
@@ -51,12 +52,12 @@ inline void CopyStreams(const Eigen::ThreadPoolDevice& dev, int64_t rows,
       for (int64_t off = 0; off < s.bytes; off += kBlock)
         tasks.push_back({s.dst + r * s.dst_stride + off, s.src + r * s.src_stride + off,
                          std::min(kBlock, s.bytes - off)});
-  dev.parallelFor(static_cast<Eigen::Index>(tasks.size()),
-                  Eigen::TensorOpCost(kBlock, kBlock, 0),
-                  [&](Eigen::Index first, Eigen::Index last) {
-                    for (Eigen::Index i = first; i < last; ++i)
-                      std::memcpy(tasks[i].dst, tasks[i].src, tasks[i].n);
-                  });
+  pdk_compute::ParallelFor(dev, static_cast<Eigen::Index>(tasks.size()),
+                           Eigen::TensorOpCost(kBlock, kBlock, 0),
+                           [&](Eigen::Index first, Eigen::Index last) {
+                             for (Eigen::Index i = first; i < last; ++i)
+                               std::memcpy(tasks[i].dst, tasks[i].src, tasks[i].n);
+                           });
 }
 
 }  // namespace pdk_compute

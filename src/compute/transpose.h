@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 
 namespace pdk_compute {
 
@@ -22,32 +23,34 @@ inline void BatchedTranspose2D(const Eigen::ThreadPoolDevice& dev, const U* src,
   constexpr int64_t kBlock = 512 / sizeof(U), kMicro = 8;
   const int64_t strips = (rows + kBlock - 1) / kBlock;
   const double strip_bytes = static_cast<double>(kBlock * cols * sizeof(U));
-  dev.parallelFor(
-      batch * strips, Eigen::TensorOpCost(strip_bytes, strip_bytes, 0),
-      [&](Eigen::Index first, Eigen::Index last) {
-        for (Eigen::Index u = first; u < last; ++u) {
-          const U* s = src + (u / strips) * rows * cols;
-          U* d = dst + (u / strips) * rows * cols;
-          const int64_t r0 = (u % strips) * kBlock, r1 = std::min(rows, r0 + kBlock);
-          for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
-            const int64_t c1 = std::min(cols, c0 + kBlock);
-            for (int64_t rm = r0; rm < r1; rm += kMicro)
-              for (int64_t cm = c0; cm < c1; cm += kMicro) {
-                if (rm + kMicro <= r1 && cm + kMicro <= c1) {
-                  U t[kMicro][kMicro];
-                  for (int i = 0; i < kMicro; ++i)
-                    for (int j = 0; j < kMicro; ++j) t[j][i] = s[(rm + i) * cols + cm + j];
-                  for (int j = 0; j < kMicro; ++j)
-                    for (int i = 0; i < kMicro; ++i) d[(cm + j) * rows + rm + i] = t[j][i];
-                } else {
-                  for (int64_t r = rm; r < std::min(r1, rm + kMicro); ++r)
-                    for (int64_t c = cm; c < std::min(c1, cm + kMicro); ++c)
-                      d[c * rows + r] = s[r * cols + c];
-                }
-              }
-          }
-        }
-      });
+  pdk_compute::ParallelFor(dev, batch * strips, Eigen::TensorOpCost(strip_bytes, strip_bytes, 0),
+                           [&](Eigen::Index first, Eigen::Index last) {
+                             for (Eigen::Index u = first; u < last; ++u) {
+                               const U* s = src + (u / strips) * rows * cols;
+                               U* d = dst + (u / strips) * rows * cols;
+                               const int64_t r0 = (u % strips) * kBlock,
+                                             r1 = std::min(rows, r0 + kBlock);
+                               for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
+                                 const int64_t c1 = std::min(cols, c0 + kBlock);
+                                 for (int64_t rm = r0; rm < r1; rm += kMicro)
+                                   for (int64_t cm = c0; cm < c1; cm += kMicro) {
+                                     if (rm + kMicro <= r1 && cm + kMicro <= c1) {
+                                       U t[kMicro][kMicro];
+                                       for (int i = 0; i < kMicro; ++i)
+                                         for (int j = 0; j < kMicro; ++j)
+                                           t[j][i] = s[(rm + i) * cols + cm + j];
+                                       for (int j = 0; j < kMicro; ++j)
+                                         for (int i = 0; i < kMicro; ++i)
+                                           d[(cm + j) * rows + rm + i] = t[j][i];
+                                     } else {
+                                       for (int64_t r = rm; r < std::min(r1, rm + kMicro); ++r)
+                                         for (int64_t c = cm; c < std::min(c1, cm + kMicro); ++c)
+                                           d[c * rows + r] = s[r * cols + c];
+                                     }
+                                   }
+                               }
+                             }
+                           });
 }
 
 }  // namespace pdk_compute

@@ -17,6 +17,7 @@
 
 #include "compute/copy.h"
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 
 namespace pdk_kernels {
 
@@ -75,7 +76,7 @@ inline void CopyBox(const Eigen::ThreadPoolDevice& dev, size_t elem, const char*
     }
   };
   if (rows * row_bytes <= (64 << 10)) return copy_rows(0, rows);
-  dev.parallelFor(rows, Eigen::TensorOpCost(row_bytes, row_bytes, 2 * c), copy_rows);
+  pdk_compute::ParallelFor(dev, rows, Eigen::TensorOpCost(row_bytes, row_bytes, 2 * c), copy_rows);
 }
 
 }  // namespace pdk_kernels

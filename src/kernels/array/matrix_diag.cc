@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/parallel_for.h"
 #include "kernels/array/tf_array_util.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
@@ -114,8 +115,9 @@ class MatrixDiagPartV3Op : public OpKernel {
     if (out->TotalBytes() <= (64 << 10)) {
       do_rows(0, rows);
     } else {
-      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
-          rows, Eigen::TensorOpCost(max_len * elem, max_len * elem, 4 * max_len), do_rows);
+      pdk_compute::ParallelFor(ctx->eigen_device<Eigen::ThreadPoolDevice>(), rows,
+                               Eigen::TensorOpCost(max_len * elem, max_len * elem, 4 * max_len),
+                               do_rows);
     }
   }
 

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/array/box_copy.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
@@ -211,8 +212,8 @@ class MirrorPadOp : public OpKernel {
     if (out->TotalBytes() <= (64 << 10)) {
       do_rows(0, rows);
     } else {
-      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
-          rows, Eigen::TensorOpCost(orow * elem, orow * elem, 4 * rank), do_rows);
+      pdk_compute::ParallelFor(ctx->eigen_device<Eigen::ThreadPoolDevice>(), rows,
+                               Eigen::TensorOpCost(orow * elem, orow * elem, 4 * rank), do_rows);
     }
   }
 

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <vector>
 
+#include "compute/parallel_for.h"
 #include "kernels/array/tf_array_util.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
@@ -126,8 +127,8 @@ class ReverseV2Op : public OpKernel {
     if (out->TotalBytes() <= (64 << 10)) {
       do_rows(0, rows);
     } else {
-      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
-          rows, Eigen::TensorOpCost(row, row, 3 * r), do_rows);
+      pdk_compute::ParallelFor(ctx->eigen_device<Eigen::ThreadPoolDevice>(), rows,
+                               Eigen::TensorOpCost(row, row, 3 * r), do_rows);
     }
   }
 };

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -116,7 +117,8 @@ class UnsortedSegmentOp : public OpKernel {
     if (n * inner <= (32 << 10)) {
       reduce_cols(0, inner);
     } else {
-      dev.parallelFor(inner, Eigen::TensorOpCost(n * sizeof(T), n * sizeof(T), n), reduce_cols);
+      pdk_compute::ParallelFor(dev, inner, Eigen::TensorOpCost(n * sizeof(T), n * sizeof(T), n),
+                               reduce_cols);
     }
   }
 };

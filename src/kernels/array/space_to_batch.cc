@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -124,7 +125,7 @@ void MoveBlocks(const Eigen::ThreadPoolDevice& dev, const BlockGeometry& g, int6
   if (rows * row_bytes <= (64 << 10)) {
     do_rows(0, rows);
   } else {
-    dev.parallelFor(rows, Eigen::TensorOpCost(row_bytes, row_bytes, 6 * m), do_rows);
+    pdk_compute::ParallelFor(dev, rows, Eigen::TensorOpCost(row_bytes, row_bytes, 6 * m), do_rows);
   }
 }
 

@@ -12,6 +12,8 @@
 // parentheses.
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
+#include "compute/transpose.h"
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -20,7 +22,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
-#include "compute/transpose.h"
+#include "compute/parallel_for.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -95,19 +97,19 @@ void StridedTranspose(const Eigen::ThreadPoolDevice& dev, const U* src, U* dst,
   for (int64 d : dims) total *= d;
   const int64 inner = out_dims[rank - 1], inner_stride = src_stride[rank - 1];
   const int64 rows = total / inner;
-  dev.parallelFor(
-      rows, Eigen::TensorOpCost(inner * sizeof(U), inner * sizeof(U), rank),
-      [&](Eigen::Index first, Eigen::Index last) {
-        for (Eigen::Index r = first; r < last; ++r) {
-          int64 rem = r, off = 0;
-          for (int i = rank - 2; i >= 0; --i) {
-            off += (rem % out_dims[i]) * src_stride[i];
-            rem /= out_dims[i];
-          }
-          U* o = dst + r * inner;
-          for (int64 j = 0; j < inner; ++j) o[j] = src[off + j * inner_stride];
-        }
-      });
+  pdk_compute::ParallelFor(dev, rows,
+                           Eigen::TensorOpCost(inner * sizeof(U), inner * sizeof(U), rank),
+                           [&](Eigen::Index first, Eigen::Index last) {
+                             for (Eigen::Index r = first; r < last; ++r) {
+                               int64 rem = r, off = 0;
+                               for (int i = rank - 2; i >= 0; --i) {
+                                 off += (rem % out_dims[i]) * src_stride[i];
+                                 rem /= out_dims[i];
+                               }
+                               U* o = dst + r * inner;
+                               for (int64 j = 0; j < inner; ++j) o[j] = src[off + j * inner_stride];
+                             }
+                           });
 }
 
 // Moves elements of `Bytes` bytes as pdk::UIntOfSizeT<Bytes> (one kernel per

@@ -50,6 +50,7 @@
 #include <type_traits>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -278,8 +279,8 @@ class ImageProjectiveTransformOp : public OpKernel {
   void Run(const Eigen::ThreadPoolDevice& dev, const Geometry& g, int64_t batch, const T* in,
            const float* tr, bool one_transform, T fill, T* out) const {
     const double cost = double(g.ow * (g.c * 8 + 24));
-    dev.parallelFor(
-        batch * g.oh, Eigen::TensorOpCost(cost, g.ow * g.c * sizeof(T), cost),
+    pdk_compute::ParallelFor(
+        dev, batch * g.oh, Eigen::TensorOpCost(cost, g.ow * g.c * sizeof(T), cost),
         [&](Index first, Index last) {
           for (Index row = first; row < last; ++row) {
             const int64_t b = row / g.oh, yy = row % g.oh;

@@ -46,6 +46,7 @@
 
 #include "compute/channel_blocks.h"
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -151,8 +152,9 @@ class ResizeBilinearOp : public ResizeBase {
     const T* src = x.flat<T>().data();
     float* dst = y->flat<float>().data();
     const double cost = double(ow * c * 8);
-    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
-        b * oh, Eigen::TensorOpCost(cost, ow * c * 4, cost), [&](Index first, Index last) {
+    pdk_compute::ParallelFor(
+        ctx->eigen_device<Eigen::ThreadPoolDevice>(), b * oh,
+        Eigen::TensorOpCost(cost, ow * c * 4, cost), [&](Index first, Index last) {
           for (Index row = first; row < last; ++row) {
             const int64_t n = row / oh, yi = row % oh;
             const Interp& wy = ys[yi];

@@ -32,6 +32,7 @@
 #include <limits>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -109,17 +110,17 @@ class ColorspaceOp : public OpKernel {
     if (pixels == 0) return;
     const T* in = x.flat<T>().data();
     T* out = y->flat<T>().data();
-    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
-        pixels, Eigen::TensorOpCost(3 * sizeof(T), 3 * sizeof(T), 30),
-        [&](Index first, Index last) {
-          for (Index p = first; p < last; ++p) {
-            if constexpr (kToHsv) {
-              RgbToHsv<T>(in + 3 * p, out + 3 * p);
-            } else {
-              HsvToRgb<T>(in + 3 * p, out + 3 * p);
-            }
-          }
-        });
+    pdk_compute::ParallelFor(ctx->eigen_device<Eigen::ThreadPoolDevice>(), pixels,
+                             Eigen::TensorOpCost(3 * sizeof(T), 3 * sizeof(T), 30),
+                             [&](Index first, Index last) {
+                               for (Index p = first; p < last; ++p) {
+                                 if constexpr (kToHsv) {
+                                   RgbToHsv<T>(in + 3 * p, out + 3 * p);
+                                 } else {
+                                   HsvToRgb<T>(in + 3 * p, out + 3 * p);
+                                 }
+                               }
+                             });
   }
 };
 

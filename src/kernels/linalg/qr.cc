@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -139,8 +140,9 @@ class QrOp : public OpKernel {
       }
     };
     const double flops = 2.0 * static_cast<double>(m) * n * p + 2.0 * m * qcols * p;
-    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
-        batch, Eigen::TensorOpCost(sizeof(T) * m * n, sizeof(T) * (m * qcols + rrows * n), flops),
+    pdk_compute::ParallelFor(
+        ctx->eigen_device<Eigen::ThreadPoolDevice>(), batch,
+        Eigen::TensorOpCost(sizeof(T) * m * n, sizeof(T) * (m * qcols + rrows * n), flops),
         do_matrices);
   }
 

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -131,10 +132,11 @@ class ArgOp : public OpKernel {
     };
     const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     if (inner == 1) {
-      dev.parallelFor(outer, Eigen::TensorOpCost(double(n) * sizeof(T), sizeof(OutT), double(n)),
-                      [&](Index first, Index last) {
-                        for (Index o = first; o < last; ++o) res[o] = scan_row(in + o * n);
-                      });
+      pdk_compute::ParallelFor(dev, outer,
+                               Eigen::TensorOpCost(double(n) * sizeof(T), sizeof(OutT), double(n)),
+                               [&](Index first, Index last) {
+                                 for (Index o = first; o < last; ++o) res[o] = scan_row(in + o * n);
+                               });
       return;
     }
     auto run = [&](Index first, Index last) {
@@ -160,8 +162,8 @@ class ArgOp : public OpKernel {
     };
     const Index items = outer * blocks;
     const double per_item = static_cast<double>(n * bw);
-    dev.parallelFor(items, Eigen::TensorOpCost(per_item * sizeof(T), bw * sizeof(OutT), per_item),
-                    run);
+    pdk_compute::ParallelFor(
+        dev, items, Eigen::TensorOpCost(per_item * sizeof(T), bw * sizeof(OutT), per_item), run);
   }
 
  private:

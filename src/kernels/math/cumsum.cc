@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -91,8 +92,8 @@ class ScanOp : public OpKernel {
     if (in.num_elements() <= (16 << 10)) {
       scan(0, outer);
     } else {
-      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
-          outer, Eigen::TensorOpCost(slab * sizeof(T), slab * sizeof(T), slab), scan);
+      pdk_compute::ParallelFor(ctx->eigen_device<Eigen::ThreadPoolDevice>(), outer,
+                               Eigen::TensorOpCost(slab * sizeof(T), slab * sizeof(T), slab), scan);
     }
   }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -78,8 +79,9 @@ class TopKOp : public OpKernel {
     if (rows * n <= (16 << 10)) {
       do_rows(0, rows);
     } else {
-      ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
-          rows, Eigen::TensorOpCost(n * sizeof(T), k * (sizeof(T) + sizeof(I)), n * 8), do_rows);
+      pdk_compute::ParallelFor(
+          ctx->eigen_device<Eigen::ThreadPoolDevice>(), rows,
+          Eigen::TensorOpCost(n * sizeof(T), k * (sizeof(T) + sizeof(I)), n * 8), do_rows);
     }
   }
 };

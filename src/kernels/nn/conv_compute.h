@@ -31,6 +31,7 @@
 #include "compute/dnnl_conv.h"
 #include "compute/eigen.h"
 #include "compute/gemm.h"
+#include "compute/parallel_for.h"
 #include "kernels/nn/window.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -104,8 +105,8 @@ template <class T>
 void CopyColumns(const Eigen::ThreadPoolDevice& dev, const T* src, int64_t src_stride, T* dst,
                  int64_t dst_stride, int64_t rows, int64_t width) {
   const double bytes = double(width * sizeof(T));
-  dev.parallelFor(
-      rows, Eigen::TensorOpCost(bytes, bytes, 0), [&](Eigen::Index first, Eigen::Index last) {
+  pdk_compute::ParallelFor(
+      dev, rows, Eigen::TensorOpCost(bytes, bytes, 0), [&](Eigen::Index first, Eigen::Index last) {
         for (Eigen::Index r = first; r < last; ++r)
           std::memcpy(dst + r * dst_stride, src + r * src_stride, sizeof(T) * width);
       });
@@ -237,8 +238,8 @@ inline void MacChannels(int64_t C, int64_t M, const T* x, const T* w, T* acc) {
 // Runs fn(first, last) over [0, units) on the device pool, `cost` flops each.
 template <class Fn>
 void ParallelRows(const Eigen::ThreadPoolDevice& dev, int64_t units, double cost, Fn&& fn) {
-  dev.parallelFor(units, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
-                  [&](Eigen::Index first, Eigen::Index last) { fn(first, last); });
+  pdk_compute::ParallelFor(dev, units, Eigen::TensorOpCost(cost * 4, cost * 4, cost),
+                           [&](Eigen::Index first, Eigen::Index last) { fn(first, last); });
 }
 
 // DepthwiseConv2dNative forward: a gather over output rows (n, oh), split

@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/nn/channel_layout.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -147,15 +148,17 @@ void ForEachRun(const Eigen::ThreadPoolDevice& dev, const Layout& l,
                 const Eigen::TensorOpCost& cost, Body&& body) {
   if (l.inner == 1) {
     const int64_t c = l.channels;
-    dev.parallelFor(l.outer, cost * static_cast<double>(c), [&](Index first, Index last) {
-      for (Index r = first; r < last; ++r) body(r * c, c, RowPick{c});
-    });
+    pdk_compute::ParallelFor(dev, l.outer, cost * static_cast<double>(c),
+                             [&](Index first, Index last) {
+                               for (Index r = first; r < last; ++r) body(r * c, c, RowPick{c});
+                             });
   } else {
     const int64_t inner = l.inner, c = l.channels;
-    dev.parallelFor(l.outer * c, cost * static_cast<double>(inner),
-                    [&](Index first, Index last) {
-                      for (Index r = first; r < last; ++r) body(r * inner, inner, RunPick{r % c});
-                    });
+    pdk_compute::ParallelFor(dev, l.outer * c, cost * static_cast<double>(inner),
+                             [&](Index first, Index last) {
+                               for (Index r = first; r < last; ++r)
+                                 body(r * inner, inner, RunPick{r % c});
+                             });
   }
 }
 
@@ -182,14 +185,16 @@ Status ChannelSums(OpKernelContext* ctx, const Layout& l, Body&& body, std::vect
     std::fill(partial, partial + shards * K * c, 0.0);
     const int64_t per_shard = (rows + shards - 1) / shards;
     const double elems = static_cast<double>(per_shard * c);
-    dev.parallelFor(shards, Eigen::TensorOpCost(elems * 8, K * c * 8.0, elems * 4 * K),
-                    [&](Index first, Index last) {
-                      for (Index s = first; s < last; ++s) {
-                        const RowAcc acc{partial + s * K * c, c};
-                        const int64_t r1 = std::min(rows, (s + 1) * per_shard);
-                        for (int64_t r = s * per_shard; r < r1; ++r) body(r * c, c, RowPick{c}, acc);
-                      }
-                    });
+    pdk_compute::ParallelFor(dev, shards,
+                             Eigen::TensorOpCost(elems * 8, K * c * 8.0, elems * 4 * K),
+                             [&](Index first, Index last) {
+                               for (Index s = first; s < last; ++s) {
+                                 const RowAcc acc{partial + s * K * c, c};
+                                 const int64_t r1 = std::min(rows, (s + 1) * per_shard);
+                                 for (int64_t r = s * per_shard; r < r1; ++r)
+                                   body(r * c, c, RowPick{c}, acc);
+                               }
+                             });
     MMap<double> o(out->data(), K * c);
     for (int64_t s = 0; s < shards; ++s) o += CMap<double>(partial + s * K * c, K * c);
     return OkStatus();
@@ -198,14 +203,14 @@ Status ChannelSums(OpKernelContext* ctx, const Layout& l, Body&& body, std::vect
   Tensor scratch;
   TF_RETURN_IF_ERROR(ctx->allocate_temp(DT_DOUBLE, TensorShape({runs, K}), &scratch));
   double* run_sums = scratch.flat<double>().data();
-  dev.parallelFor(runs, Eigen::TensorOpCost(inner * 8.0, K * 8.0, inner * 4.0 * K),
-                  [&](Index first, Index last) {
-                    for (Index r = first; r < last; ++r) {
-                      double* s = run_sums + r * K;
-                      std::fill(s, s + K, 0.0);
-                      body(r * inner, inner, RunPick{r % c}, RunAcc{s});
-                    }
-                  });
+  pdk_compute::ParallelFor(dev, runs, Eigen::TensorOpCost(inner * 8.0, K * 8.0, inner * 4.0 * K),
+                           [&](Index first, Index last) {
+                             for (Index r = first; r < last; ++r) {
+                               double* s = run_sums + r * K;
+                               std::fill(s, s + K, 0.0);
+                               body(r * inner, inner, RunPick{r % c}, RunAcc{s});
+                             }
+                           });
   for (int64_t r = 0; r < runs; ++r)
     for (int k = 0; k < K; ++k) (*out)[k * c + r % c] += run_sums[r * K + k];
   return OkStatus();

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -58,27 +59,28 @@ class InTopKOp : public OpKernel {
     const float* p = pred.flat<float>().data();
     const T* t = targets.flat<T>().data();
     bool* o = out->flat<bool>().data();
-    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
-        rows, Eigen::TensorOpCost(classes * 4.0, 1, classes * 2.0),
-        [&](Eigen::Index first, Eigen::Index last) {
-          for (Eigen::Index b = first; b < last; ++b) {
-            const float* row = p + b * classes;
-            const int64 target = static_cast<int64>(t[b]);
-            bool cannot_say = target < 0 || target >= classes || !std::isfinite(row[target]);
-            int64 more = 0;
-            if (!cannot_say) {
-              const float want = row[target];
-              for (int64 c = 0; c < classes; ++c) {
-                if (!std::isfinite(row[c])) {
-                  cannot_say = true;
-                  break;
-                }
-                if (row[c] > want && ++more > k) break;
-              }
-            }
-            o[b] = !cannot_say && more < k;
-          }
-        });
+    pdk_compute::ParallelFor(ctx->eigen_device<Eigen::ThreadPoolDevice>(), rows,
+                             Eigen::TensorOpCost(classes * 4.0, 1, classes * 2.0),
+                             [&](Eigen::Index first, Eigen::Index last) {
+                               for (Eigen::Index b = first; b < last; ++b) {
+                                 const float* row = p + b * classes;
+                                 const int64 target = static_cast<int64>(t[b]);
+                                 bool cannot_say =
+                                     target < 0 || target >= classes || !std::isfinite(row[target]);
+                                 int64 more = 0;
+                                 if (!cannot_say) {
+                                   const float want = row[target];
+                                   for (int64 c = 0; c < classes; ++c) {
+                                     if (!std::isfinite(row[c])) {
+                                       cannot_say = true;
+                                       break;
+                                     }
+                                     if (row[c] > want && ++more > k) break;
+                                   }
+                                 }
+                                 o[b] = !cannot_say && more < k;
+                               }
+                             });
   }
 };
 

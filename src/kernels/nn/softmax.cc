@@ -19,6 +19,7 @@
 #include <cmath>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -66,8 +67,8 @@ class SoftmaxOp : public OpKernel {
     T* o = static_cast<T*>(out->data());
     const Eigen::TensorOpCost row_cost(classes * sizeof(T), classes * sizeof(T),
                                        classes * kCyclesPerElement);
-    ctx->eigen_device<Eigen::ThreadPoolDevice>().parallelFor(
-        rows, row_cost, [&](Index first, Index last) {
+    pdk_compute::ParallelFor(
+        ctx->eigen_device<Eigen::ThreadPoolDevice>(), rows, row_cost, [&](Index first, Index last) {
           if constexpr (pdk_compute::kIsHalfLike<T>) {
             // 16-bit floats: each row is widened to float32, computed there, and
             // rounded once (TF's CPU kernel computes in T; this is as or more exact).

@@ -30,6 +30,7 @@
 #include <string>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "compute/widen.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -124,7 +125,7 @@ class SoftmaxXentOp : public OpKernel {
   static void Run(const Eigen::ThreadPoolDevice& dev, const C* x, Strides sx, const C* l,
                   Strides sl, int64 batch, int64 classes, C* loss_p, C* bp) {
     const bool dense = sx.row == classes && sx.col == 1 && sl.row == classes && sl.col == 1;
-    dev.parallelFor(batch, RowCost(classes, sizeof(C)), [&](Index first, Index last) {
+    pdk_compute::ParallelFor(dev, batch, RowCost(classes, sizeof(C)), [&](Index first, Index last) {
       for (Index r = first; r < last; ++r) {
         C* y = bp + r * classes;
         if (dense) {
@@ -226,7 +227,7 @@ class SparseSoftmaxXentOp : public OpKernel {
   template <class C>
   static void Run(const Eigen::ThreadPoolDevice& dev, const C* x_all, const Label* k,
                   int64 batch, int64 classes, C* loss_p, C* bp) {
-    dev.parallelFor(batch, RowCost(classes, sizeof(C)), [&](Index first, Index last) {
+    pdk_compute::ParallelFor(dev, batch, RowCost(classes, sizeof(C)), [&](Index first, Index last) {
       for (Index r = first; r < last; ++r) {
         Eigen::Map<const Vec<C>> x(x_all + r * classes, classes);
         Eigen::Map<Vec<C>> y(bp + r * classes, classes);

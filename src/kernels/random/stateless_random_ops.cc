@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/random/philox.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
@@ -112,10 +113,10 @@ void Fill(const Eigen::ThreadPoolDevice& dev, const Dist& dist, const Philox& ge
   // Per group: one Philox block (~10 cycles per uint32) plus the distribution.
   const double cycles = 4.0 * (10 + Dist::kCost) * (Dist::kVariable ? 2 : 1);
   const Eigen::TensorOpCost cost(0, Dist::kGroup * sizeof(T), cycles);
-  dev.parallelFor(static_cast<Eigen::Index>(groups), cost,
-                  [&](Eigen::Index first, Eigen::Index last) {
-                    pdk_random::FillGroups(dist, gen, data, size, first, last);
-                  });
+  pdk_compute::ParallelFor(dev, static_cast<Eigen::Index>(groups), cost,
+                           [&](Eigen::Index first, Eigen::Index last) {
+                             pdk_random::FillGroups(dist, gen, data, size, first, last);
+                           });
 }
 
 // How a kernel gets its generator: from key/counter/alg (inputs 1-3, V2) or

@@ -41,6 +41,7 @@
 #include <type_traits>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 #include "pdk/variables.h"
 
@@ -71,10 +72,10 @@ Status SameShape(const std::string& op, const char* a, const ::pdk::Shape& x, co
 // fn(k) per element, split over the device pool.
 template <class Fn>
 void ForEach(const Eigen::ThreadPoolDevice& dev, int64_t n, double cost, Fn fn) {
-  dev.parallelFor(n, Eigen::TensorOpCost(cost * 8, cost * 8, cost),
-                  [&](Eigen::Index a, Eigen::Index b) {
-                    for (Eigen::Index k = a; k < b; ++k) fn(k);
-                  });
+  pdk_compute::ParallelFor(dev, n, Eigen::TensorOpCost(cost * 8, cost * 8, cost),
+                           [&](Eigen::Index a, Eigen::Index b) {
+                             for (Eigen::Index k = a; k < b; ++k) fn(k);
+                           });
 }
 
 class LockingAttrsOp : public OpKernel {
