@@ -716,23 +716,16 @@ class AvgPoolGradOp : public PoolBase<false> {
     }
     const T* dy = grad.flat<T>().data();
     const int64_t C = g.c;
-    // Output windows covering input row ih: oh*SH - PT <= ih < oh*SH - PT + KH.
-    auto covering = [](int64_t i, int64_t pad, int64_t k, int64_t s, int64_t n_out,
-                       int64_t* lo, int64_t* hi) {
-      const int64_t a = i + pad - k + 1;  // oh*s >= a
-      *lo = a <= 0 ? 0 : (a + s - 1) / s;
-      *hi = std::min<int64_t>((i + pad) / s + 1, n_out);
-    };
     ParallelRows(ctx->eigen_device<Eigen::ThreadPoolDevice>(), g.n * g.h,
                  double(g.w * C * (g.kh / g.sh + 1) * (g.kw / g.sw + 1)),
                  [&](int64_t first, int64_t last) {
       for (int64_t r = first; r < last; ++r) {
         const int64_t n = r / g.h, ih = r % g.h;
         int64_t oh0, oh1;
-        covering(ih, g.pt, g.kh, g.sh, g.oh, &oh0, &oh1);
+        ::pdk_kernels::CoveringOutputs(ih, g.pt, g.kh, g.sh, g.oh, &oh0, &oh1);
         for (int64_t iw = 0; iw < g.w; ++iw) {
           int64_t ow0, ow1;
-          covering(iw, g.pl, g.kw, g.sw, g.ow, &ow0, &ow1);
+          ::pdk_kernels::CoveringOutputs(iw, g.pl, g.kw, g.sw, g.ow, &ow0, &ow1);
           Eigen::Map<Vec<T>> acc(dx + (r * g.w + iw) * C, C);
           acc.setZero();
           for (int64_t oh = oh0; oh < oh1; ++oh)

@@ -11,11 +11,13 @@
 //     (LaunchMaxPooling3dGradOp, tensorflow/core/kernels/pooling_ops_3d.cc),
 //     grad[n,p,r,q,c] goes to every position of its window whose input is
 //     within 1e-5 of orig_output[n,p,r,q,c] (|x - y| < 1e-5 in T; every tie,
-//     not the first), accumulated window by window in (p, r, q) order.
+//     not the first), accumulated window by window in (p, r, q) order
+//     (TensorFlow's kernel sums overlapping windows in another order: float
+//     results differ by an ulp or so; docs/ops.md).
 //   AvgPool3DGrad(orig_input_shape (host int32 [5]), grad [N,OD,OH,OW,C])
 //     -> orig_input_shape: each grad value times T(1 / in-bounds window size)
-//     added to the window's positions, window by window in (p, r, q) order (as
-//     TensorFlow's LaunchAvgPooling3dGradOp).
+//     added to the window's positions, window by window in (p, r, q) order
+//     (TensorFlow's LaunchAvgPooling3dGradOp, summing in another order).
 //   T in {float32, bfloat16} (TensorFlow's CPU kernels' types; 16-bit values
 //   in Eigen's bfloat16 arithmetic). ksize and strides are NDHWC 5-vectors
 //   whose batch and channel entries are 1; output sizes and leading padding as
@@ -37,10 +39,9 @@
 // got ...", TensorFlow's wording), an orig_input_shape that is not 5 values.
 //
 // Parallelism: the forward ops split output rows (n, p, r) over the device
-// pool; the gradients gather, for each input element, the windows that
-// contain it in TensorFlow's window order (the same additions in the same
-// order as TensorFlow's scatter), split over input rows (n, z, y). Channels
-// are the innermost loop (NDHWC), in blocks held in registers.
+// pool, each output row its own accumulator; the gradients gather, for each
+// input element, the windows that contain it in window order (p, r, q),
+// split over input rows (n, z, y). Channels are the innermost loop (NDHWC).
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
@@ -227,25 +228,23 @@ class Pool3DOp : public Pool3DBase {
 };
 
 // The output windows that contain each input index along one dimension:
-// input index i lies in the windows of outputs [lo[i], hi[i]) (empty when a
-// stride longer than the window skips it). Window o starts at o * s - pad.
+// input index i lies in the windows of outputs [lo[i], hi[i])
+// (window.h's CoveringOutputs, tabulated once per gradient).
 struct Covering {
   std::vector<int64_t> lo, hi;
   Covering(const Geom3& g, int dim) : lo(g.in[dim]), hi(g.in[dim]) {
-    const int64_t k = g.k[dim], s = g.s[dim], pad = g.pad[dim], out = g.out[dim];
-    for (int64_t i = 0; i < g.in[dim]; ++i) {
-      const int64_t first = i + pad - k + 1;  // the least window start covering i
-      lo[i] = first <= 0 ? 0 : std::min(out, (first + s - 1) / s);
-      hi[i] = std::max(lo[i], std::min(out, (i + pad) / s + 1));
-    }
+    for (int64_t i = 0; i < g.in[dim]; ++i)
+      ::pdk_kernels::CoveringOutputs(i, g.pad[dim], g.k[dim], g.s[dim], g.out[dim], &lo[i],
+                                     &hi[i]);
   }
 };
 
 // The gradients as a gather: every element of din [N,D,H,W,C] is the sum,
 // from T(0), of the contributions of the windows that contain it, taken in
-// TensorFlow's window order (p, r, q). TensorFlow's CPU kernels scatter
-// window by window, adding into din, which makes the same additions in the
-// same order, so the same bits. Input rows (n, z, y) split over the pool; a
+// window order (p, r, q): the additions of a window-by-window scatter into a
+// zeroed din, in its order (PDK's earlier kernel; the same bits). TensorFlow's
+// CPU kernels sum in another order where windows overlap (differences of an
+// ulp or so, docs/ops.md). Input rows (n, z, y) split over the pool; a
 // row is zeroed, then for each (p, r) covering it, in order, every position x
 // takes its windows q in order: per element, (p, r, q) order. add(acc, o, i,
 // c, size) adds one window's contribution to the c channels at acc: o and i

@@ -440,6 +440,18 @@ pdk::Status ParseSpatial(tensorflow::OpKernelConstruction* c, const char* name, 
   return ParseSpatial<D>(pdk::Attrs(c->raw()), name, f, out, optional, any_channel);
 }
 
+// The outputs whose windows contain input index i along one dimension, as
+// [*lo, *hi) (empty when a stride longer than the window skips i): window o
+// of size k, stride s and leading padding pad covers inputs
+// [o*s - pad, o*s - pad + k), for o in [0, n_out). The pooling gradients'
+// gathers (pooling.cc, pooling3d.cc) walk these.
+inline void CoveringOutputs(int64_t i, int64_t pad, int64_t k, int64_t s, int64_t n_out,
+                            int64_t* lo, int64_t* hi) {
+  const int64_t first = i + pad - k + 1;  // the least window start covering i
+  *lo = first <= 0 ? 0 : std::min(n_out, (first + s - 1) / s);
+  *hi = std::max(*lo, std::min(n_out, (i + pad) / s + 1));
+}
+
 inline pdk::Status ParseDataFormatNHWC(tensorflow::OpKernelConstruction* c) {
   return ParseDataFormatNHWC(pdk::Attrs(c->raw()));
 }
