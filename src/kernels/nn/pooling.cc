@@ -597,13 +597,10 @@ class MaxPoolGradOp : public PoolBase<kV2> {
                     arg = p;
                   }
                 }
-              if (disjoint) {  // the window's positions: grad at the arg max, +0 elsewhere
+              if (tiles)  // dx was not zeroed: this window's positions are its own
                 for (int64_t ih = h0; ih < h1; ++ih)
                   for (int64_t iw = w0; iw < w1; ++iw) dximg[(ih * g.w + iw) * C + c] = T(0);
-                dximg[arg * C + c] = T(0) + g_row[c];
-              } else {
-                dximg[arg * C + c] += g_row[c];
-              }
+              dximg[arg * C + c] += g_row[c];
             }
           }
         }
