@@ -2,6 +2,24 @@
 
 namespace pdk_graph {
 
+void SplitInputs(const NodeDef& n, std::vector<std::string>* regular,
+                 std::vector<std::string>* control) {
+  for (const std::string& in : n.input)
+    (!in.empty() && in[0] == '^' ? control : regular)->push_back(in);
+}
+
+std::vector<std::string> ControlInputs(const NodeDef& n) {
+  std::vector<std::string> regular, control;
+  SplitInputs(n, &regular, &control);
+  return control;
+}
+
+std::unordered_map<std::string, size_t> IndexByName(const GraphDef& graph) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < graph.node.size(); ++i) index.emplace(graph.node[i].name, i);
+  return index;
+}
+
 GraphView::GraphView(const GraphDef& graph) : graph_(graph) {
   const int n = static_cast<int>(graph.node.size());
   info_.resize(n);

@@ -26,6 +26,16 @@ namespace pdk_graph {
 // keeping the order of the others. The rewrites' last step.
 void RemoveNodes(GraphDef* graph, const std::vector<bool>& remove);
 
+// n's inputs in order, split into regular ones and control ("^node") ones;
+// appended to *regular and *control.
+void SplitInputs(const NodeDef& n, std::vector<std::string>* regular,
+                 std::vector<std::string>* control);
+// n's control inputs ("^node"), in order.
+std::vector<std::string> ControlInputs(const NodeDef& n);
+// Each node's position in graph.node, by name (the first, for a duplicated
+// name).
+std::unordered_map<std::string, size_t> IndexByName(const GraphDef& graph);
+
 // A new node (what the rewrites emit).
 NodeDef MakeNode(const std::string& name, const std::string& op, const std::string& device,
                  std::vector<std::string> inputs, std::map<std::string, AttrValue> attr);

@@ -77,14 +77,6 @@ const Fanout* SoleFanout(const GraphView& view, const NodeDef& n, const RewriteC
   return &view.regular_fanouts(n, 0).front();
 }
 
-void SplitInputs(const NodeDef& n, std::vector<std::string>* regular,
-                 std::vector<std::string>* control) {
-  for (const std::string& in : n.input) {
-    if (!in.empty() && in[0] == '^') control->push_back(in);
-    else regular->push_back(in);
-  }
-}
-
 // The control inputs of `nodes`, in order, once each, without those naming a
 // node in `skip`.
 std::vector<std::string> MergeControls(const std::vector<const NodeDef*>& nodes,
@@ -95,12 +87,6 @@ std::vector<std::string> MergeControls(const std::vector<const NodeDef*>& nodes,
   for (const std::string& c : control)
     if (!skip.count(c.substr(1)) && seen.insert(c).second) out.push_back(c);
   return out;
-}
-
-std::unordered_map<std::string, size_t> IndexByName(const GraphDef& graph) {
-  std::unordered_map<std::string, size_t> index;
-  for (size_t i = 0; i < graph.node.size(); ++i) index.emplace(graph.node[i].name, i);
-  return index;
 }
 
 // ------------------------------------------------------------ Pad folding

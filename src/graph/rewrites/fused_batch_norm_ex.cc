@@ -55,8 +55,7 @@ void SplitFusedBatchNormEx(GraphDef* graph, const RewriteContext& ctx) {
     if (mode != "Identity" && !ctx.can_emit(mode)) continue;
     if (num_side == 1 && !ctx.can_emit("AddV2")) continue;
     std::vector<std::string> regular, control;
-    for (const std::string& in : n.input)
-      (!in.empty() && in[0] == '^' ? control : regular).push_back(in);
+    SplitInputs(n, &regular, &control);
     if (regular.size() != static_cast<size_t>(5 + num_side)) continue;
     const std::string bn_name = n.name + "/_pdk_batch_norm";
     const std::string add_name = n.name + "/_pdk_add";

@@ -266,8 +266,7 @@ void FuseKerasAdam(GraphDef* graph, const RewriteContext& ctx) {
   }
   if (matches.empty()) return;
 
-  std::unordered_map<std::string, size_t> index;
-  for (size_t i = 0; i < graph->node.size(); ++i) index.emplace(graph->node[i].name, i);
+  const std::unordered_map<std::string, size_t> index = IndexByName(*graph);
   std::vector<bool> remove(graph->node.size(), false);
   std::vector<NodeDef> added;
   for (const Match& m : matches) {

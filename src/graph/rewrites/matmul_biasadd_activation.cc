@@ -347,14 +347,6 @@ std::vector<Match> FindMatches(const GraphDef& graph, const RewriteContext& ctx)
   return matches;
 }
 
-void SplitInputs(const NodeDef& n, std::vector<std::string>* regular,
-                 std::vector<std::string>* control) {
-  for (const std::string& in : n.input) {
-    if (!in.empty() && in[0] == '^') control->push_back(in);
-    else regular->push_back(in);
-  }
-}
-
 }  // namespace
 
 void FuseMatMulBiasAddActivation(GraphDef* graph, const RewriteContext& ctx) {
@@ -362,8 +354,7 @@ void FuseMatMulBiasAddActivation(GraphDef* graph, const RewriteContext& ctx) {
   const std::vector<Match> matches = FindMatches(*graph, ctx);
   if (matches.empty()) return;
 
-  std::unordered_map<std::string, size_t> index;
-  for (size_t i = 0; i < graph->node.size(); ++i) index.emplace(graph->node[i].name, i);
+  const std::unordered_map<std::string, size_t> index = IndexByName(*graph);
   std::vector<bool> remove(graph->node.size(), false);
 
   for (const Match& m : matches) {

@@ -84,13 +84,6 @@ const NodeDef* SkipIdentities(const GraphView& view, const NodeDef* n, int* port
   return n;
 }
 
-std::vector<std::string> ControlInputs(const NodeDef& n) {
-  std::vector<std::string> out;
-  for (const std::string& in : n.input)
-    if (!in.empty() && in[0] == '^') out.push_back(in);
-  return out;
-}
-
 std::map<std::string, AttrValue> InternalAttrs(const NodeDef& n) {
   std::map<std::string, AttrValue> out;
   for (const auto& [key, value] : n.attr)
@@ -197,8 +190,7 @@ void RewriteTensorListGradients(GraphDef* graph, const RewriteContext& ctx) {
   }
   if (add_matches.empty() && zl_matches.empty()) return;
 
-  std::unordered_map<std::string, size_t> index;
-  for (size_t i = 0; i < graph->node.size(); ++i) index.emplace(graph->node[i].name, i);
+  const std::unordered_map<std::string, size_t> index = IndexByName(*graph);
   std::vector<bool> remove(graph->node.size(), false);
   std::vector<NodeDef> added;
 

@@ -53,13 +53,6 @@ bool IsTransposeOnDevice(const RewriteContext& ctx, const GraphView& view, const
   return n.op == "Transpose" && ctx.on_device(n) && view.num_regular_inputs(n) == 2;
 }
 
-std::vector<std::string> ControlInputs(const NodeDef& n) {
-  std::vector<std::string> out;
-  for (const std::string& in : n.input)
-    if (!in.empty() && in[0] == '^') out.push_back(in);
-  return out;
-}
-
 }  // namespace
 
 void CancelTransposes(GraphDef* graph, const RewriteContext& ctx) {
