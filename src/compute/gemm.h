@@ -44,6 +44,7 @@
 
 #include "compute/eigen.h"
 #include "compute/parallel_for.h"  // RunShards
+#include "compute/transpose.h"     // BatchedTranspose2D
 
 namespace pdk_compute {
 
@@ -214,10 +215,69 @@ void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T*
   GemmEigen(ta, tb, rows, cols, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 
+template <class T>
+void BatchGemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, int64_t n,
+               int64_t k, int64_t batch, const T* a, const std::vector<int64_t>& a_off,
+               const T* b, const std::vector<int64_t>& b_off, T* c);
+
+// Rows of op(A) and op(B) each shard of TransposedAGemm's k split sums over,
+// at least: below, oneDNN's brgemm kernel runs short of its packed-panel rate.
+constexpr int64_t kMinSplitK = 64;
+
+// One float32 product C[m,n] = A^T op(B) split over the pool (`shards` >= 2)
+// with every block dense, so that each runs on oneDNN's brgemm kernel
+// (GemmBlock) where a split of C's rows or columns would hand OpenBLAS strided
+// blocks of A or B: MatMul's weight gradient x^T dy (tf.linalg.matmul with
+// transpose_a, TensorFlow's MatMul gradient) ran 1.7-1.9x slower than
+// TensorFlow's oneDNN MatMul so (docs/benchmarks.md, "float32 GEMM"). Two ways,
+// whichever moves fewer extra floats:
+// - split k (B not transposed): shard s sums rows [k_s, k_{s+1}) of A and B,
+//   both dense, into its own [m,n] partial (shard 0 into C); the partials are
+//   then added to C in shard order, elementwise blocks on the pool.
+//   Extra traffic: (shards - 1) partials, m*n floats each;
+// - transpose A once on the pool ([k,m] -> [m,k], BatchedTranspose2D) and run
+//   the NN (or NT) product, whose row blocks are dense. Extra: m*k floats.
+// Returns false (nothing written) when neither gives a block oneDNN runs
+// faster (DnnlFloat32Wins): the caller splits as for any product. The sum
+// order over k differs from one undivided product, within float rounding, and
+// is fixed by the shapes and the pool size (same bits from run to run).
+inline bool TransposedAGemm(const Eigen::ThreadPoolDevice& dev, bool tb, int64_t m, int64_t n,
+                            int64_t k, const float* a, const float* b, float* c,
+                            int64_t shards) {
+  const int64_t split = tb ? 1 : std::min<int64_t>(shards, k / kMinSplitK);
+  const bool by_k = split >= 2 && n * (split - 1) <= k &&
+                    DnnlFloat32Wins(true, false, m, n, k / split);
+  if (by_k) {
+    std::unique_ptr<float[]> partials(new float[size_t((split - 1) * m * n)]);
+    RunShards(dev, split, [&](int64_t s) {
+      const int64_t k0 = k * s / split, k1 = k * (s + 1) / split;
+      float* out = s == 0 ? c : partials.get() + (s - 1) * m * n;
+      GemmBlock<float>(true, false, m, n, k1 - k0, a + k0 * m, m, b + k0 * n, n, out, n);
+    });
+    const int64_t total = m * n, pieces = std::max<int64_t>(1, std::min<int64_t>(shards, total / 4096));
+    RunShards(dev, pieces, [&](int64_t p) {
+      const int64_t e0 = total * p / pieces, e1 = total * (p + 1) / pieces;
+      for (int64_t s = 1; s < split; ++s) {
+        const float* part = partials.get() + (s - 1) * total;
+        for (int64_t e = e0; e < e1; ++e) c[e] += part[e];
+      }
+    });
+    return true;
+  }
+  // NN / NT after the transpose: row blocks of m / shards rows.
+  if (m < 2 * shards || !DnnlFloat32Wins(false, tb, m / shards, n, k)) return false;
+  std::unique_ptr<float[]> at(new float[size_t(m * k)]);
+  BatchedTranspose2D<float>(dev, a, at.get(), 1, k, m);
+  static const std::vector<int64_t> kZero{0};
+  BatchGemm<float>(dev, false, tb, m, n, k, 1, at.get(), kZero, b, kZero, c);
+  return true;
+}
+
 // `batch` independent products C_i[m,n] = op(A_i) op(B_i), where A_i starts at
 // a + a_off[i], B_i at b + b_off[i], C_i at c + i*m*n (all dense row-major).
 // Work units are (batch item, block of output rows or columns); up to
 // kShardsPerThread * numThreads() shards of contiguous units run on RunShards.
+// A single float32 product with a transposed A goes to TransposedAGemm first.
 template <class T>
 void BatchGemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, int64_t n,
                int64_t k, int64_t batch, const T* a, const std::vector<int64_t>& a_off,
@@ -231,6 +291,12 @@ void BatchGemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, 
   const double flops = 2.0 * double(m) * double(n) * double(k) * double(batch);
   const int threads = dev.numThreads();
   const bool parallel = threads > 1 && flops >= kParallelFlops;
+  if constexpr (std::is_same_v<T, float>) {
+    if (ta && parallel && batch == 1 &&
+        TransposedAGemm(dev, tb, m, n, k, a + a_off[0], b + b_off[0], c,
+                        threads * kShardsPerThread))
+      return;
+  }
   // Split each product along its longer output side when there are fewer
   // products than threads; float32 with an untransposed A splits rows when
   // there are enough (16 per thread): its row blocks are dense, so they run

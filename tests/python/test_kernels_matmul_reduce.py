@@ -62,6 +62,29 @@ def test_matmul(dtype, transpose_a, transpose_b, rng):
         assert out[0].shape == (m, n)
 
 
+# float32 products with a transposed A that pdk_compute::TransposedAGemm splits
+# into dense blocks (src/compute/gemm.h): (m, k, n) with k split over the pool
+# (uneven ranges: k = 1001), and with A transposed first (n * 3 > k; and every
+# transpose_b = True).
+TRANSPOSED_A_SHAPES = [(130, 1001, 70), (128, 2048, 256), (784, 256, 512), (257, 300, 129)]
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+@pytest.mark.parametrize("m,k,n", TRANSPOSED_A_SHAPES)
+def test_matmul_transposed_a_float32(m, k, n, transpose_b, rng):
+    """Against the CPU, and the same bits on a second run (the split depends
+    on the shapes and the pool size only)."""
+    a = random_array((k, m), np.float32, rng)
+    b = random_array((n, k) if transpose_b else (k, n), np.float32, rng)
+    fn = lambda x, y: tf.linalg.matmul(x, y, transpose_a=True, transpose_b=transpose_b)
+    out = assert_matches_cpu(fn, a, b, ops=["MatMul"], rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(out[0], a.astype(np.float64).T @ (b.T if transpose_b else b),
+                               rtol=1e-4, atol=1e-3)
+    with tf.device("/PDK:0"):
+        again = fn(tf.constant(a), tf.constant(b)).numpy()
+    assert again.tobytes() == out[0].tobytes()
+
+
 def test_matmul_gradients(rng):
     a = random_array((37, 53), np.float32, rng)
     b = random_array((53, 29), np.float32, rng)
