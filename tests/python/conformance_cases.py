@@ -613,7 +613,16 @@ for eq, shapes in [
         ("ij,jk->ik", ([3, 0], [0, 5])),
         ("bij,bjk->kib", ([16, 33, 20], [16, 20, 17])),
         ("a->aa", ([5],)),                    # repeated output labels: a diagonal
-        ("ab,bc->aaca", ([2, 3], [3, 4]))]:
+        ("ab,bc->aaca", ([2, 3], [3, 4])),
+        # Keras MultiHeadAttention's einsums: operands gathered as whole rows
+        # (transposed GEMM operands where that keeps rows whole), the operands
+        # swapped when the output has the second operand's free labels first.
+        ("aecd,abcd->acbe", ([2, 5, 3, 4], [2, 6, 3, 4])),
+        ("aecd,abcd->acbe", ([2, 5, 3, 2], [2, 6, 3, 2])),      # rows of 2: element gather
+        ("acbe,aecd->abcd", ([2, 3, 6, 5], [2, 5, 3, 4])),
+        ("acbe,abcd->aecd", ([2, 3, 6, 5], [2, 6, 3, 4])),
+        ("abc,abde->cde", ([2, 5, 4], [2, 5, 3, 6])),
+        ("aecdz,abcd->acbe", ([2, 5, 3, 4, 2], [2, 6, 3, 4]))]:  # z summed first
     case("Einsum", inputs=[("inputs", many(*shapes))], attrs={"equation": eq},
          dtypes={"T": FLOAT + INT}, tol=MM_TOL, reference=wide_reference("Einsum"))
 

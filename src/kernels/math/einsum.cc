@@ -16,10 +16,15 @@
 // Two inputs: each operand becomes a [batch, free, contract] matrix stack (a
 // strided gather that also sums its reduce labels; skipped when the operand's
 // buffer already is in that order, or in [batch, contract, free], which becomes
-// a transposed GEMM), the stacks are multiplied by the batched GEMM MatMul and
-// BatchMatMulV2 use (src/compute/gemm.h: OpenBLAS for float32/float64, Eigen
-// for integers, batch broadcasting by offsets), and the [batch, free_a, free_b]
-// product is written to the output order (directly when it already is).
+// a transposed GEMM; gathered in whichever of the two orders keeps the input's
+// contiguous rows whole, copied a row at a time), the stacks are multiplied by
+// the batched GEMM MatMul and BatchMatMulV2 use (src/compute/gemm.h: oneDNN or
+// OpenBLAS for float32, OpenBLAS for float64, Eigen for integers, batch
+// broadcasting by offsets), and the [batch, free_a, free_b] product is written
+// to the output order (directly when it already is; the operands swap when the
+// output has free_b before free_a). Keras's MultiHeadAttention scores,
+// "aecd,abcd->acbe", went from 1144 to 206 µs so ([32,64,4,32] operands;
+// docs/benchmarks.md, "float32 GEMM").
 // One input: a strided gather-sum straight into the output ("ij->ji", "ij->").
 // float16/bfloat16 go through float32 as MatMul's path does: the operands are
 // widened while they are gathered, the product and every sum are float32, the
@@ -44,6 +49,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compute/eigen.h"
@@ -184,14 +190,53 @@ bool IsDense(const Dims& d, int64_t elements) {
   return true;
 }
 
+// Whether the last dimension of `d` larger than 1 has stride 1 (rows of
+// contiguous elements), or `d` has none.
+bool InnerContiguous(const Dims& d) {
+  for (int i = static_cast<int>(d.size.size()) - 1; i >= 0; --i)
+    if (d.size[i] != 1) return d.stride[i] == 1;
+  return true;
+}
+
 // dst[i] = D(sum over `red` of src[offset of keep-index i + reduce offset]),
 // dst dense over `keep`; sums in A. Split over the device pool when large.
+// Without a reduction and with a contiguous last `keep` dimension (a layout
+// change that moves whole rows: the attention einsums' operands), rows are
+// copied as runs instead of element by element.
 template <class S, class D, class A>
 void GatherSum(const Eigen::ThreadPoolDevice& dev, const S* src, const Dims& keep,
                const Dims& red, D* dst) {
   const int64_t n = keep.count(), r = red.count();
   if (n == 0) return;
   const int kr = static_cast<int>(keep.size.size()), rr = static_cast<int>(red.size.size());
+  if (rr == 0 && kr > 0 && keep.stride[kr - 1] == 1 && keep.size[kr - 1] >= 4) {
+    const int64_t len = keep.size[kr - 1], runs = n / len;
+    Dims outer;  // keep without its last dimension: one entry per run
+    for (int d = 0; d + 1 < kr; ++d) outer.Add(keep.size[d], keep.stride[d]);
+    auto copy_runs = [&](int64_t lo, int64_t hi) {
+      std::vector<int64_t> idx(kr - 1, 0);
+      int64_t off = 0, rem = lo;
+      for (int d = kr - 2; d >= 0; --d) {
+        idx[d] = rem % outer.size[d];
+        rem /= outer.size[d];
+        off += idx[d] * outer.stride[d];
+      }
+      for (int64_t i = lo; i < hi; ++i) {
+        const S* from = src + off;
+        D* to = dst + i * len;
+        if constexpr (std::is_same_v<S, D>) {
+          std::memcpy(to, from, sizeof(D) * size_t(len));
+        } else {
+          for (int64_t j = 0; j < len; ++j) to[j] = static_cast<D>(static_cast<A>(from[j]));
+        }
+        Advance(outer, &idx, &off);
+      }
+    };
+    const int64_t shards = n >= 65536 ? std::min<int64_t>(dev.numThreads(), runs) : int64_t{1};
+    pdk_compute::RunShards(dev, shards,
+                           [&](int64_t s) { copy_runs(runs * s / shards, runs * (s + 1) / shards); });
+    return;
+  }
   auto reduce_at = [&](int64_t base) -> A {
     if (rr == 0) return static_cast<A>(src[base]);
     A acc = A(0);
@@ -428,8 +473,7 @@ class EinsumOp : public OpKernel {
       for (int l : ls) p *= label_size[l];
       return p;
     };
-    const int64_t m = prod(free_a), n = prod(free_b), k = prod(contract);
-    const int64_t nbatch = prod(batch);
+    const int64_t k = prod(contract), nbatch = prod(batch);
 
     // One operand as a stack of matrices: its own batch sizes (1 where it
     // broadcasts), then `rows` and `cols` labels. Uses the input's buffer when
@@ -483,21 +527,40 @@ class EinsumOp : public OpKernel {
           return p;
         }
       }
+      // Gathered in the order whose last dimension is contiguous in the
+      // input (whole rows copied), as a transposed GEMM operand if need be.
+      const Dims flipped = concat(bdims, cdims, rdims);
+      p.transposed = !InnerContiguous(straight) && InnerContiguous(flipped);
+      const Dims& order = p.transposed ? flipped : straight;
       PDK_RETURN_IF_ERROR(ctx->allocate_temp(DataTypeToEnum<C>::value,
-                                             TensorShape({straight.count()}), &p.scratch));
+                                             TensorShape({order.count()}), &p.scratch));
       C* scratch = p.scratch.template flat<C>().data();
-      GatherSum<T, C, C>(dev, in[idx]->flat<T>().data(), straight, red, scratch);
+      GatherSum<T, C, C>(dev, in[idx]->flat<T>().data(), order, red, scratch);
       p.data = scratch;
       return p;
     };
+    // The product is [batch, free_a, free_b]; when the output has the free
+    // labels the other way round ("aecd,abcd->acbe"), the operands swap, so
+    // that the product lands in the output's order without a gather.
+    auto concat_labels = [&](const std::vector<int>& x, const std::vector<int>& y) {
+      std::vector<int> l = batch;
+      l.insert(l.end(), x.begin(), x.end());
+      l.insert(l.end(), y.begin(), y.end());
+      return l;
+    };
+    const bool swap = concat_labels(free_a, free_b) != out_labels &&
+                      concat_labels(free_b, free_a) == out_labels;
+    if (swap) std::swap(free_a, free_b);
+    const int first = swap ? 1 : 0;
     // a: [batch, free_a, contract] (or its transpose); b: [batch, contract,
     // free_b] (or [batch, free_b, contract], a transposed GEMM operand).
-    PDK_ASSIGN_OR_RETURN(Packed pa, pack(0, free_a, contract));
-    PDK_ASSIGN_OR_RETURN(Packed pb, pack(1, contract, free_b));
+    PDK_ASSIGN_OR_RETURN(Packed pa, pack(first, free_a, contract));
+    PDK_ASSIGN_OR_RETURN(Packed pb, pack(1 - first, contract, free_b));
 
     // Offsets of each output batch item's matrices (stride 0 where an operand
     // broadcasts), as BatchMatMulV2 does.
     const int br = static_cast<int>(batch.size());
+    const int64_t m = prod(free_a), n = prod(free_b);
     std::vector<int64_t> sa(br, 0), sb(br, 0);
     int64_t ma = m * k, mb = k * n;
     for (int d = br - 1; d >= 0; --d) {
@@ -525,9 +588,7 @@ class EinsumOp : public OpKernel {
 
     // The product [batch, free_a, free_b]: straight into the output when that
     // is the output's order, else into scratch, then to the output's order.
-    std::vector<int> product_labels = batch;
-    product_labels.insert(product_labels.end(), free_a.begin(), free_a.end());
-    product_labels.insert(product_labels.end(), free_b.begin(), free_b.end());
+    const std::vector<int> product_labels = concat_labels(free_a, free_b);
     const bool direct = !pdk_compute::kIsHalfLike<T> && product_labels == out_labels;
     Tensor product;
     C* c = nullptr;
