@@ -102,14 +102,19 @@ bool GemmBlockDnnl(DnnlGemmType type, bool ta, bool tb, int64_t rows, int64_t co
 // slow on small products (64x64x32: 2.8 against 1.9 us; 32x64x256: 13.1
 // against 8.2 us), so NT goes to oneDNN from 30 KFLOP when the output has
 // >= 1280 elements; NN from 300 KFLOP; TN, where OpenBLAS leads up to about
-// 1 MFLOP, from 2.5 MFLOP (and TT, rare). Where oneDNN has no brgemm kernel
-// (CPUs without AVX-512), GemmBlockDnnl declines and OpenBLAS runs it all.
+// 1 MFLOP on one product in a hot loop, from 2.5 MFLOP (and TT, rare). NN and
+// TN also go to oneDNN from 100 KFLOP with >= 1280 output elements: in a
+// batch of products with cold operands (attention's 128 products of
+// 64x64x32 per BatchMatMulV2) oneDNN measured 1.4-1.5x faster (236 -> 161 us
+// NN, 235 -> 170 us TN per BatchMatMulV2; docs/benchmarks.md, "float32
+// GEMM"). Where oneDNN has no brgemm kernel (CPUs without AVX-512),
+// GemmBlockDnnl declines and OpenBLAS runs it all.
 inline bool DnnlFloat32Wins(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k) {
   if (rows < 8 || cols < 8) return false;
   const double flops = 2.0 * double(rows) * double(cols) * double(k);
   if (!ta && tb) return flops >= 3.0e4 && rows * cols >= 1280;
-  if (!ta && !tb) return flops >= 3.0e5;
-  return flops >= 2.5e6;
+  if (!ta && !tb) return flops >= 3.0e5 || (flops >= 1.0e5 && rows * cols >= 1280);
+  return flops >= 2.5e6 || (flops >= 1.0e5 && rows * cols >= 1280);
 }
 
 // True if op(A), op(B) and C are dense (row strides equal to the stored row
