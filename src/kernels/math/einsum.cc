@@ -177,6 +177,18 @@ inline void Advance(const Dims& d, std::vector<int64_t>* idx, int64_t* off) {
   }
 }
 
+// The row-major index over `d` of element number `i` into *idx (sized to d's
+// rank); returns its offset (the sum of idx[j] * d.stride[j]).
+inline int64_t Seek(const Dims& d, int64_t i, std::vector<int64_t>* idx) {
+  int64_t off = 0;
+  for (int j = static_cast<int>(d.size.size()) - 1; j >= 0; --j) {
+    (*idx)[j] = i % d.size[j];
+    i /= d.size[j];
+    off += (*idx)[j] * d.stride[j];
+  }
+  return off;
+}
+
 // Whether `d` (ignoring size-1 dimensions) walks a dense row-major buffer of
 // exactly `elements` elements.
 bool IsDense(const Dims& d, int64_t elements) {
@@ -215,12 +227,7 @@ void GatherSum(const Eigen::ThreadPoolDevice& dev, const S* src, const Dims& kee
     for (int d = 0; d + 1 < kr; ++d) outer.Add(keep.size[d], keep.stride[d]);
     auto copy_runs = [&](int64_t lo, int64_t hi) {
       std::vector<int64_t> idx(kr - 1, 0);
-      int64_t off = 0, rem = lo;
-      for (int d = kr - 2; d >= 0; --d) {
-        idx[d] = rem % outer.size[d];
-        rem /= outer.size[d];
-        off += idx[d] * outer.stride[d];
-      }
+      int64_t off = Seek(outer, lo, &idx);
       for (int64_t i = lo; i < hi; ++i) {
         const S* from = src + off;
         D* to = dst + i * len;
@@ -251,12 +258,7 @@ void GatherSum(const Eigen::ThreadPoolDevice& dev, const S* src, const Dims& kee
   };
   auto run = [&](int64_t lo, int64_t hi) {
     std::vector<int64_t> idx(kr, 0);
-    int64_t off = 0, rem = lo;
-    for (int d = kr - 1; d >= 0; --d) {
-      idx[d] = rem % keep.size[d];
-      rem /= keep.size[d];
-      off += idx[d] * keep.stride[d];
-    }
+    int64_t off = Seek(keep, lo, &idx);
     for (int64_t i = lo; i < hi; ++i) {
       dst[i] = static_cast<D>(reduce_at(off));
       Advance(keep, &idx, &off);
