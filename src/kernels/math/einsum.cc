@@ -23,8 +23,8 @@
 // broadcasting by offsets), and the [batch, free_a, free_b] product is written
 // to the output order (directly when it already is; the operands swap when the
 // output has free_b before free_a). Keras's MultiHeadAttention scores,
-// "aecd,abcd->acbe", went from 1144 to 206 µs so ([32,64,4,32] operands;
-// docs/benchmarks.md, "float32 GEMM").
+// "aecd,abcd->acbe" on [32,64,4,32] operands, went from 1397 to 206 µs so
+// (bench/bench_matmul.py; docs/benchmarks.md, "float32 GEMM").
 // One input: a strided gather-sum straight into the output ("ij->ji", "ij->").
 // float16/bfloat16 go through float32 as MatMul's path does: the operands are
 // widened while they are gathered, the product and every sum are float32, the
