@@ -78,6 +78,8 @@ class AttrValue {
   bool GetFuncName(std::string* name) const;
   // list(int): the list's `i` entries, packed or not (an empty list is one).
   bool GetIntList(std::vector<int64_t>* values) const;
+  // list(type): the list's `type` entries (TF_DataType values), the same way.
+  bool GetTypeList(std::vector<int64_t>* dtypes) const;
   // The elements of an integer tensor (AttrValue.tensor, e.g. a Const's
   // "value"; TensorProto dtype DT_INT32 or DT_INT64 with a fully defined shape
   // of rank <= 8 and at most 2^20 elements), row-major, from tensor_content or
@@ -349,25 +351,35 @@ inline bool ReadRepeatedVarint(Reader& r, int wire, std::vector<int64_t>* out) {
   return true;
 }
 
-}  // namespace graph_internal
-
-inline bool AttrValue::GetIntList(std::vector<int64_t>* values) const {
-  if (graph_internal::OneofCase(bytes_) != 1) return false;
+// The repeated varint field `field` of AttrValue.list (ListValue.i = 3,
+// ListValue.type = 6).
+inline bool GetListVarints(const std::string& attr, int field, std::vector<int64_t>* values) {
+  if (OneofCase(attr) != 1) return false;
   std::string_view list;
-  if (!graph_internal::LastField(bytes_, 1, wire::kLengthDelimited, [&](wire::Reader& r) { return r.Bytes(&list); }))
+  if (!LastField(attr, 1, wire::kLengthDelimited, [&](wire::Reader& r) { return r.Bytes(&list); }))
     return false;
   values->clear();
   wire::Reader r(list);
   while (!r.done()) {
     int f, w;
     if (!r.Tag(&f, &w)) return false;
-    if (f == 3) {
-      if (!graph_internal::ReadRepeatedVarint(r, w, values)) return false;
+    if (f == field) {
+      if (!ReadRepeatedVarint(r, w, values)) return false;
     } else if (!r.Skip(w)) {
       return false;
     }
   }
   return true;
+}
+
+}  // namespace graph_internal
+
+inline bool AttrValue::GetIntList(std::vector<int64_t>* values) const {
+  return graph_internal::GetListVarints(bytes_, 3, values);
+}
+
+inline bool AttrValue::GetTypeList(std::vector<int64_t>* dtypes) const {
+  return graph_internal::GetListVarints(bytes_, 6, dtypes);
 }
 
 inline bool AttrValue::GetType(int* dtype) const {

@@ -151,6 +151,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   if (on("elementwise_fusion")) FuseElementwise(graph, ctx);
   RewriteTensorListGradients(graph, ctx);
   PlaceInt32ListElementsInHostMemory(graph, ctx);
+  PlaceLogicalOpBoolsInHostMemory(graph, ctx);
   LabelAsyncLaunches(graph, ctx, options.async);  // the nodes the rewrites created
   if (StrictEnabled()) EnforceStrictPlacement(graph, options.optimizer.device_type, options.report);  // PDK_STRICT=1
   return pdk::Status::OK();

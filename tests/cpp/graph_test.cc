@@ -646,6 +646,74 @@ TEST(TensorListHostMemory, Int32ElementArgumentsOnPdkGoToHostMemory) {
 }
 
 
+// ------------------------------- bool tensors of the logical ops in host memory
+
+// Keras's ops.argmax on float logits: LogicalAnd(Equal(x, 0.0), Less(int32))
+// feeding SelectV2's condition; plus the cases the rewrite must leave alone.
+TEST(LogicalBoolHostMemory, ComparisonAndSelectBesideALogicalOpUseHostMemory) {
+  GraphDef g;
+  g.node = {Node("x", "Placeholder", {}), Node("zero", "Const", {}),
+            Node("bits", "Placeholder", {}),
+            Node("eq", "Equal", {"x", "zero"}),           // float -> bool, device memory
+            Node("neg", "Less", {"bits", "zero"}),        // int32: host memory already
+            Node("and", "LogicalAnd", {"eq", "neg"}),
+            Node("sel", "SelectV2", {"and", "zero", "x"}),
+            Node("cast", "Cast", {"and"}),
+            // A comparison also read by a kernel that wants device memory,
+            // and one read by no logical op: both stay in device memory.
+            Node("gt", "Greater", {"x", "zero"}),
+            Node("not", "LogicalNot", {"gt"}),
+            Node("keep", "Identity", {"gt"}),
+            Node("lt", "Less", {"x", "zero"}),
+            Node("sel2", "SelectV2", {"lt", "x", "zero"}),
+            // A comparison on the CPU, and a select on the CPU: not PDK's.
+            Node("eq_cpu", "Equal", {"x", "zero"}, kCpu),
+            Node("not_cpu", "LogicalNot", {"eq_cpu"}, kCpu),
+            Node("sel_cpu", "SelectV2", {"and", "x", "zero"}, kCpu)};
+  for (NodeDef& n : g.node) {
+    if (n.name == "bits" || n.name == "neg") n.attr["T"] = AttrValue::Type(DT_INT32);
+    if (n.name == "bits") n.attr["dtype"] = AttrValue::Type(DT_INT32);
+    if (n.op.rfind("Logical", 0) == 0) n.attr.erase("T");
+    if (n.name == "cast") {
+      n.attr.erase("T");
+      n.attr["SrcT"] = AttrValue::Type(DT_BOOL);
+      n.attr["DstT"] = AttrValue::Type(DT_FLOAT);
+    }
+  }
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["bool output in host memory"], 1u);
+  EXPECT_EQ(fired["bool input in host memory"], 2u);
+  EXPECT_EQ(IntListAttr(*Find(g, "eq"), "_output_hostmem"), (std::vector<int64_t>{0}));
+  EXPECT_EQ(IntListAttr(*Find(g, "sel"), "_input_hostmem"), (std::vector<int64_t>{0}));
+  EXPECT_EQ(IntListAttr(*Find(g, "cast"), "_input_hostmem"), (std::vector<int64_t>{0}));
+  EXPECT_EQ(Find(g, "neg")->attr.count("_output_hostmem"), 0u);  // int32 Less: host already
+  EXPECT_EQ(Find(g, "gt")->attr.count("_output_hostmem"), 0u);
+  EXPECT_EQ(Find(g, "lt")->attr.count("_output_hostmem"), 0u);
+  EXPECT_EQ(Find(g, "sel2")->attr.count("_input_hostmem"), 0u);
+  EXPECT_EQ(Find(g, "eq_cpu")->attr.count("_output_hostmem"), 0u);
+  EXPECT_EQ(Find(g, "sel_cpu")->attr.count("_input_hostmem"), 0u);
+  // Idempotent.
+  EXPECT_TRUE(Optimized(&g).empty());
+  EXPECT_EQ(IntListAttr(*Find(g, "sel"), "_input_hostmem"), (std::vector<int64_t>{0}));
+}
+
+// A fused elementwise node reads its bool inputs (Tin) from a logical op in
+// host memory, its float inputs as before.
+TEST(LogicalBoolHostMemory, FusedElementwiseBoolInputFromALogicalOp) {
+  GraphDef g;
+  g.node = {Node("p", "Placeholder", {}), Node("q", "Placeholder", {}),
+            Node("x", "Placeholder", {}), Node("or", "LogicalOr", {"p", "q"}),
+            Node("fused", "_PdkFusedElementwise", {"x", "or"})};
+  for (NodeDef& n : g.node) {
+    if (n.name == "p" || n.name == "q") n.attr["dtype"] = AttrValue::Type(DT_BOOL);
+    if (n.op == "LogicalOr") n.attr.erase("T");
+  }
+  g.node[4].attr["Tin"] = AttrValue::TypeList({DT_FLOAT, DT_BOOL});
+  EXPECT_EQ(Optimized(&g)["bool input in host memory"], 1u);
+  EXPECT_EQ(IntListAttr(*Find(g, "fused"), "_input_hostmem"), (std::vector<int64_t>{1}));
+}
+
+
 // ------------------------------------------ int32 loop state on the loop's device
 
 // `i < n` with n a function argument: n's loop nodes on the CPU, the rest of

@@ -176,12 +176,35 @@ def test_argmax_and_bitcast_keep_their_int32_side_on_host():
         assert set(k.host_memory_arg) == want, k
 
 
-def test_keras_argmax_copies_no_int32_tensor_between_memories():
+def _copies_between_memories(md):
+    """(producer op, consumer ops) of every tensor copied between the two
+    memories of one device (a _Send/_HostSend whose send and receive device
+    are the same) in the partition graphs of run metadata `md`."""
+    copies = []
+    for fg in md.function_graphs:
+        for pg in fg.partition_graphs:
+            ops = {n.name: n for n in pg.node}
+            recv = {n.attr["tensor_name"].s: n.name for n in pg.node
+                    if n.op in ("_Recv", "_HostRecv")}
+            for n in pg.node:
+                if n.op in ("_Send", "_HostSend") and \
+                        n.attr["send_device"].s == n.attr["recv_device"].s:
+                    src = ops.get(n.input[0].split(":")[0])
+                    r = recv.get(n.attr["tensor_name"].s)
+                    readers = sorted(m.op for m in pg.node
+                                     if any(i.split(":")[0] == r for i in m.input))
+                    copies.append((src.op if src is not None else n.input[0], readers))
+    return copies
+
+
+def test_keras_argmax_copies_nothing_between_memories():
     """keras.ops.argmax (every Keras accuracy metric) bitcasts its float input
-    to int32 for the sign bit and casts ArgMax's int32 result: on PDK neither
-    int32 tensor crosses between device and host memory (a _Send/_HostRecv
-    pair in the partition graph, a copy through TensorFlow's EventMgr each
-    step)."""
+    to int32 for the sign bit, joins `x == 0` with it in a LogicalAnd, selects
+    with the result and casts ArgMax's int32 result: on PDK no tensor crosses
+    between device and host memory (a _Send/_HostRecv pair in the partition
+    graph, a copy through TensorFlow's EventMgr each step): the int32 tensors
+    stay on the host, and so do the bools around LogicalAnd
+    (src/graph/rewrites/logical_bool_host_memory.cc)."""
     import keras
     from tensorflow.python.eager import context
 
@@ -208,9 +231,86 @@ def test_keras_argmax_copies_no_int32_tensor_between_memories():
     assert got == want
     nodes = [n for fg in md.function_graphs for pg in fg.partition_graphs for n in pg.node]
     ops = {n.name: n.op for n in nodes}
-    assert "ArgMax" in ops.values() and "Bitcast" in ops.values(), sorted(set(ops.values()))
-    sent = [ops.get(n.input[0].split(":")[0]) for n in nodes if n.op in ("_Send", "_HostSend")]
-    assert "ArgMax" not in sent and "Bitcast" not in sent, sent
+    for op in ("ArgMax", "Bitcast", "LogicalAnd", "SelectV2"):
+        assert op in ops.values(), sorted(set(ops.values()))
+    assert _copies_between_memories(md) == [], _copies_between_memories(md)
+
+
+def _run_with_metadata(fn, *args):
+    from tensorflow.python.eager import context
+
+    ctx = context.context()
+    ctx.export_run_metadata()
+    ctx.enable_run_metadata()
+    try:
+        out = fn(*args)
+    finally:
+        md = ctx.export_run_metadata()
+        ctx.disable_run_metadata()
+    return out, md
+
+
+def test_bools_between_comparisons_logical_ops_and_selects_stay_in_host_memory():
+    """Float comparisons joined by the logical ops, a select and a cast of
+    the result, and a select fused with float ops: each bool edge keeps one
+    memory on PDK (no _Send in the partition graphs) and the results match
+    the CPU's."""
+    x = np.random.default_rng(3).standard_normal((64, 33)).astype(np.float32)
+    x[0, :5] = [0.0, -0.0, np.nan, np.inf, -np.inf]
+
+    @tf.function
+    def fn(x):
+        finite = tf.math.is_finite(x)
+        mask = tf.logical_and(finite, tf.logical_or(x > 0.5, tf.logical_not(x >= -0.5)))
+        picked = tf.where(mask, x * 2.0, tf.zeros_like(x))
+        fused = tf.tanh(tf.where(mask, x, -x) * 3.0 + 1.0)
+        counted = tf.reduce_sum(tf.cast(mask, tf.float32))
+        both = tf.logical_and(counted > 3.0, tf.reduce_max(picked) > 0.0)
+        return tf.where(both, picked + 1.0, picked - 1.0), fused, counted
+
+    with tf.device("/CPU:0"):
+        want = [t.numpy() for t in fn(tf.constant(x))]
+    tensorflow_pdk.reset_launch_counts()
+    with tf.device("/PDK:0"):
+        xd = tf.identity(tf.constant(x))
+        got, md = _run_with_metadata(fn, xd)
+    counts = tensorflow_pdk.launch_counts()
+    assert counts.get("LogicalAnd", 0) >= 2 and counts.get("IsFinite", 0) == 1, counts
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-6, atol=1e-7)
+    assert _copies_between_memories(md) == [], _copies_between_memories(md)
+
+
+def test_keras_accuracy_step_copies_nothing_and_matches_the_cpu():
+    """A Keras classifier compiled with metrics=["accuracy"], two
+    train_on_batch calls: no tensor crosses between memories in the second
+    step's partition graphs, and loss, accuracy and weights match the
+    CPU's."""
+    import keras
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 20)).astype(np.float32)
+    y = rng.integers(0, 5, 32)
+
+    def step(device):
+        keras.utils.set_random_seed(1)
+        with tf.device(device):
+            m = keras.Sequential([keras.Input((20,)), keras.layers.Dense(16, activation="relu"),
+                                  keras.layers.Dense(5)])
+            m.compile(optimizer="adam", metrics=["accuracy"],
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            m.train_on_batch(x, y)  # builds the model and its variables
+            logs, md = _run_with_metadata(m.train_on_batch, x, y)
+        return logs, m.get_weights(), md
+
+    want, want_w, _ = step("/CPU:0")
+    tensorflow_pdk.reset_launch_counts()
+    got, got_w, md = step("/PDK:0")
+    assert tensorflow_pdk.launch_counts().get("LogicalAnd", 0) == 2  # one per step
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    for a, b in zip(got_w, want_w):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    assert _copies_between_memories(md) == [], _copies_between_memories(md)
 
 
 def test_keras_lstm_step_copies_no_tensor_list_element_between_memories():

@@ -3,6 +3,8 @@
 #ifndef PDK_SRC_GRAPH_REWRITES_REWRITES_H_
 #define PDK_SRC_GRAPH_REWRITES_REWRITES_H_
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -101,12 +103,36 @@ void FuseElementwise(GraphDef* graph, const RewriteContext& ctx);
 //   ZerosLike(loop-invariant TensorListFromTensor(x)) -> TensorListFromTensor(ZerosLike(x))
 void RewriteTensorListGradients(GraphDef* graph, const RewriteContext& ctx);
 
+// Adds `index` to the list(int) attribute `attr` of `n` (`_input_hostmem` or
+// `_output_hostmem`: the input / output indices TensorFlow's
+// MemoryTypesForNode forces to host memory). False if it is listed already
+// or `attr` holds something else (not a rewrite's to touch).
+inline bool AddHostMemoryArg(NodeDef* n, const char* attr, int64_t index) {
+  std::vector<int64_t> indices;
+  auto it = n->attr.find(attr);
+  if (it != n->attr.end() && !it->second.GetIntList(&indices)) return false;
+  if (std::find(indices.begin(), indices.end(), index) != indices.end()) return false;
+  indices.push_back(index);
+  std::sort(indices.begin(), indices.end());
+  n->attr[attr] = AttrValue::IntList(indices);
+  return true;
+}
+
 // TensorListPushBack / SetItem / PopBack / GetItem with element_dtype int32 on
 // PDK -> the same node with its element argument in host memory
 // (_input_hostmem / _output_hostmem), as PDK's int32 producers and consumers
 // have it: no copy on the edge (src/graph/rewrites/tensor_list_host_memory.cc).
 // Always on: it only sets memory types.
 void PlaceInt32ListElementsInHostMemory(GraphDef* graph, const RewriteContext& ctx);
+
+// A float (or int64, bool) comparison | IsNan | IsInf | IsFinite whose
+// consumers take bool in host memory (LogicalAnd / Or / Not, LoopCond,
+// Switch) -> the same node with its output in host memory; SelectV2's
+// condition, Cast from bool and a fused elementwise bool input read from a
+// logical op -> read from host memory (`_output_hostmem` / `_input_hostmem`):
+// no copy on the edge (src/graph/rewrites/logical_bool_host_memory.cc).
+// Always on: it only sets memory types.
+void PlaceLogicalOpBoolsInHostMemory(GraphDef* graph, const RewriteContext& ctx);
 
 // Enter / Merge / Switch / NextIteration / Exit / Identity of T = int32 placed
 // on the CPU, carrying a loop's state (a function's int32 argument, e.g. the

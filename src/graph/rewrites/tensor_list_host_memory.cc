@@ -39,10 +39,6 @@
 // and computes on the host), which is why this is PDK's rewrite and not the
 // kit's: a device whose memory the host cannot read must not use it.
 // Idempotent (an index already listed is not added again).
-#include <algorithm>
-#include <string>
-#include <vector>
-
 #include "graph/rewrites/rewrites.h"
 
 namespace pdk_graph {
@@ -68,14 +64,8 @@ void PlaceInt32ListElementsInHostMemory(GraphDef* graph, const RewriteContext& c
     if (!ctx.on_device(n) || n.TypeAttr("element_dtype") != DT_INT32) continue;
     for (const ElementArg& arg : kElementArgs) {
       if (n.op != arg.op) continue;
-      std::vector<int64_t> indices;
-      auto it = n.attr.find(arg.attr);
-      if (it != n.attr.end() && !it->second.GetIntList(&indices)) break;  // not ours to touch
-      if (std::find(indices.begin(), indices.end(), arg.index) != indices.end()) break;
-      indices.push_back(arg.index);
-      std::sort(indices.begin(), indices.end());
-      n.attr[arg.attr] = AttrValue::IntList(indices);
-      ctx.Fired("int32 TensorList element in host memory", n.name, {n.name});
+      if (AddHostMemoryArg(&n, arg.attr, arg.index))
+        ctx.Fired("int32 TensorList element in host memory", n.name, {n.name});
     }
   }
 }

@@ -1,0 +1,146 @@
+// The bool tensors PDK's logical ops exchange with their neighbours in host
+// memory, so the edge needs no copy.
+//
+// PDK's LogicalAnd, LogicalOr and LogicalNot keep their bool tensors in host
+// memory, as its int32 comparisons do, because a tf.while_loop's condition
+// joins them and feeds LoopCond, whose input is host memory on every device
+// (docs/architecture.md, "int32 and the logical ops live in host memory").
+// PDK's other kernels that produce or read bool keep it in device memory: a
+// comparison of float tensors, SelectV2's condition, Cast from bool. Where
+// the two meet, TensorFlow's partitioner puts a _Send/_Recv pair on the edge:
+// a copy through the stream and a rendezvous round trip through TensorFlow's
+// event-manager threads. Keras's `ops.argmax` (keras/src/backend/tensorflow/
+// numpy.py), which every Keras accuracy metric calls, has both edges:
+//
+//   is_negative_zero = LogicalAnd(Equal(x, 0.0), signbit(x))   # signbit: int32 Less
+//   x = SelectV2(is_negative_zero, -tiny, x)
+//
+// so each training step with an accuracy metric copied Equal's result to the
+// host and LogicalAnd's back, on the step's critical path.
+//
+// The rewrite, for nodes on PDK (the kernels named here are PDK's own, which
+// compute on the host and read or write a host-memory argument through its
+// pointer like any other):
+//   1. A comparison (Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual
+//      of any T but int32, whose output is host memory already; IsNan, IsInf,
+//      IsFinite) whose every consumer is on its device and takes bool in host
+//      memory (LogicalAnd/Or/Not, LoopCond, Switch's pred) or is a reader of
+//      step 2, with at least one of the first kind: `_output_hostmem` += [0].
+//   2. A bool input in device memory of SelectV2 / Select (condition), Cast
+//      (SrcT bool) or _PdkFusedElementwise (a bool entry of Tin) whose
+//      producer, on the same device, gives host memory (the logical ops, an
+//      int32 comparison, a node step 1 marked): `_input_hostmem` += [slot].
+// TensorFlow reads both attributes when it assigns memory types
+// (tensorflow/core/framework/memory_types.cc, MemoryTypesForNode: a list of
+// input / output indices forced to HOST_MEMORY). A kernel forwarding an input
+// buffer to an output only does so between equal memory types
+// (OpKernelContext::forward_input), so nothing else changes. On PDK host and
+// device memory are the same address space; a device whose memory the host
+// cannot read must not copy this rewrite. Idempotent.
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "graph/graph_view.h"
+#include "graph/rewrites/rewrites.h"
+
+namespace pdk_graph {
+namespace {
+
+bool IsLogical(const std::string& op) {
+  return op == "LogicalAnd" || op == "LogicalOr" || op == "LogicalNot";
+}
+
+bool IsComparison(const std::string& op) {
+  return op == "Equal" || op == "NotEqual" || op == "Less" || op == "LessEqual" ||
+         op == "Greater" || op == "GreaterEqual";
+}
+
+bool Listed(const NodeDef& n, const char* attr, int64_t index) {
+  auto it = n.attr.find(attr);
+  std::vector<int64_t> indices;
+  return it != n.attr.end() && it->second.GetIntList(&indices) &&
+         std::find(indices.begin(), indices.end(), index) != indices.end();
+}
+
+// A comparison PDK may write to host memory instead (step 1).
+bool MovableBoolOutput(const NodeDef& n) {
+  if (IsComparison(n.op)) return n.TypeAttr("T") != DT_INT32;
+  return n.op == "IsNan" || n.op == "IsInf" || n.op == "IsFinite";
+}
+
+// Output `port` of `n` is bool in host memory.
+bool HostBoolOutput(const NodeDef& n, int port) {
+  if (port != 0) return Listed(n, "_output_hostmem", port);
+  return IsLogical(n.op) || (IsComparison(n.op) && n.TypeAttr("T") == DT_INT32) ||
+         Listed(n, "_output_hostmem", 0);
+}
+
+// Input `slot` of `n` takes bool in host memory whatever its producer.
+bool HostBoolInput(const NodeDef& n, int slot) {
+  return IsLogical(n.op) || (n.op == "LoopCond" && slot == 0) ||
+         (n.op == "Switch" && slot == 1) || Listed(n, "_input_hostmem", slot);
+}
+
+// Input `slot` of `n` is a bool PDK's kernel may read from host memory
+// instead (step 2).
+bool MovableBoolInput(const NodeDef& n, int slot) {
+  if (n.op == "SelectV2" || n.op == "Select") return slot == 0;
+  if (n.op == "Cast") return slot == 0 && n.TypeAttr("SrcT") == DT_BOOL;
+  if (n.op == "_PdkFusedElementwise") {
+    auto it = n.attr.find("Tin");
+    std::vector<int64_t> tin;
+    return it != n.attr.end() && it->second.GetTypeList(&tin) && slot < static_cast<int>(tin.size()) &&
+           tin[slot] == DT_BOOL;
+  }
+  return false;
+}
+
+}  // namespace
+
+void PlaceLogicalOpBoolsInHostMemory(GraphDef* graph, const RewriteContext& ctx) {
+  std::unordered_set<std::string> outputs;  // step 1's nodes, marked after the scan
+  {
+    GraphView view(*graph);
+    if (view.has_duplicate_names()) return;
+    for (const NodeDef& n : graph->node) {
+      if (!ctx.on_device(n) || !MovableBoolOutput(n) || HostBoolOutput(n, 0)) continue;
+      const auto& fanouts = view.regular_fanouts(n, 0);
+      bool host_reader = false, all_movable = !fanouts.empty();
+      for (const auto& f : fanouts) {
+        const NodeDef& c = *f.consumer;
+        const bool host = HostBoolInput(c, f.input_index);
+        host_reader = host_reader || host;
+        all_movable = all_movable && c.device == n.device && (host || MovableBoolInput(c, f.input_index));
+      }
+      if (host_reader && all_movable) outputs.insert(n.name);
+    }
+  }
+  for (NodeDef& n : graph->node)
+    if (outputs.count(n.name) && AddHostMemoryArg(&n, "_output_hostmem", 0))
+      ctx.Fired("bool output in host memory", n.name, {n.name});
+
+  std::vector<std::pair<size_t, int>> inputs;  // (node index, slot) of step 2
+  {
+    GraphView view(*graph);
+    for (size_t i = 0; i < graph->node.size(); ++i) {
+      const NodeDef& c = graph->node[i];
+      if (!ctx.on_device(c)) continue;
+      for (int slot = 0; slot < view.num_regular_inputs(c); ++slot) {
+        if (!MovableBoolInput(c, slot) || HostBoolInput(c, slot)) continue;
+        int port = 0;
+        const NodeDef* p = view.regular_fanin(c, slot, &port);
+        if (p && p->device == c.device && HostBoolOutput(*p, port)) inputs.emplace_back(i, slot);
+      }
+    }
+  }
+  for (const auto& [i, slot] : inputs) {
+    NodeDef& c = graph->node[i];
+    if (AddHostMemoryArg(&c, "_input_hostmem", slot))
+      ctx.Fired("bool input in host memory", c.name, {c.name});
+  }
+}
+
+}  // namespace pdk_graph
