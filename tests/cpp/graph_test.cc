@@ -697,6 +697,52 @@ TEST(LogicalBoolHostMemory, ComparisonAndSelectBesideALogicalOpUseHostMemory) {
   EXPECT_EQ(IntListAttr(*Find(g, "sel"), "_input_hostmem"), (std::vector<int64_t>{0}));
 }
 
+// A lowered tf.cond on a float comparison joined by LogicalAnd: the pivot
+// Switch(pred, pred), its data input, outputs and the Identity pivots read
+// only through control edges go to host memory with the predicate. A Switch
+// whose output a float kernel reads keeps device memory.
+TEST(LogicalBoolHostMemory, CondPivotOfALogicalPredicateUsesHostMemory) {
+  GraphDef g;
+  g.node = {Node("x", "Placeholder", {}), Node("zero", "Const", {}),
+            Node("gt", "Greater", {"x", "zero"}), Node("lt", "Less", {"x", "zero"}),
+            Node("and", "LogicalAnd", {"gt", "lt"}),
+            Node("sw", "Switch", {"and", "and"}),
+            Node("pivot_f", "Identity", {"sw"}), Node("pivot_t", "Identity", {"sw:1"}),
+            Node("branch", "Neg", {"x", "^pivot_t"}),
+            // A Switch on a comparison straight (tf.cond(x > 0, ...)).
+            Node("ge", "GreaterEqual", {"x", "zero"}),
+            Node("sw2", "Switch", {"ge", "ge"}), Node("p2", "Identity", {"sw2:1"}),
+            Node("after2", "Neg", {"x", "^p2"}),
+            // A Switch whose true output a kernel reads as data.
+            Node("sw3", "Switch", {"and", "and"}), Node("use3", "Identity", {"sw3:1"}),
+            Node("cast3", "Cast", {"use3"})};
+  for (NodeDef& n : g.node) {
+    if (n.op == "LogicalAnd") n.attr.erase("T");
+    if (n.op == "Switch" || n.op == "Identity") n.attr["T"] = AttrValue::Type(DT_BOOL);
+    if (n.op == "Cast") {
+      n.attr.erase("T");
+      n.attr["SrcT"] = AttrValue::Type(DT_BOOL);
+      n.attr["DstT"] = AttrValue::Type(DT_FLOAT);
+    }
+  }
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["cond predicate in host memory"], 5u);  // sw, pivot_f, pivot_t, sw2, p2
+  for (const char* name : {"sw", "sw2"}) {
+    EXPECT_EQ(IntListAttr(*Find(g, name), "_input_hostmem"), (std::vector<int64_t>{0})) << name;
+    EXPECT_EQ(IntListAttr(*Find(g, name), "_output_hostmem"), (std::vector<int64_t>{0, 1}))
+        << name;
+  }
+  for (const char* name : {"pivot_f", "pivot_t", "p2"}) {
+    EXPECT_EQ(IntListAttr(*Find(g, name), "_input_hostmem"), (std::vector<int64_t>{0})) << name;
+    EXPECT_EQ(IntListAttr(*Find(g, name), "_output_hostmem"), (std::vector<int64_t>{0})) << name;
+  }
+  EXPECT_EQ(IntListAttr(*Find(g, "ge"), "_output_hostmem"), (std::vector<int64_t>{0}));
+  EXPECT_EQ(IntListAttr(*Find(g, "gt"), "_output_hostmem"), (std::vector<int64_t>{0}));
+  EXPECT_EQ(Find(g, "sw3")->attr.count("_input_hostmem"), 0u);
+  EXPECT_EQ(Find(g, "sw3")->attr.count("_output_hostmem"), 0u);
+  EXPECT_TRUE(Optimized(&g).empty());  // idempotent
+}
+
 // A fused elementwise node reads its bool inputs (Tin) from a logical op in
 // host memory, its float inputs as before.
 TEST(LogicalBoolHostMemory, FusedElementwiseBoolInputFromALogicalOp) {

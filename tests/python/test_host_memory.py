@@ -252,9 +252,9 @@ def _run_with_metadata(fn, *args):
 
 def test_bools_between_comparisons_logical_ops_and_selects_stay_in_host_memory():
     """Float comparisons joined by the logical ops, a select and a cast of
-    the result, and a select fused with float ops: each bool edge keeps one
-    memory on PDK (no _Send in the partition graphs) and the results match
-    the CPU's."""
+    the result, a select fused with float ops, and two tf.cond, on a logical
+    op and on a comparison straight: each bool edge keeps one memory on PDK
+    (no _Send in the partition graphs) and the results match the CPU's."""
     x = np.random.default_rng(3).standard_normal((64, 33)).astype(np.float32)
     x[0, :5] = [0.0, -0.0, np.nan, np.inf, -np.inf]
 
@@ -266,7 +266,10 @@ def test_bools_between_comparisons_logical_ops_and_selects_stay_in_host_memory()
         fused = tf.tanh(tf.where(mask, x, -x) * 3.0 + 1.0)
         counted = tf.reduce_sum(tf.cast(mask, tf.float32))
         both = tf.logical_and(counted > 3.0, tf.reduce_max(picked) > 0.0)
-        return tf.where(both, picked + 1.0, picked - 1.0), fused, counted
+        branch = tf.cond(both, lambda: picked + 1.0, lambda: picked - 1.0)
+        branch2 = tf.cond(tf.reduce_min(x[1:]) < -10.0, lambda: branch * 2.0,
+                          lambda: branch * 3.0)
+        return tf.where(both, picked + 1.0, picked - 1.0), fused, counted, branch2
 
     with tf.device("/CPU:0"):
         want = [t.numpy() for t in fn(tf.constant(x))]

@@ -25,11 +25,21 @@
 //      of any T but int32, whose output is host memory already; IsNan, IsInf,
 //      IsFinite) whose every consumer is on its device and takes bool in host
 //      memory (LogicalAnd/Or/Not, LoopCond, Switch's pred) or is a reader of
-//      step 2, with at least one of the first kind: `_output_hostmem` += [0].
-//   2. A bool input in device memory of SelectV2 / Select (condition), Cast
+//      step 2 or 3, with at least one of the first kind: `_output_hostmem`
+//      += [0].
+//   2. A lowered tf.cond's pivot: Switch(pred, pred) of T bool whose data
+//      input comes from host memory (the predicate input is host memory on
+//      every device; TensorFlow's DEVICE_DEFAULT Switch of bool keeps data and
+//      outputs in device memory, so any producer met one of the two across
+//      memories). Its data input and both outputs, and the Identity after
+//      each output that only control edges read (the cond's pivots), go to
+//      host memory, when every other reader of the outputs takes or can
+//      take host memory (as in step 1). Switch and Identity only forward the
+//      buffer.
+//   3. A bool input in device memory of SelectV2 / Select (condition), Cast
 //      (SrcT bool) or _PdkFusedElementwise (a bool entry of Tin) whose
 //      producer, on the same device, gives host memory (the logical ops, an
-//      int32 comparison, a node step 1 marked): `_input_hostmem` += [slot].
+//      int32 comparison, a node step 1 or 2 marked): `_input_hostmem` += [slot].
 // TensorFlow reads both attributes when it assigns memory types
 // (tensorflow/core/framework/memory_types.cc, MemoryTypesForNode: a list of
 // input / output indices forced to HOST_MEMORY). A kernel forwarding an input
@@ -39,6 +49,7 @@
 // cannot read must not copy this rewrite. Idempotent.
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -85,7 +96,7 @@ bool HostBoolInput(const NodeDef& n, int slot) {
 }
 
 // Input `slot` of `n` is a bool PDK's kernel may read from host memory
-// instead (step 2).
+// instead (step 3).
 bool MovableBoolInput(const NodeDef& n, int slot) {
   if (n.op == "SelectV2" || n.op == "Select") return slot == 0;
   if (n.op == "Cast") return slot == 0 && n.TypeAttr("SrcT") == DT_BOOL;
@@ -96,6 +107,25 @@ bool MovableBoolInput(const NodeDef& n, int slot) {
            tin[slot] == DT_BOOL;
   }
   return false;
+}
+
+// Whether Switch `s` (T bool, a lowered tf.cond's pivot) can take its data
+// input and give its outputs in host memory: every reader of its outputs is
+// on its device and takes or can take host memory, or is an Identity that
+// only control edges read (appended to `identities`).
+bool PivotMovable(const GraphView& view, const NodeDef& s, std::vector<std::string>* identities) {
+  if (s.op != "Switch" || s.TypeAttr("T") != DT_BOOL) return false;
+  for (int out = 0; out < 2; ++out) {
+    for (const auto& f : view.regular_fanouts(s, out)) {
+      const NodeDef& c = *f.consumer;
+      const bool ok = c.device == s.device &&
+                      (HostBoolInput(c, f.input_index) || MovableBoolInput(c, f.input_index) ||
+                       (c.op == "Identity" && view.num_regular_fanouts(c) == 0));
+      if (!ok) return false;
+      if (c.op == "Identity" && identities) identities->push_back(c.name);
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -113,7 +143,9 @@ void PlaceLogicalOpBoolsInHostMemory(GraphDef* graph, const RewriteContext& ctx)
         const NodeDef& c = *f.consumer;
         const bool host = HostBoolInput(c, f.input_index);
         host_reader = host_reader || host;
-        all_movable = all_movable && c.device == n.device && (host || MovableBoolInput(c, f.input_index));
+        all_movable = all_movable && c.device == n.device &&
+                      (host || MovableBoolInput(c, f.input_index) ||
+                       (f.input_index == 0 && PivotMovable(view, c, nullptr)));
       }
       if (host_reader && all_movable) outputs.insert(n.name);
     }
@@ -122,7 +154,35 @@ void PlaceLogicalOpBoolsInHostMemory(GraphDef* graph, const RewriteContext& ctx)
     if (outputs.count(n.name) && AddHostMemoryArg(&n, "_output_hostmem", 0))
       ctx.Fired("bool output in host memory", n.name, {n.name});
 
-  std::vector<std::pair<size_t, int>> inputs;  // (node index, slot) of step 2
+  // Step 2: a lowered tf.cond's predicate.
+  std::vector<std::pair<std::string, bool>> pivots;  // (node, is the Switch)
+  {
+    GraphView view(*graph);
+    for (const NodeDef& s : graph->node) {
+      if (!ctx.on_device(s) || s.op != "Switch" || HostBoolInput(s, 0)) continue;
+      int port = 0;
+      const NodeDef* p = view.regular_fanin(s, 0, &port);
+      std::vector<std::string> identities;
+      if (!p || p->device != s.device || !HostBoolOutput(*p, port) ||
+          !PivotMovable(view, s, &identities))
+        continue;
+      pivots.emplace_back(s.name, true);
+      for (auto& name : identities) pivots.emplace_back(std::move(name), false);
+    }
+  }
+  if (!pivots.empty()) {
+    std::unordered_map<std::string, bool> marked(pivots.begin(), pivots.end());
+    for (NodeDef& n : graph->node) {
+      auto it = marked.find(n.name);
+      if (it == marked.end()) continue;
+      bool changed = AddHostMemoryArg(&n, "_input_hostmem", 0);
+      changed = AddHostMemoryArg(&n, "_output_hostmem", 0) || changed;
+      if (it->second) changed = AddHostMemoryArg(&n, "_output_hostmem", 1) || changed;
+      if (changed) ctx.Fired("cond predicate in host memory", n.name, {n.name});
+    }
+  }
+
+  std::vector<std::pair<size_t, int>> inputs;  // (node index, slot) of step 3
   {
     GraphView view(*graph);
     for (size_t i = 0; i < graph->node.size(); ++i) {
