@@ -68,6 +68,19 @@ TEST(GraphDefCodec, IntListAndIntTensorMatchProtobuf) {
   ASSERT_TRUE(AttrValue::FromBytes(empty.SerializeAsString()).GetIntList(&back));
   EXPECT_TRUE(back.empty());
 
+  // list(type): TypeList writes what protobuf writes, GetTypeList reads it
+  // back, and neither list reader takes the other's entries.
+  pdk::tfproto::AttrValue types;
+  for (int t : {1, 10, 3}) types.mutable_list()->add_type(static_cast<pdk::tfproto::DataType>(t));
+  EXPECT_EQ(AttrValue::TypeList({1, 10, 3}).bytes(), types.SerializeAsString());
+  ASSERT_TRUE(AttrValue::FromBytes(types.SerializeAsString()).GetTypeList(&back));
+  EXPECT_EQ(back, (std::vector<int64_t>{1, 10, 3}));
+  ASSERT_TRUE(AttrValue::FromBytes(types.SerializeAsString()).GetIntList(&back));
+  EXPECT_TRUE(back.empty());
+  ASSERT_TRUE(AttrValue::FromBytes(ref.SerializeAsString()).GetTypeList(&back));
+  EXPECT_TRUE(back.empty());
+  EXPECT_FALSE(AttrValue::Type(1).GetTypeList(&back));
+
   std::vector<int64_t> values, shape;
   NodeDef c = IntConst("c", {0, 0, 1, 2, 3, 4, 0, 0}, {4, 2});
   ASSERT_TRUE(c.attr["value"].GetIntTensor(&values, &shape));
