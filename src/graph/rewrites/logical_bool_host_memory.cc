@@ -49,9 +49,6 @@
 // cannot read must not copy this rewrite. Idempotent.
 #include <algorithm>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
-#include <utility>
 #include <vector>
 
 #include "graph/graph_view.h"
@@ -112,8 +109,8 @@ bool MovableBoolInput(const NodeDef& n, int slot) {
 // Whether Switch `s` (T bool, a lowered tf.cond's pivot) can take its data
 // input and give its outputs in host memory: every reader of its outputs is
 // on its device and takes or can take host memory, or is an Identity that
-// only control edges read (appended to `identities`).
-bool PivotMovable(const GraphView& view, const NodeDef& s, std::vector<std::string>* identities) {
+// only control edges read.
+bool PivotMovable(const GraphView& view, const NodeDef& s) {
   if (s.op != "Switch" || s.TypeAttr("T") != DT_BOOL) return false;
   for (int out = 0; out < 2; ++out) {
     for (const auto& f : view.regular_fanouts(s, out)) {
@@ -122,7 +119,6 @@ bool PivotMovable(const GraphView& view, const NodeDef& s, std::vector<std::stri
                       (HostBoolInput(c, f.input_index) || MovableBoolInput(c, f.input_index) ||
                        (c.op == "Identity" && view.num_regular_fanouts(c) == 0));
       if (!ok) return false;
-      if (c.op == "Identity" && identities) identities->push_back(c.name);
     }
   }
   return true;
@@ -131,75 +127,63 @@ bool PivotMovable(const GraphView& view, const NodeDef& s, std::vector<std::stri
 }  // namespace
 
 void PlaceLogicalOpBoolsInHostMemory(GraphDef* graph, const RewriteContext& ctx) {
-  std::unordered_set<std::string> outputs;  // step 1's nodes, marked after the scan
-  {
-    GraphView view(*graph);
-    if (view.has_duplicate_names()) return;
-    for (const NodeDef& n : graph->node) {
-      if (!ctx.on_device(n) || !MovableBoolOutput(n) || HostBoolOutput(n, 0)) continue;
-      const auto& fanouts = view.regular_fanouts(n, 0);
-      bool host_reader = false, all_movable = !fanouts.empty();
-      for (const auto& f : fanouts) {
-        const NodeDef& c = *f.consumer;
-        const bool host = HostBoolInput(c, f.input_index);
-        host_reader = host_reader || host;
-        all_movable = all_movable && c.device == n.device &&
-                      (host || MovableBoolInput(c, f.input_index) ||
-                       (f.input_index == 0 && PivotMovable(view, c, nullptr)));
-      }
-      if (host_reader && all_movable) outputs.insert(n.name);
+  // The marks change attributes only, so one view serves all three steps;
+  // its node pointers point into graph->node.
+  const GraphView view(*graph);
+  if (view.has_duplicate_names()) return;
+  auto mutable_node = [graph](const NodeDef* n) -> NodeDef& {
+    return graph->node[static_cast<size_t>(n - graph->node.data())];
+  };
+
+  // Step 1: comparisons read by host-memory readers.
+  for (NodeDef& n : graph->node) {
+    if (!ctx.on_device(n) || !MovableBoolOutput(n) || HostBoolOutput(n, 0)) continue;
+    const auto& fanouts = view.regular_fanouts(n, 0);
+    bool host_reader = false, all_movable = !fanouts.empty();
+    for (const auto& f : fanouts) {
+      const NodeDef& c = *f.consumer;
+      const bool host = HostBoolInput(c, f.input_index);
+      host_reader = host_reader || host;
+      all_movable = all_movable && c.device == n.device &&
+                    (host || MovableBoolInput(c, f.input_index) ||
+                     (f.input_index == 0 && PivotMovable(view, c)));
     }
-  }
-  for (NodeDef& n : graph->node)
-    if (outputs.count(n.name) && AddHostMemoryArg(&n, "_output_hostmem", 0))
+    if (host_reader && all_movable && AddHostMemoryArg(&n, "_output_hostmem", 0))
       ctx.Fired("bool output in host memory", n.name, {n.name});
-
-  // Step 2: a lowered tf.cond's predicate.
-  std::vector<std::pair<std::string, bool>> pivots;  // (node, is the Switch)
-  {
-    GraphView view(*graph);
-    for (const NodeDef& s : graph->node) {
-      if (!ctx.on_device(s) || s.op != "Switch" || HostBoolInput(s, 0)) continue;
-      int port = 0;
-      const NodeDef* p = view.regular_fanin(s, 0, &port);
-      std::vector<std::string> identities;
-      if (!p || p->device != s.device || !HostBoolOutput(*p, port) ||
-          !PivotMovable(view, s, &identities))
-        continue;
-      pivots.emplace_back(s.name, true);
-      for (auto& name : identities) pivots.emplace_back(std::move(name), false);
-    }
-  }
-  if (!pivots.empty()) {
-    std::unordered_map<std::string, bool> marked(pivots.begin(), pivots.end());
-    for (NodeDef& n : graph->node) {
-      auto it = marked.find(n.name);
-      if (it == marked.end()) continue;
-      bool changed = AddHostMemoryArg(&n, "_input_hostmem", 0);
-      changed = AddHostMemoryArg(&n, "_output_hostmem", 0) || changed;
-      if (it->second) changed = AddHostMemoryArg(&n, "_output_hostmem", 1) || changed;
-      if (changed) ctx.Fired("cond predicate in host memory", n.name, {n.name});
-    }
   }
 
-  std::vector<std::pair<size_t, int>> inputs;  // (node index, slot) of step 3
-  {
-    GraphView view(*graph);
-    for (size_t i = 0; i < graph->node.size(); ++i) {
-      const NodeDef& c = graph->node[i];
-      if (!ctx.on_device(c)) continue;
-      for (int slot = 0; slot < view.num_regular_inputs(c); ++slot) {
-        if (!MovableBoolInput(c, slot) || HostBoolInput(c, slot)) continue;
-        int port = 0;
-        const NodeDef* p = view.regular_fanin(c, slot, &port);
-        if (p && p->device == c.device && HostBoolOutput(*p, port)) inputs.emplace_back(i, slot);
+  // Step 2: a lowered tf.cond's pivot, with its control-only Identities.
+  for (NodeDef& s : graph->node) {
+    if (!ctx.on_device(s) || s.op != "Switch" || HostBoolInput(s, 0)) continue;
+    int port = 0;
+    const NodeDef* p = view.regular_fanin(s, 0, &port);
+    if (!p || p->device != s.device || !HostBoolOutput(*p, port) || !PivotMovable(view, s))
+      continue;
+    AddHostMemoryArg(&s, "_input_hostmem", 0);
+    AddHostMemoryArg(&s, "_output_hostmem", 0);
+    AddHostMemoryArg(&s, "_output_hostmem", 1);
+    ctx.Fired("cond predicate in host memory", s.name, {s.name});
+    for (int out = 0; out < 2; ++out)
+      for (const auto& f : view.regular_fanouts(s, out)) {
+        if (f.consumer->op != "Identity") continue;
+        NodeDef& id = mutable_node(f.consumer);
+        bool changed = AddHostMemoryArg(&id, "_input_hostmem", 0);
+        changed = AddHostMemoryArg(&id, "_output_hostmem", 0) || changed;
+        if (changed) ctx.Fired("cond predicate in host memory", id.name, {id.name});
       }
-    }
   }
-  for (const auto& [i, slot] : inputs) {
-    NodeDef& c = graph->node[i];
-    if (AddHostMemoryArg(&c, "_input_hostmem", slot))
-      ctx.Fired("bool input in host memory", c.name, {c.name});
+
+  // Step 3: readers of a bool their producer left in host memory.
+  for (NodeDef& c : graph->node) {
+    if (!ctx.on_device(c)) continue;
+    for (int slot = 0, k = view.num_regular_inputs(c); slot < k; ++slot) {
+      if (!MovableBoolInput(c, slot) || HostBoolInput(c, slot)) continue;
+      int port = 0;
+      const NodeDef* p = view.regular_fanin(c, slot, &port);
+      if (p && p->device == c.device && HostBoolOutput(*p, port) &&
+          AddHostMemoryArg(&c, "_input_hostmem", slot))
+        ctx.Fired("bool input in host memory", c.name, {c.name});
+    }
   }
 }
 

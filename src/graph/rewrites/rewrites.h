@@ -129,8 +129,10 @@ void PlaceInt32ListElementsInHostMemory(GraphDef* graph, const RewriteContext& c
 // consumers take bool in host memory (LogicalAnd / Or / Not, LoopCond,
 // Switch) -> the same node with its output in host memory; SelectV2's
 // condition, Cast from bool and a fused elementwise bool input read from a
-// logical op -> read from host memory (`_output_hostmem` / `_input_hostmem`):
-// no copy on the edge (src/graph/rewrites/logical_bool_host_memory.cc).
+// logical op -> read from host memory; a lowered tf.cond's pivot Switch of
+// bool fed from host memory (and its control-only Identity pivots) -> data
+// and outputs in host memory (`_output_hostmem` / `_input_hostmem`): no copy
+// on the edge (src/graph/rewrites/logical_bool_host_memory.cc).
 // Always on: it only sets memory types.
 void PlaceLogicalOpBoolsInHostMemory(GraphDef* graph, const RewriteContext& ctx);
 
