@@ -152,11 +152,11 @@ class Context {
   int device_id() const { return TF_GetDeviceId(c_); }
 
   StatusOr<Tensor> input(int i) const {
-    TFStatusPtr s = NewTFStatus();
+    TF_Status* s = ScratchTFStatus();
     TF_Tensor* t = nullptr;
-    TF_GetInput(c_, i, &t, s.get());
+    TF_GetInput(c_, i, &t, s);
     Tensor owned(t);
-    if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    if (TF_GetCode(s) != TF_OK) return Status::FromTF(s);
     return owned;
   }
 
@@ -166,10 +166,10 @@ class Context {
   StatusOr<Tensor> allocate_output(int i, const Shape& shape) const {
     const TF_DataType dt = output_dtype(i);
     PDK_RETURN_IF_ERROR(CheckAllocatable(op_, "output", i, shape, dt));
-    TFStatusPtr s = NewTFStatus();
+    TF_Status* s = ScratchTFStatus();
     const size_t bytes = static_cast<size_t>(shape.num_elements()) * TF_DataTypeSize(dt);
-    Tensor t(TF_AllocateOutput(c_, i, dt, shape.dims().data(), shape.rank(), bytes, s.get()));
-    if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    Tensor t(TF_AllocateOutput(c_, i, dt, shape.dims().data(), shape.rank(), bytes, s));
+    if (TF_GetCode(s) != TF_OK) return Status::FromTF(s);
     allocated_bytes_ += bytes;
     return t;
   }
@@ -188,8 +188,8 @@ class Context {
   StatusOr<Tensor> forward_or_allocate_output(const int* candidates, int n, int i,
                                               const Shape& shape,
                                               int* forwarded_input = nullptr) const {
-    PDK_RETURN_IF_ERROR(CheckAllocatable(op_, "output", i, shape, output_dtype(i)));
-    TFStatusPtr s = NewTFStatus();
+    const TF_DataType dt = output_dtype(i);
+    PDK_RETURN_IF_ERROR(CheckAllocatable(op_, "output", i, shape, dt));
     int forwarded = -1;
     // The C API takes a non-const array: a copy, on the stack when small.
     int small[8];
@@ -201,32 +201,32 @@ class Context {
     } else {
       std::copy(candidates, candidates + n, small);
     }
+    TF_Status* s = ScratchTFStatus();
     Tensor t(TF_ForwardInputOrAllocateOutput(c_, cand, n, i, shape.dims().data(), shape.rank(),
-                                             &forwarded, s.get()));
+                                             &forwarded, s));
     if (forwarded_input) *forwarded_input = forwarded;
-    if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    if (TF_GetCode(s) != TF_OK) return Status::FromTF(s);
     if (forwarded < 0)
-      allocated_bytes_ +=
-          static_cast<uint64_t>(shape.num_elements()) * TF_DataTypeSize(output_dtype(i));
+      allocated_bytes_ += static_cast<uint64_t>(shape.num_elements()) * TF_DataTypeSize(dt);
     return t;
   }
 
   // A scratch tensor on the device, released when the returned Tensor dies.
   StatusOr<Tensor> allocate_temp(TF_DataType dt, const Shape& shape) const {
     PDK_RETURN_IF_ERROR(CheckAllocatable(op_, "temp", -1, shape, dt));
-    TFStatusPtr s = NewTFStatus();
+    TF_Status* s = ScratchTFStatus();
     TF_AllocatorAttributes attrs{TF_ALLOCATOR_ATTRIBUTES_STRUCT_SIZE, 0};
-    Tensor t(TF_AllocateTemp(c_, dt, shape.dims().data(), shape.rank(), &attrs, s.get()));
-    if (TF_GetCode(s.get()) != TF_OK) return Status::FromTF(s.get());
+    Tensor t(TF_AllocateTemp(c_, dt, shape.dims().data(), shape.rank(), &attrs, s));
+    if (TF_GetCode(s) != TF_OK) return Status::FromTF(s);
     allocated_bytes_ += static_cast<uint64_t>(shape.num_elements()) * TF_DataTypeSize(dt);
     return t;
   }
 
   // Makes output `i` share the buffer of `t` (no copy), e.g. Identity, Reshape.
   Status set_output(int i, const Tensor& t) const {
-    TFStatusPtr s = NewTFStatus();
-    TF_SetOutput(c_, i, t.get(), s.get());
-    return Status::FromTF(s.get());
+    TF_Status* s = ScratchTFStatus();
+    TF_SetOutput(c_, i, t.get(), s);
+    return Status::FromTF(s);
   }
 
   // Makes output `i` share the buffer of `t` under `shape`, which must hold as

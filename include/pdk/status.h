@@ -89,6 +89,17 @@ struct TFStatusDeleter {
 using TFStatusPtr = std::unique_ptr<TF_Status, TFStatusDeleter>;
 inline TFStatusPtr NewTFStatus() { return TFStatusPtr(TF_NewStatus()); }
 
+// This thread's scratch TF_Status, reset to OK: for one C API call whose
+// status is read right after it (the kit's per-launch calls: inputs, outputs,
+// temps), instead of a TF_Status allocated and freed per call. Not for a
+// status kept across other kit calls on the same thread, nor handed to code
+// that keeps it.
+inline TF_Status* ScratchTFStatus() {
+  thread_local TFStatusPtr s = NewTFStatus();
+  TF_SetStatus(s.get(), TF_OK, "");
+  return s.get();
+}
+
 // Runs `fn` (returning Status) and converts any C++ exception into an error
 // status, so that no exception crosses the C boundary into TensorFlow.
 template <class Fn>

@@ -1,7 +1,8 @@
 // pdk/tensor.h — shapes and an owning tensor handle.
 //
 // `pdk::Shape` is a vector of int64 dimensions (row-major, NHWC where images are
-// concerned). `pdk::Tensor` owns one TF_Tensor*: the handle is released in the
+// concerned), kept inside the object up to DimVector::kInline dimensions (no
+// heap allocation for a launch's shapes). `pdk::Tensor` owns one TF_Tensor*: the handle is released in the
 // destructor, exactly once, so an early return cannot leak a buffer
 // (TensorFlow's C API requires TF_DeleteTensor on every tensor it hands out).
 // Shape checks live here, with messages of the form
@@ -9,9 +10,11 @@
 #ifndef PDK_TENSOR_H_
 #define PDK_TENSOR_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -35,17 +38,153 @@
 
 namespace pdk {
 
+// The dimensions of a Shape: a vector of int64 that keeps up to kInline
+// dimensions inside the object and only longer ones on the heap, so building
+// a tensor's shape (several per kernel launch: each input's, the output's, a
+// broadcast's) allocates nothing for almost every tensor. It offers the
+// std::vector operations shapes use (size, data, iteration, [], push_back,
+// insert, erase, resize, ==) and converts to std::vector<int64_t>.
+class DimVector {
+ public:
+  static constexpr size_t kInline = 6;
+  using value_type = int64_t;
+  using size_type = size_t;
+  using iterator = int64_t*;
+  using const_iterator = const int64_t*;
+
+  DimVector() = default;
+  explicit DimVector(size_t n, int64_t value = 0) { resize(n, value); }
+  DimVector(std::initializer_list<int64_t> l) { assign(l.begin(), l.end()); }
+  explicit DimVector(const std::vector<int64_t>& v) { assign(v.data(), v.data() + v.size()); }
+  template <class It, class = typename std::iterator_traits<It>::iterator_category>
+  DimVector(It first, It last) {
+    for (; first != last; ++first) push_back(static_cast<int64_t>(*first));
+  }
+  DimVector(const DimVector& o) { assign(o.begin(), o.end()); }
+  DimVector(DimVector&& o) noexcept { Take(o); }
+  DimVector& operator=(const DimVector& o) {
+    if (this != &o) {
+      size_ = 0;
+      assign(o.begin(), o.end());
+    }
+    return *this;
+  }
+  DimVector& operator=(DimVector&& o) noexcept {
+    if (this != &o) {
+      Free();
+      Take(o);
+    }
+    return *this;
+  }
+  ~DimVector() { Free(); }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int64_t* data() { return data_; }
+  const int64_t* data() const { return data_; }
+  iterator begin() { return data_; }
+  iterator end() { return data_ + size_; }
+  const_iterator begin() const { return data_; }
+  const_iterator end() const { return data_ + size_; }
+  int64_t& operator[](size_t i) { return data_[i]; }
+  int64_t operator[](size_t i) const { return data_[i]; }
+  int64_t& back() { return data_[size_ - 1]; }
+  int64_t back() const { return data_[size_ - 1]; }
+
+  void clear() { size_ = 0; }
+  void reserve(size_t n) {
+    if (n <= cap_) return;
+    int64_t* grown = new int64_t[n];
+    std::copy(data_, data_ + size_, grown);
+    if (data_ != inline_) delete[] data_;
+    data_ = grown;
+    cap_ = n;
+  }
+  void resize(size_t n, int64_t value = 0) {
+    reserve(n);
+    for (size_t i = size_; i < n; ++i) data_[i] = value;
+    size_ = n;
+  }
+  void push_back(int64_t v) {
+    if (size_ == cap_) reserve(2 * cap_);
+    data_[size_++] = v;
+  }
+  void pop_back() { --size_; }
+  iterator insert(const_iterator pos, int64_t v) {
+    const size_t at = static_cast<size_t>(pos - data_);
+    push_back(v);
+    std::rotate(data_ + at, data_ + size_ - 1, data_ + size_);
+    return data_ + at;
+  }
+  template <class It, class = typename std::iterator_traits<It>::iterator_category>
+  iterator insert(const_iterator pos, It first, It last) {
+    const size_t at = static_cast<size_t>(pos - data_), old = size_;
+    for (; first != last; ++first) push_back(static_cast<int64_t>(*first));
+    std::rotate(data_ + at, data_ + old, data_ + size_);
+    return data_ + at;
+  }
+  iterator erase(const_iterator first, const_iterator last) {
+    int64_t* f = data_ + (first - data_);
+    int64_t* l = data_ + (last - data_);
+    std::copy(l, end(), f);
+    size_ -= static_cast<size_t>(l - f);
+    return f;
+  }
+  iterator erase(const_iterator pos) { return erase(pos, pos + 1); }
+
+  operator std::vector<int64_t>() const { return std::vector<int64_t>(begin(), end()); }
+  friend bool operator==(const DimVector& a, const DimVector& b) {
+    return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator!=(const DimVector& a, const DimVector& b) { return !(a == b); }
+
+ private:
+  template <class It>
+  void assign(It first, It last) {
+    reserve(static_cast<size_t>(last - first));
+    std::copy(first, last, data_);
+    size_ = static_cast<size_t>(last - first);
+  }
+  void Free() {
+    if (data_ != inline_) delete[] data_;
+    data_ = inline_;
+    cap_ = kInline;
+    size_ = 0;
+  }
+  void Take(DimVector& o) {
+    if (o.data_ == o.inline_) {
+      std::copy(o.inline_, o.inline_ + o.size_, inline_);
+      data_ = inline_;
+      cap_ = kInline;
+    } else {
+      data_ = o.data_;
+      cap_ = o.cap_;
+      o.data_ = o.inline_;
+      o.cap_ = kInline;
+    }
+    size_ = o.size_;
+    o.size_ = 0;
+  }
+
+  int64_t* data_ = inline_;
+  size_t size_ = 0;
+  size_t cap_ = kInline;
+  int64_t inline_[kInline];
+};
+
 class Shape {
  public:
   Shape() = default;  // a scalar
   Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}
-  explicit Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {}
+  explicit Shape(const std::vector<int64_t>& dims) : dims_(dims) {}
+  explicit Shape(DimVector dims) : dims_(std::move(dims)) {}
 
   int rank() const { return static_cast<int>(dims_.size()); }
   int64_t dim(int i) const { return dims_[i < 0 ? i + rank() : i]; }
   int64_t& operator[](int i) { return dims_[i]; }
   int64_t operator[](int i) const { return dims_[i]; }
-  const std::vector<int64_t>& dims() const { return dims_; }
+  // The dimensions (a DimVector: converts to std::vector<int64_t>).
+  const DimVector& dims() const { return dims_; }
   void push_back(int64_t d) { dims_.push_back(d); }
   int64_t num_elements() const {
     int64_t n = 1;
@@ -66,7 +205,7 @@ class Shape {
   }
 
  private:
-  std::vector<int64_t> dims_;
+  DimVector dims_;
 };
 
 inline std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.ToString(); }
@@ -99,8 +238,9 @@ class Tensor {
   int rank() const { return TF_NumDims(t_); }
   int64_t dim(int i) const { return TF_Dim(t_, i < 0 ? i + rank() : i); }
   Shape shape() const {
-    std::vector<int64_t> d(rank());
-    for (int i = 0; i < rank(); ++i) d[i] = TF_Dim(t_, i);
+    const int r = rank();
+    DimVector d(static_cast<size_t>(r));
+    for (int i = 0; i < r; ++i) d[i] = TF_Dim(t_, i);
     return Shape(std::move(d));
   }
   int64_t num_elements() const { return TF_TensorElementCount(t_); }
@@ -244,7 +384,7 @@ inline Status CheckSameShape(const char* op, const char* a, const Shape& as, con
 inline StatusOr<Shape> BroadcastShapes(const char* op, const char* a, const Shape& as,
                                        const char* b, const Shape& bs) {
   const int r = std::max(as.rank(), bs.rank());
-  std::vector<int64_t> out(r);
+  DimVector out(static_cast<size_t>(r));
   for (int i = 0; i < r; ++i) {
     const int ia = as.rank() - r + i, ib = bs.rank() - r + i;
     const int64_t da = ia >= 0 ? as[ia] : 1, db = ib >= 0 ? bs[ib] : 1;

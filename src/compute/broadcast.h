@@ -107,10 +107,13 @@ pdk::StatusOr<BroadcastPlan<N>> PlanBroadcastOf(const char* op,
   for (int i = 1; i < N; ++i) {
     // Operands are folded left to right; from the third on, the left side is
     // the broadcast of those before it.
-    std::string left = names[0];
-    for (int j = 1; i > 1 && j < i; ++j) left = "broadcast(" + left + ", " + names[j] + ")";
-    PDK_ASSIGN_OR_RETURN(plan.out,
-                         pdk::BroadcastShapes(op, left.c_str(), plan.out, names[i], *shapes[i]));
+    std::string left;
+    if (i > 1) {
+      left = names[0];
+      for (int j = 1; j < i; ++j) left = "broadcast(" + left + ", " + names[j] + ")";
+    }
+    PDK_ASSIGN_OR_RETURN(plan.out, pdk::BroadcastShapes(op, i > 1 ? left.c_str() : names[0],
+                                                        plan.out, names[i], *shapes[i]));
   }
   const int r = plan.out.rank();
   const int64_t n_out = plan.out.num_elements();

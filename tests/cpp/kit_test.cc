@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "pdk/env.h"
 #include "pdk/graph_optimizer.h"
@@ -69,6 +71,67 @@ TEST(Shape, BasicsAndToString) {
   EXPECT_EQ(s.num_elements(), 0);
   EXPECT_EQ(s.dim(-1), 3);
   EXPECT_EQ(s.ToString(), "[2,0,3]");
+}
+
+// DimVector against std::vector doing the same operations, across the
+// inline/heap boundary (kInline dimensions) in both directions.
+TEST(DimVector, BehavesLikeAVectorInlineAndOnTheHeap) {
+  for (size_t n : {size_t{0}, size_t{3}, pdk::DimVector::kInline, pdk::DimVector::kInline + 1,
+                   size_t{40}}) {
+    std::vector<int64_t> ref;
+    pdk::DimVector v;
+    for (size_t i = 0; i < n; ++i) {
+      ref.push_back(static_cast<int64_t>(i * 7 + 1));
+      v.push_back(static_cast<int64_t>(i * 7 + 1));
+    }
+    EXPECT_EQ(std::vector<int64_t>(v), ref) << n;
+    ref.insert(ref.begin(), -1);
+    v.insert(v.begin(), -1);
+    ref.insert(ref.begin() + static_cast<long>(ref.size() / 2), {8, 9});
+    const std::vector<int64_t> two{8, 9};
+    v.insert(v.begin() + v.size() / 2, two.begin(), two.end());
+    EXPECT_EQ(std::vector<int64_t>(v), ref) << n;
+    ref.erase(ref.begin() + 1, ref.begin() + 3);
+    v.erase(v.begin() + 1, v.begin() + 3);
+    EXPECT_EQ(std::vector<int64_t>(v), ref) << n;
+
+    pdk::DimVector copy(v);
+    EXPECT_EQ(copy, v);
+    pdk::DimVector moved(std::move(copy));
+    EXPECT_EQ(std::vector<int64_t>(moved), ref);
+    EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+    copy = moved;               // reuse after the move
+    copy[0] = 42;
+    EXPECT_NE(copy, moved);
+    pdk::DimVector assigned{5};
+    assigned = std::move(moved);
+    EXPECT_EQ(std::vector<int64_t>(assigned), ref);
+    moved = assigned;  // a moved-from vector is assignable
+    EXPECT_EQ(moved, assigned);
+
+    ref.resize(2, 3);
+    assigned.resize(2, 3);
+    EXPECT_EQ(std::vector<int64_t>(assigned), ref);
+  }
+  pdk::Shape big(pdk::DimVector(10, 2));
+  EXPECT_EQ(big.num_elements(), 1024);
+  pdk::Shape copy = big;
+  copy[9] = 3;
+  EXPECT_EQ(big.num_elements(), 1024);
+  EXPECT_EQ(copy.num_elements(), 1536);
+  EXPECT_EQ(pdk::Shape(std::vector<int64_t>{4, 5}), (pdk::Shape{4, 5}));
+}
+
+// The scratch status is reset to OK for each call and belongs to one thread.
+TEST(ScratchTFStatus, ResetPerCallAndPerThread) {
+  TF_Status* s = pdk::ScratchTFStatus();
+  TF_SetStatus(s, TF_INVALID_ARGUMENT, "bad");
+  TF_Status* again = pdk::ScratchTFStatus();
+  EXPECT_EQ(again, s);
+  EXPECT_EQ(TF_GetCode(again), TF_OK);
+  TF_Status* other = nullptr;
+  std::thread([&] { other = pdk::ScratchTFStatus(); }).join();
+  EXPECT_NE(other, s);
 }
 
 TEST(ShapeChecks, MessagesNameOperandExpectedAndActual) {

@@ -65,6 +65,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -578,7 +579,7 @@ class DeviceContext {
 class OpKernelContext : public kit_internal::FailureState {
  public:
   OpKernelContext(::pdk::Context& ctx, const OpKernel* kernel)
-      : ctx_(ctx), kernel_(kernel), device_(&::pdk::DeviceEigen(ctx.device_id())),
+      : ctx_(ctx), kernel_(kernel), eigen_(&::pdk::DeviceEigen(ctx.device_id())), device_(eigen_),
         inputs_(ctx.num_inputs()), outputs_(ctx.num_outputs()),
         device_only_(::pdk::KernelRegistry::Global().device_memory_only()),
         device_context_(ctx.raw()) {}
@@ -603,20 +604,19 @@ class OpKernelContext : public kit_internal::FailureState {
     }
     Slot& in = inputs_[index];
     if (!in.fetched) {
-      in.fetched = true;
+      Tensor& tensor = in.Use();
       ::pdk::StatusOr<::pdk::Tensor> t = ctx_.input(index);
       if (!t.ok()) {
         const_cast<OpKernelContext*>(this)->SetStatus(t.status());
       } else if (DataTypeSize(static_cast<DataType>(t->dtype())) > 0) {
-        in.tensor = Tensor::BorrowedInput(*t, index);  // the TF_Tensor is released here
+        tensor = Tensor::BorrowedInput(*t, index);  // the TF_Tensor is released here
       } else {
         // string, resource, variant: TF_GetInput gives a buffer of its own
         // (a serialized resource handle), which the handle must keep alive.
-        in.tensor = Tensor::Owning(std::move(t).value());
+        tensor = Tensor::Owning(std::move(t).value());
       }
-      if (device_only_ && in.tensor.IsInitialized() &&
-          input_memory_type(index) == DEVICE_MEMORY)
-        in.tensor.set_device_memory(true);
+      if (device_only_ && tensor.IsInitialized() && input_memory_type(index) == DEVICE_MEMORY)
+        tensor.set_device_memory(true);
     }
     return in.tensor;
   }
@@ -771,8 +771,25 @@ class OpKernelContext : public kit_internal::FailureState {
     *stop = args.stop;
     return Status();
   }
+  // One input or output. Its Tensor is constructed on first use (Use()):
+  // most launches touch few of the inline slots.
   struct Slot {
-    Tensor tensor;
+    Slot() {}
+    ~Slot() {
+      if (fetched) tensor.~Tensor();
+    }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+    Tensor& Use() {
+      if (!fetched) {
+        new (&tensor) Tensor();
+        fetched = true;
+      }
+      return tensor;
+    }
+    union {
+      Tensor tensor;  // constructed iff fetched
+    };
     bool fetched = false;
   };
   // The inputs' or outputs' slots: inline up to kInline (no allocation per
@@ -806,11 +823,10 @@ class OpKernelContext : public kit_internal::FailureState {
     return Status();
   }
   Status Keep(int index, ::pdk::Tensor t, Tensor** out) {
-    outputs_[index].tensor = Tensor::Owning(std::move(t));
-    if (device_only_ && output_memory_type(index) == DEVICE_MEMORY)
-      outputs_[index].tensor.set_device_memory(true);
-    outputs_[index].fetched = true;
-    *out = &outputs_[index].tensor;
+    Tensor& o = outputs_[index].Use();
+    o = Tensor::Owning(std::move(t));
+    if (device_only_ && output_memory_type(index) == DEVICE_MEMORY) o.set_device_memory(true);
+    *out = &o;
     return Status();
   }
   Status SetOutput(int index, const Tensor& t) {
@@ -829,12 +845,12 @@ class OpKernelContext : public kit_internal::FailureState {
       if (!h.ok()) return h.status();
       TF_RETURN_IF_ERROR(ctx_.set_output_reshaped(index, h.value(), shape));
     }
-    outputs_[index].tensor = t;
-    outputs_[index].fetched = true;
+    outputs_[index].Use() = t;
     return Status();
   }
   ::pdk::Context& ctx_;
   const OpKernel* kernel_;
+  const Eigen::ThreadPoolDevice* eigen_;  // the device's pool (pdk::DeviceEigen)
   mutable DeviceBase device_;
   mutable Slots inputs_;
   Slots outputs_;
@@ -853,7 +869,7 @@ inline Tensor* OpOutputList::operator[](int i) { return ctx_->mutable_output(sta
 template <>
 inline const Eigen::ThreadPoolDevice& OpKernelContext::eigen_device<Eigen::ThreadPoolDevice>()
     const {
-  return ::pdk::DeviceEigen(ctx_.device_id());
+  return *eigen_;
 }
 
 // ------------------------------------------------------------- registration
