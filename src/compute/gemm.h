@@ -52,6 +52,18 @@ namespace pdk_compute {
 // the pool costs more than it saves.
 constexpr double kParallelFlops = 4.0e6;
 
+// One product is cut into row or column blocks over the pool only from this
+// size; smaller ones run whole, on one thread each (several products of a
+// batch still share the pool from kParallelFlops). Below it the cut costs
+// more than the second core saves: each shard packs B again, column blocks
+// miss oneDNN's brgemm kernel, and the worker's wake-up (25-40 us on the
+// 2-vCPU VMs) comes late. Measured on the 2-vCPU AMD EPYC VM (2026-11-29,
+// bench/bench_matmul.py, pool of 2 against PDK_NUM_THREADS=1): cutting lost
+// 25-60 % up to 16.8 MFLOP (32x256x256 46 against 32 us, 32x512x512 140
+// against 100 us), broke even at 33.5 MFLOP (64x512x512) and won from 67
+// MFLOP (128x512x512 242 against 288 us); docs/benchmarks.md, "float32 GEMM".
+constexpr double kSplitProductFlops = 32.0e6;
+
 // Parallel GEMMs and oneDNN convolutions split into this many shards per
 // pool thread, claimed dynamically (RunShards): when another process takes
 // part of a core, the other threads take over its remaining shards. More
@@ -280,8 +292,9 @@ inline bool TransposedAGemm(const Eigen::ThreadPoolDevice& dev, bool tb, int64_t
 
 // `batch` independent products C_i[m,n] = op(A_i) op(B_i), where A_i starts at
 // a + a_off[i], B_i at b + b_off[i], C_i at c + i*m*n (all dense row-major).
-// Work units are (batch item, block of output rows or columns); up to
-// kShardsPerThread * numThreads() shards of contiguous units run on RunShards.
+// Work units are (batch item, block of output rows or columns; products under
+// kSplitProductFlops are one unit each); up to kShardsPerThread * numThreads()
+// shards of contiguous units run on RunShards.
 // A single float32 product with a transposed A goes to TransposedAGemm first.
 template <class T>
 void BatchGemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, int64_t n,
@@ -293,9 +306,11 @@ void BatchGemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, 
     return;
   }
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-  const double flops = 2.0 * double(m) * double(n) * double(k) * double(batch);
+  const double product_flops = 2.0 * double(m) * double(n) * double(k);
+  const double flops = product_flops * double(batch);
   const int threads = dev.numThreads();
-  const bool parallel = threads > 1 && flops >= kParallelFlops;
+  const bool split_products = product_flops >= kSplitProductFlops;
+  const bool parallel = threads > 1 && flops >= kParallelFlops && (split_products || batch > 1);
   if constexpr (std::is_same_v<T, float>) {
     if (ta && parallel && batch == 1 &&
         TransposedAGemm(dev, tb, m, n, k, a + a_off[0], b + b_off[0], c,
@@ -311,7 +326,7 @@ void BatchGemm(const Eigen::ThreadPoolDevice& dev, bool ta, bool tb, int64_t m, 
   const int64_t split_len = split_rows ? m : n;
   const int64_t target = threads * kShardsPerThread;
   int64_t nsplit = 1;
-  if (parallel && batch < target)
+  if (parallel && split_products && batch < target)
     nsplit = std::min<int64_t>((target + batch - 1) / batch, split_len);
   const int64_t units = batch * nsplit;
   const int64_t shards = parallel ? std::min<int64_t>(target, units) : 1;

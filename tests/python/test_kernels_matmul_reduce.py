@@ -63,10 +63,11 @@ def test_matmul(dtype, transpose_a, transpose_b, rng):
 
 
 # float32 products with a transposed A that pdk_compute::TransposedAGemm splits
-# into dense blocks (src/compute/gemm.h): (m, k, n) with k split over the pool
-# (uneven ranges: k = 1001), and with A transposed first (n * 3 > k; and every
+# into dense blocks (src/compute/gemm.h; products of at least
+# kSplitProductFlops, 32 MFLOP): (m, k, n) with k split over the pool (uneven
+# ranges: k = 2001), and with A transposed first (n * 3 > k; and every
 # transpose_b = True).
-TRANSPOSED_A_SHAPES = [(130, 1001, 70), (128, 2048, 256), (784, 256, 512), (257, 300, 129)]
+TRANSPOSED_A_SHAPES = [(130, 2001, 70), (128, 2048, 256), (784, 256, 512), (257, 600, 257)]
 
 
 @pytest.mark.parametrize("transpose_b", [False, True])

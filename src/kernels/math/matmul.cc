@@ -22,7 +22,8 @@
 // Eigen::ThreadPoolDevice (the calling thread runs the first). OpenBLAS is
 // told to use one thread (openblas_set_num_threads(1)), so its own pthreads
 // never compete with the device pool. Integer types use Eigen's (Core) GEMM on
-// the same blocks. Problems under kParallelFlops run on the calling thread only.
+// the same blocks. Problems under kParallelFlops run on the calling thread only,
+// and a single product under kSplitProductFlops is not cut into blocks.
 // bfloat16 uses oneDNN's native bf16 GEMM on the same blocks (float32 sums,
 // rounded once); float16 operands are widened to float32 scratch copies and go
 // through the sgemm path (float accumulation); the product is rounded once.
