@@ -53,7 +53,15 @@ void* MemoryPool::Allocate(uint64_t bytes) {
       return nullptr;
     }
   }
-  live_.emplace(p, size);
+  if (spare_nodes_.empty()) {
+    live_.emplace(p, size);
+  } else {
+    LiveMap::node_type node = std::move(spare_nodes_.back());
+    spare_nodes_.pop_back();
+    node.key() = p;
+    node.mapped() = size;
+    live_.insert(std::move(node));
+  }
   in_use_ += n;
   ++num_allocs_;
   peak_ = std::max(peak_, in_use_);
@@ -68,7 +76,7 @@ uint64_t MemoryPool::Deallocate(void* p) {
   auto it = live_.find(p);
   if (it == live_.end()) return 0;
   const uint64_t size = it->second;
-  live_.erase(it);
+  spare_nodes_.push_back(live_.extract(it));
   in_use_ -= static_cast<int64_t>(size);
   cache_[size].push_back(p);
   cached_ += static_cast<int64_t>(size);

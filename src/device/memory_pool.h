@@ -77,7 +77,13 @@ class MemoryPool {
 
   const int64_t limit_;
   mutable std::mutex mu_;
-  std::unordered_map<const void*, uint64_t> live_;            // block -> class size
+  using LiveMap = std::unordered_map<const void*, uint64_t>;
+  LiveMap live_;                                              // block -> class size
+  // The map nodes of freed blocks, reused by the next allocations: a block's
+  // entry in live_ then costs no heap allocation (one malloc and free per
+  // tensor less; docs/benchmarks.md, "Per-op cost"). At most as many as the
+  // peak number of blocks in use.
+  std::vector<LiveMap::node_type> spare_nodes_;
   std::unordered_map<uint64_t, std::vector<void*>> cache_;    // class size -> free blocks
   int64_t in_use_ = 0, cached_ = 0;
   int64_t num_allocs_ = 0, peak_ = 0, largest_ = 0, peak_pool_ = 0, failed_ = 0;

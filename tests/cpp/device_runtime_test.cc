@@ -16,6 +16,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "compute/parallel_for.h"
@@ -173,6 +174,40 @@ TEST(MemoryPool, SizeClasses) {
     EXPECT_LE(c - n, std::max<uint64_t>(255, n / 16)) << n;  // at most 1/16 more
     EXPECT_EQ(c % 256, 0u);
   }
+}
+
+// Freed blocks' map entries are reused for later blocks (spare_nodes_): each
+// block in use must still report its own class size, and frees must return it.
+TEST(MemoryPool, TracksEveryBlockAcrossReusedEntries) {
+  using pdk_plugin::MemoryPool;
+  MemoryPool pool(int64_t(64) << 20);
+  std::vector<std::pair<void*, uint64_t>> live;
+  int64_t expected_in_use = 0;
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 50; ++i) {
+      const uint64_t bytes = 100 + 997 * uint64_t(i + 13 * round);
+      void* p = pool.Allocate(bytes);
+      ASSERT_NE(p, nullptr);
+      live.emplace_back(p, MemoryPool::ClassSize(bytes));
+      expected_in_use += static_cast<int64_t>(MemoryPool::ClassSize(bytes));
+    }
+    // Free every other block: their entries become spares for the next round.
+    std::vector<std::pair<void*, uint64_t>> kept;
+    for (size_t k = 0; k < live.size(); ++k) {
+      if (k % 2 == 0) {
+        EXPECT_EQ(pool.Deallocate(live[k].first), live[k].second);
+        expected_in_use -= static_cast<int64_t>(live[k].second);
+      } else {
+        kept.push_back(live[k]);
+      }
+    }
+    live.swap(kept);
+    for (const auto& [p, size] : live) EXPECT_EQ(pool.BlockSize(p), size);
+    EXPECT_EQ(pool.Stats().bytes_in_use, expected_in_use);
+  }
+  for (const auto& [p, size] : live) EXPECT_EQ(pool.Deallocate(p), size);
+  EXPECT_EQ(pool.Stats().bytes_in_use, 0);
+  EXPECT_EQ(pool.Deallocate(live.front().first), 0u);  // already freed
 }
 
 TEST(MemoryPool, ReusesFreedBlocksAndKeepsTheLimit) {
