@@ -266,5 +266,80 @@ TEST(FuseElementwise, AddNIsAChainInInputNameOrder) {
   EXPECT_EQ(Ints(*f[0], "outputs"), (std::vector<int64_t>{4}));
 }
 
+// Split -> group -> ConcatV2, the shape of an LSTM cell and its gradient:
+// the Split's outputs become pieces of the fused node's input (attr slices),
+// the ConcatV2 an extra output (attr concat); an output only the ConcatV2
+// read is dropped and the later ports are renumbered; the Consts giving the
+// axes go with the nodes that read them.
+TEST(FuseElementwise, SplitAndConcatAtTheEdgesAreAbsorbed) {
+  GraphDef g;
+  g.node.push_back(Node("z", "Placeholder", {}));
+  g.node.push_back(Node("c", "Placeholder", {}));
+  g.node.push_back(Node("dim", "Const", {}));
+  g.node.back().attr["value"] = AttrValue::Int32Scalar(-1);
+  g.node.push_back(Node("split", "Split", {"dim", "z"}));
+  g.node.back().attr["num_split"] = AttrValue::Int(2);
+  g.node.push_back(Node("a", "Sigmoid", {"split"}));
+  g.node.push_back(Node("b", "Tanh", {"split:1"}));
+  g.node.push_back(Node("m", "Mul", {"a", "c"}));
+  g.node.push_back(Node("n", "Mul", {"m", "b"}));
+  g.node.push_back(Node("axis", "Const", {}));
+  g.node.back().attr["value"] = AttrValue::Int32Scalar(1);
+  g.node.push_back(Node("cat", "ConcatV2", {"a", "n", "axis"}));
+  g.node.back().attr["N"] = AttrValue::Int(2);
+  g.node.push_back(Node("out", "Identity", {"cat"}, kCpu));
+  g.node.push_back(Node("out_m", "Identity", {"m"}, kCpu));
+  g.node.push_back(Node("out_n", "Identity", {"n"}, kCpu));
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["ElementwiseFusion"], 1u);
+  EXPECT_EQ(fired["ElementwiseFusion splits"], 1u);
+  EXPECT_EQ(fired["ElementwiseFusion concats"], 1u);
+  for (const char* gone : {"split", "dim", "cat", "axis"}) EXPECT_EQ(Find(g, gone), nullptr) << gone;
+  const std::vector<const NodeDef*> f = FusedNodes(g);
+  ASSERT_EQ(f.size(), 1u);
+  // The Split's value twice, as piece 0 and piece 1 of 2 along axis -1 (in
+  // the order the group's nodes first read them: a, m, b).
+  EXPECT_EQ(f[0]->input, (std::vector<std::string>{"z", "c", "z"}));
+  EXPECT_EQ(Ints(*f[0], "slices"), (std::vector<int64_t>{-1, 0, 2, 0, 0, 1, -1, 1, 2}));
+  // values: 0 piece 0 of z, 1 c, 2 piece 1 of z, 3 a, 4 m, 5 b, 6 n. a was an
+  // output for the ConcatV2 alone: dropped; m and n stay (read outside), the
+  // concatenation of a and n along axis 1 follows them.
+  EXPECT_EQ(Ints(*f[0], "outputs"), (std::vector<int64_t>{4, 6}));
+  EXPECT_EQ(Ints(*f[0], "concat"), (std::vector<int64_t>{1, 2, 3, 6}));
+  int64_t num_outputs = 0;
+  ASSERT_TRUE(f[0]->attr.at("num_outputs").GetInt(&num_outputs));
+  EXPECT_EQ(num_outputs, 3);
+  EXPECT_EQ(Find(g, "out_m")->input[0], f[0]->name);
+  EXPECT_EQ(Find(g, "out_n")->input[0], f[0]->name + ":1");
+  EXPECT_EQ(Find(g, "out")->input[0], f[0]->name + ":2");
+  EXPECT_TRUE(Acyclic(g));
+}
+
+// A Split another op reads too, a ConcatV2 of a group's output and an outside
+// tensor, a fetched ConcatV2: all stay as they are.
+TEST(FuseElementwise, SplitAndConcatWithOtherReadersStay) {
+  GraphDef g;
+  g.node.push_back(Node("z", "Placeholder", {}));
+  g.node.push_back(Node("dim", "Const", {}));
+  g.node.back().attr["value"] = AttrValue::Int32Scalar(0);
+  g.node.push_back(Node("split", "Split", {"dim", "z"}));
+  g.node.back().attr["num_split"] = AttrValue::Int(2);
+  g.node.push_back(Node("a", "Sigmoid", {"split"}));
+  g.node.push_back(Node("b", "Tanh", {"a"}));
+  g.node.push_back(Node("other", "Identity", {"split:1"}, kCpu));
+  g.node.push_back(Node("axis", "Const", {}));
+  g.node.back().attr["value"] = AttrValue::Int32Scalar(0);
+  g.node.push_back(Node("cat", "ConcatV2", {"b", "z", "axis"}));
+  g.node.back().attr["N"] = AttrValue::Int(2);
+  g.node.push_back(Node("fetched", "ConcatV2", {"b", "b", "axis"}));
+  g.node.back().attr["N"] = AttrValue::Int(2);
+  RewriteCounts fired = Optimized(&g, {"fetched"});
+  EXPECT_EQ(fired["ElementwiseFusion"], 1u);
+  EXPECT_EQ(fired["ElementwiseFusion splits"], 0u);
+  EXPECT_EQ(fired["ElementwiseFusion concats"], 0u);
+  for (const char* kept : {"split", "dim", "cat", "fetched", "axis"})
+    EXPECT_NE(Find(g, kept), nullptr) << kept;
+}
+
 }  // namespace
 }  // namespace pdk_graph

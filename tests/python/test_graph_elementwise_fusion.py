@@ -361,3 +361,124 @@ def test_output_takes_the_buffer_of_an_input_only_the_group_reads():
     _, launches = _check(run)
     assert launches.get(FUSED, 0) >= 2, launches
     assert peaks[0] < 1.5 * 4 * n, f"peak {peaks}: the fused output did not reuse the input"
+
+
+def _cell(z, c, axis):
+    """An LSTM cell's elementwise part after z = x W + h U + b: its four gates
+    are a Split of z."""
+    i, f, g, o = tf.split(z, 4, axis=axis)
+    c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+    return tf.sigmoid(o) * tf.tanh(c), c
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_split_and_concat_absorbed_keras_lstm(dtype):
+    """Keras's LSTM layer, forward and gradient (two while loops): in the
+    forward loop the Split of z into the four gates becomes pieces of the
+    fused cell's input, and in the gradient loop the ConcatV2 that joins the
+    gates' gradients into dz becomes an output of the fused gradient node;
+    neither runs as a kernel. Bit-identical to the unfused PDK kernels."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((8, 6, 5)).astype(dtype)
+
+    def run(device):
+        with tf.device(device):
+            keras.utils.set_random_seed(0)
+            layer = keras.layers.LSTM(16, dtype=dtype)
+            xt = tf.constant(x)
+            layer.build(xt.shape)  # no eager call: every launch is the step's
+
+            @tf.function
+            def step(xt):
+                with tf.GradientTape() as tape:
+                    tape.watch(xt)
+                    y = layer(xt)
+                    loss = tf.reduce_sum(y * y)
+                return [y] + tape.gradient(loss, [xt] + layer.trainable_variables)
+
+            return [t.numpy() for t in step(xt)]
+
+    counts, launches = _check(run, atol=1e-5 if dtype == "float32" else 1e-12)
+    assert counts.get("ElementwiseFusion splits", 0) >= 1, counts
+    assert counts.get("ElementwiseFusion concats", 0) >= 1, counts
+    # One Split and one ConcatV2 per time step unfused; the ConcatV2 left is
+    # outside the loops (not an elementwise group's).
+    assert launches.get("Split", 0) == 0 and launches.get("ConcatV2", 0) <= 1, launches
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -2])
+def test_split_and_concat_along_any_axis(axis):
+    """Pieces and concatenations along the first, a middle and the last axis
+    of a 3-D tensor, with a column vector broadcast in the group (the blocked
+    pass with expanded values) and one-element pieces."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((4, 6, 8)).astype("float32")
+    col = rng.standard_normal((4 if axis == 2 else 8,)).astype("float32")
+    tiny = rng.standard_normal((1, 1, 2)).astype("float32")
+
+    def fn(x, col, tiny):
+        a, b = tf.split(tf.abs(x) + 0.5, 2, axis=axis)
+        t0, t1 = tf.split(tiny * 2.0, 2, axis=2)
+        u = a * 0.5 + b  # every part below reads u: one group
+        v = tf.sigmoid(u) * (a + t0)  # a part also read outside: stays an output
+        return tf.concat([tf.tanh(u + col), v, tf.exp(-u) + t1], axis), v
+
+    def run(device):
+        with tf.device(device):
+            f = tf.function(fn)
+            return [t.numpy() for t in f(tf.constant(x), tf.constant(col), tf.constant(tiny))]
+
+    counts, launches = _check(run)
+    assert counts.get("ElementwiseFusion splits", 0) >= 1, counts
+    assert counts.get("ElementwiseFusion concats", 0) == 1, counts
+    assert launches.get("ConcatV2", 0) == 0, launches
+
+
+def test_pieces_and_concat_off_the_blocked_pass():
+    """A piece that broadcasts as a row value ([B, 1] pieces against [B, N])
+    and a concatenation of parts of different shapes take the kernel's
+    op-by-op path: the same bits as the unfused kernels."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((16, 4)).astype("float32")
+    y = rng.standard_normal((16, 10)).astype("float32")
+
+    def fn(x, y):
+        p, q, r, s = tf.split(x * 2.0, 4, axis=1)  # [16, 1] each
+        b = tf.sigmoid(r - s)                       # [16, 1]
+        a = tf.tanh(y * p + q + b)                  # [16, 10]
+        return tf.concat([a, b * 3.0], axis=1)      # [16, 11]
+
+    def run(device):
+        with tf.device(device):
+            return [tf.function(fn)(tf.constant(x), tf.constant(y)).numpy()]
+
+    counts, launches = _check(run)
+    assert counts.get("ElementwiseFusion splits", 0) >= 1, counts
+    assert counts.get("ElementwiseFusion concats", 0) == 1, counts
+    assert launches.get("ConcatV2", 0) == 0 and launches.get("Split", 0) == 0, launches
+
+
+def test_absorbed_split_and_concat_give_their_ops_errors():
+    """Shapes unknown when traced: at run time the split dimension does not
+    divide, or the concatenated values differ off the axis — Split's and
+    ConcatV2's own errors, fused or not, and the function still runs with
+    good shapes."""
+    spec = [tf.TensorSpec(None, tf.float32)] * 2
+    for disable in (None, _disabled_with(DISABLE)):
+        with _env("PDK_GRAPH_DISABLE", disable):
+            with tf.device("/PDK:0"):
+                split_fn = tf.function(
+                    lambda z, c: _cell(z * 2.0, c, 1)[0], input_signature=spec)
+                with pytest.raises(tf.errors.InvalidArgumentError,
+                                   match="Number of ways to split should evenly divide"):
+                    split_fn(tf.zeros((3, 10)), tf.zeros((3, 2)))
+                out = split_fn(tf.zeros((3, 8)), tf.zeros((3, 2))).numpy()
+                np.testing.assert_array_equal(out, np.zeros((3, 2), np.float32))
+
+                concat_fn = tf.function(
+                    lambda a, b: tf.concat([tf.tanh(a) * tf.sigmoid(b), tf.sigmoid(b) + 1.0], 0),
+                    input_signature=spec)
+                with pytest.raises(tf.errors.InvalidArgumentError, match="only axis 0 may differ"):
+                    concat_fn(tf.zeros((3, 4)), tf.zeros((3, 1)))
+                out = concat_fn(tf.zeros((3, 4)), tf.zeros((3, 4))).numpy()
+                np.testing.assert_allclose(out[3:], 1.5, rtol=1e-6)

@@ -29,6 +29,18 @@
 // rewired to it. Counts: "ElementwiseFusion" (groups) and
 // "ElementwiseFusion nodes" (nodes replaced). Idempotent: the fused op is no
 // candidate. Switch: PDK_GRAPH_DISABLE=elementwise_fusion.
+//
+// Then Splits and ConcatV2s at the fused nodes' edges disappear into them
+// (fused_elementwise.h, attributes slices and concat): a Split whose outputs
+// only fused nodes read (an LSTM cell's gates, split from z) becomes pieces of
+// those nodes' inputs, read in place; a ConcatV2 all of whose values
+// are one fused node's outputs (the cell gradient's dz) becomes an output of
+// that node, written in place. Both need a constant axis (a Const of one
+// integer; the kernel checks it against the runtime shapes with Split's and
+// ConcatV2's messages), the same device, and no control edges; the Split or
+// ConcatV2 must not be fetched or fed. Outputs that only absorbed ConcatV2s
+// read are dropped. Counts: "ElementwiseFusion splits" and
+// "ElementwiseFusion concats" (nodes absorbed).
 #include <algorithm>
 #include <climits>
 #include <deque>
@@ -266,6 +278,186 @@ std::string TensorName(const std::string& node, int port) {
   return port == 0 ? node : node + ":" + std::to_string(port);
 }
 
+// The integer a Const (read at port 0) of one element holds: how Split's
+// split_dim and ConcatV2's axis are given.
+bool ConstInt(const NodeDef* c, int port, int64_t* v) {
+  if (c == nullptr || c->op != "Const" || port != 0) return false;
+  auto it = c->attr.find("value");
+  std::vector<int64_t> values;
+  if (it == c->attr.end() || !it->second.GetIntTensor(&values) || values.size() != 1)
+    return false;
+  *v = values[0];
+  return true;
+}
+
+// Whether `x` may disappear into a fused node on `device`: on it, neither
+// fetched nor fed, without control edges.
+bool Absorbable(const NodeDef& x, const std::string& device, const GraphView& view,
+                const RewriteContext& ctx) {
+  return x.device == device && ctx.on_device(x) && !ctx.preserved(x.name) &&
+         view.control_fanins(x).empty() && view.control_fanouts(x).empty();
+}
+
+// The file comment's second step, over every fused node of the graph.
+void AbsorbSplitsAndConcats(GraphDef* graph, const RewriteContext& ctx) {
+  struct Plan {
+    size_t node;  // the fused node's index
+    std::vector<std::string> inputs;
+    std::vector<int64_t> slices, outputs, concat;
+    std::unordered_map<int, int> port_of;  // old output port -> new
+  };
+  std::vector<Plan> plans;
+  std::unordered_map<std::string, std::string> concat_to;  // ConcatV2 -> fused output
+  std::vector<bool> remove(graph->node.size(), false);
+  {
+    GraphView view(*graph);
+    if (view.has_duplicate_names()) return;
+    auto index_of = [&](const NodeDef* x) { return static_cast<size_t>(x - graph->node.data()); };
+    // A Const nothing but `reader` reads goes with it.
+    auto drop_const = [&](const NodeDef* c, const NodeDef* reader) {
+      if (ctx.preserved(c->name) || !view.control_fanouts(*c).empty()) return;
+      for (const NodeDef* r : view.regular_consumers(*c))
+        if (r != reader) return;
+      remove[index_of(c)] = true;
+    };
+    // The Splits whose outputs only fused nodes read (on its device, with
+    // no control inputs): they go, their readers read the pieces.
+    struct SplitInfo {
+      std::string value;
+      int64_t axis, count;
+    };
+    std::unordered_map<const NodeDef*, SplitInfo> split_of;
+    for (const NodeDef& p : graph->node) {
+      int64_t count = 0, axis = 0;
+      if (p.op != "Split" || !p.attr.count("num_split") ||
+          !p.attr.at("num_split").GetInt(&count) || count < 2 ||
+          view.num_regular_inputs(p) != 2 || !Absorbable(p, p.device, view, ctx))
+        continue;
+      int dim_port = -1, value_port = -1;
+      const NodeDef* dim = view.regular_fanin(p, 0, &dim_port);
+      const NodeDef* value = view.regular_fanin(p, 1, &value_port);
+      bool fused_only = value != nullptr && ConstInt(dim, dim_port, &axis) &&
+                        view.num_regular_fanouts(p) > 0;
+      for (const NodeDef* c : view.regular_consumers(p))
+        fused_only = fused_only && c->op == kFusedOp && c->device == p.device &&
+                     static_cast<int>(c->input.size()) == view.num_regular_inputs(*c);
+      if (!fused_only) continue;
+      split_of[&p] = SplitInfo{TensorName(value->name, value_port), axis, count};
+      remove[index_of(&p)] = true;
+      drop_const(dim, &p);
+      (*ctx.fired)["ElementwiseFusion splits"] += 1;
+    }
+    for (size_t fi = 0; fi < graph->node.size(); ++fi) {
+      const NodeDef& f = graph->node[fi];
+      if (f.op != kFusedOp || !ctx.on_device(f)) continue;
+      const int num_inputs = view.num_regular_inputs(f);
+      if (static_cast<int>(f.input.size()) != num_inputs) continue;  // control inputs
+      Plan plan{fi, f.input, {}, {}, {}, {}};
+      if (f.attr.count("slices")) f.attr.at("slices").GetIntList(&plan.slices);
+      if (plan.slices.size() != 3 * static_cast<size_t>(num_inputs)) {
+        plan.slices.assign(3 * static_cast<size_t>(num_inputs), 0);
+        for (int i = 0; i < num_inputs; ++i) plan.slices[3 * i + 2] = 1;
+      }
+      if (!f.attr.count("outputs") || !f.attr.at("outputs").GetIntList(&plan.outputs)) continue;
+      if (f.attr.count("concat")) f.attr.at("concat").GetIntList(&plan.concat);
+      bool changed = false;
+
+      // Splits only fused nodes read: f reads their input in pieces.
+      for (int i = 0; i < num_inputs; ++i) {
+        int port = -1;
+        const NodeDef* p = view.regular_fanin(f, i, &port);
+        auto sp = p != nullptr ? split_of.find(p) : split_of.end();
+        if (sp == split_of.end()) continue;
+        plan.inputs[i] = sp->second.value;
+        plan.slices[3 * i] = sp->second.axis;
+        plan.slices[3 * i + 1] = port;
+        plan.slices[3 * i + 2] = sp->second.count;
+        changed = true;
+      }
+
+      // ConcatV2s of f's outputs only: outputs of f.
+      const int num_plain = static_cast<int>(plan.outputs.size());
+      int num_groups = 0;
+      for (size_t k = 0; k + 1 < plan.concat.size(); k += 2 + plan.concat[k + 1]) ++num_groups;
+      std::vector<std::string> absorbed;
+      for (int port = 0; port < num_plain; ++port)
+        for (const Fanout& fo : view.regular_fanouts(f, port)) {
+          const NodeDef* c = fo.consumer;
+          const int n = c->op == "ConcatV2" ? view.num_regular_inputs(*c) : 0;
+          if (n < 2 || remove[index_of(c)] || c->TypeAttr("T") != f.TypeAttr("T") ||
+              !Absorbable(*c, f.device, view, ctx))
+            continue;
+          std::vector<int64_t> parts;
+          for (int k = 0; k < n - 1; ++k) {
+            int pp = -1;
+            if (view.regular_fanin(*c, k, &pp) != &f || pp < 0 || pp >= num_plain) break;
+            parts.push_back(plan.outputs[pp]);
+          }
+          int axis_port = -1;
+          int64_t axis = 0;
+          const NodeDef* ax = view.regular_fanin(*c, n - 1, &axis_port);
+          if (static_cast<int>(parts.size()) != n - 1 || !ConstInt(ax, axis_port, &axis)) continue;
+          plan.concat.push_back(axis);
+          plan.concat.push_back(n - 1);
+          plan.concat.insert(plan.concat.end(), parts.begin(), parts.end());
+          remove[index_of(c)] = true;
+          drop_const(ax, c);
+          absorbed.push_back(c->name);
+          (*ctx.fired)["ElementwiseFusion concats"] += 1;
+          changed = true;
+        }
+      if (!changed) continue;
+      // Plain outputs nothing but absorbed ConcatV2s read are dropped.
+      std::vector<int64_t> kept;
+      for (int port = 0; port < num_plain; ++port) {
+        const std::vector<Fanout>& readers = view.regular_fanouts(f, port);
+        bool needed = readers.empty();
+        for (const Fanout& fo : readers) needed = needed || !remove[index_of(fo.consumer)];
+        if (!needed) continue;
+        plan.port_of[port] = static_cast<int>(kept.size());
+        kept.push_back(plan.outputs[port]);
+      }
+      for (int g = 0; g < num_groups; ++g)
+        plan.port_of[num_plain + g] = static_cast<int>(kept.size()) + g;
+      for (size_t a = 0; a < absorbed.size(); ++a)
+        concat_to[absorbed[a]] =
+            TensorName(f.name, static_cast<int>(kept.size()) + num_groups + static_cast<int>(a));
+      plan.outputs = std::move(kept);
+      plans.push_back(std::move(plan));
+    }
+  }
+  if (plans.empty()) return;
+  std::unordered_map<std::string, const Plan*> plan_of;
+  for (const Plan& plan : plans) {
+    NodeDef& f = graph->node[plan.node];
+    f.input = plan.inputs;
+    bool sliced = false;
+    for (size_t i = 2; i < plan.slices.size(); i += 3) sliced = sliced || plan.slices[i] != 1;
+    if (sliced) f.attr["slices"] = AttrValue::IntList(plan.slices);
+    f.attr["outputs"] = AttrValue::IntList(plan.outputs);
+    if (!plan.concat.empty()) f.attr["concat"] = AttrValue::IntList(plan.concat);
+    int num_groups = 0;
+    for (size_t k = 0; k + 1 < plan.concat.size(); k += 2 + plan.concat[k + 1]) ++num_groups;
+    f.attr["num_outputs"] =
+        AttrValue::Int(static_cast<int64_t>(plan.outputs.size()) + num_groups);
+    plan_of[f.name] = &plan;
+  }
+  for (size_t i = 0; i < graph->node.size(); ++i) {
+    if (remove[i]) continue;
+    for (std::string& in : graph->node[i].input) {
+      const TensorRef r = ParseInput(in);
+      if (r.is_control()) continue;
+      if (auto c = concat_to.find(r.node); c != concat_to.end() && r.port == 0) {
+        in = c->second;
+      } else if (auto p = plan_of.find(r.node); p != plan_of.end()) {
+        auto port = p->second->port_of.find(r.port);
+        if (port != p->second->port_of.end()) in = TensorName(r.node, port->second);
+      }
+    }
+  }
+  RemoveNodes(graph, remove);
+}
+
 }  // namespace
 
 void FuseElementwise(GraphDef* graph, const RewriteContext& ctx) {
@@ -377,6 +569,7 @@ void FuseElementwise(GraphDef* graph, const RewriteContext& ctx) {
   for (NodeDef& n : fused) rewire_inputs(n);
   RemoveNodes(graph, remove);
   for (NodeDef& n : fused) graph->node.push_back(std::move(n));
+  AbsorbSplitsAndConcats(graph, ctx);
 }
 
 }  // namespace pdk_graph

@@ -13,6 +13,13 @@
 //       (any dtype PDK's Cast takes -> T), SelectV2 (bool condition), AddN
 //       (as a chain of equal-shape additions).
 //     z[k]: the value of instruction outputs[k], shaped as that op's output.
+//     slices (optional): input i is piece slices[3i+1] of slices[3i+2] equal
+//       pieces of x[i] along axis slices[3i] — an absorbed Split's output, with
+//       Split's checks and messages; the piece is read in place (gathered
+//       block by block), never copied whole in the fast path.
+//     concat (optional): extra outputs after z[0..len(outputs)), each ConcatV2
+//       of program values along an axis (absorbed ConcatV2s, their checks and
+//       messages), written in place block by block in the fast path.
 //
 // Evaluation. When every value of the group has one shape S or holds one
 // element (the common case: same-shape tensors and scalars), the kernel
@@ -74,7 +81,9 @@ REGISTER_OP("_PdkFusedElementwise")
     .Attr("num_outputs: int >= 1")
     .Attr("ops: list(int)")
     .Attr("args: list(int)")
-    .Attr("outputs: list(int)");
+    .Attr("outputs: list(int)")
+    .Attr("slices: list(int) = []")
+    .Attr("concat: list(int) = []");
 
 namespace {
 
@@ -86,6 +95,8 @@ using pdk_compute::ConstFlat;
 using pdk_compute::Flat;
 using pdk_fused::Code;
 using pdk_fused::Kind;
+
+constexpr char kOp[] = "_PdkFusedElementwise";
 
 // Elements per block: a multiple of 4 packets for every ISA (Eigen's unrolled
 // loop), 4 KiB of float32 per intermediate.
@@ -286,6 +297,58 @@ struct Instr {
   int arg[3];
 };
 
+// A piece of a row-major tensor cut along one axis: for each of `outer`
+// indices o (the dimensions before the axis), elements [o * stride + offset,
+// + run) of the whole tensor are elements [o * run, (o + 1) * run) of the
+// piece. !is_piece: the whole tensor.
+struct Piece {
+  bool is_piece = false;
+  int64_t outer = 0, run = 0, stride = 0, offset = 0;
+};
+
+// The piece of `whole` from `begin` to `end` along `axis` (0 <= axis < rank).
+Piece PieceOf(const TensorShape& whole, int axis, int64_t begin, int64_t end) {
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= whole.dim_size(d);
+  for (int d = axis + 1; d < whole.dims(); ++d) inner *= whole.dim_size(d);
+  return Piece{true, outer, (end - begin) * inner, whole.dim_size(axis) * inner, begin * inner};
+}
+
+// Elements [off, off + len) of piece `p` of the tensor at `whole` (elements of
+// `size` bytes) to `piece` (contiguous, element 0 = element off), or, with
+// kScatter, the other way round.
+template <bool kScatter>
+void CopyPiece(const Piece& p, int size, int64_t off, int64_t len, const char* whole_in,
+               char* whole_out, const char* piece_in, char* piece_out) {
+  int64_t o = off / p.run, c = off % p.run;
+  for (int64_t e = 0; e < len; ++o, c = 0) {
+    const int64_t n = std::min(len - e, p.run - c);
+    const int64_t at = (o * p.stride + p.offset + c) * size;
+    if (kScatter) {
+      std::memcpy(whole_out + at, piece_in + e * size, static_cast<size_t>(n * size));
+    } else {
+      std::memcpy(piece_out + e * size, whole_in + at, static_cast<size_t>(n * size));
+    }
+    e += n;
+  }
+}
+void GatherPiece(const Piece& p, int size, int64_t off, int64_t len, const void* whole,
+                 void* piece) {
+  CopyPiece<false>(p, size, off, len, static_cast<const char*>(whole), nullptr, nullptr,
+                   static_cast<char*>(piece));
+}
+void ScatterPiece(const Piece& p, int size, int64_t off, int64_t len, const void* piece,
+                  void* whole) {
+  CopyPiece<true>(p, size, off, len, nullptr, static_cast<char*>(whole),
+                  static_cast<const char*>(piece), nullptr);
+}
+
+// An absorbed ConcatV2: output = the values `parts` joined along `axis`.
+struct ConcatOut {
+  int64_t axis;
+  std::vector<int> parts;
+};
+
 template <class T>
 class FusedElementwiseOp : public OpKernel {
  public:
@@ -298,15 +361,22 @@ class FusedElementwiseOp : public OpKernel {
     const int num_values = num_inputs + static_cast<int>(program_.size());
     OP_REQUIRES_OK(ctx, Validate(ctx, num_inputs));
 
-    // Every value's shape: the inputs' are their views' own (no copy), the
-    // instructions' are computed into `results`.
+    // Every value's shape: the inputs' are their views' own (no copy) or,
+    // for a piece of what is fed (`slices`), the piece's; the instructions'
+    // are computed into `results`.
     std::vector<const TensorShape*> shapes(num_values);
     std::vector<TensorShape> results(program_.size());
     std::vector<TF_DataType> dtypes(num_values, pdk::kDataType<T>);
+    std::vector<TensorShape> piece_shapes(slices_.empty() ? 0 : num_inputs);
+    std::vector<Piece> pieces(num_inputs);
     for (int i = 0; i < num_inputs; ++i) {
       const Tensor& x = ctx->input(i);
       shapes[i] = &x.shape();
       dtypes[i] = static_cast<TF_DataType>(x.dtype());
+      if (!slices_.empty() && slices_[3 * i + 2] > 1) {
+        OP_REQUIRES_OK(ctx, SliceInput(i, x.shape(), &piece_shapes[i], &pieces[i]));
+        shapes[i] = &piece_shapes[i];
+      }
     }
     OP_REQUIRES_OK(ctx, ctx->status());  // an input that could not be read
     // Shapes (and the unfused ops' checks) in program order.
@@ -314,6 +384,10 @@ class FusedElementwiseOp : public OpKernel {
       shapes[num_inputs + j] = &results[j];
       OP_REQUIRES_OK(ctx, InferShape(program_[j], labels_[j], dtypes, shapes, &results[j]));
     }
+    std::vector<TensorShape> concat_shapes(concat_.size());
+    std::vector<std::vector<Piece>> concat_pieces(concat_.size());
+    for (size_t g = 0; g < concat_.size(); ++g)
+      OP_REQUIRES_OK(ctx, ConcatShape(concat_[g], shapes, &concat_shapes[g], &concat_pieces[g]));
 
     // Fast path: every value has shape S (the largest) or one element.
     int64_t n = 0;
@@ -327,36 +401,158 @@ class FusedElementwiseOp : public OpKernel {
     for (int v = 0; v < num_values && fast; ++v)
       fast = shapes[v]->num_elements() == 1 || *shapes[v] == *s;
     std::vector<Layout> layout;
-    if (!fast && !(BroadcastLayouts(shapes, *s, &layout) && ExactWhenExpanded(layout, num_inputs))) {
+    bool blocked =
+        fast || (BroadcastLayouts(shapes, *s, &layout) && ExactWhenExpanded(layout, num_inputs));
+    // In the blocked pass a piece is of shape S or one element, and the
+    // parts of a concatenation are of shape S.
+    for (int i = 0; i < num_inputs && blocked && !layout.empty(); ++i)
+      blocked = !pieces[i].is_piece || layout[i] == Layout::kFull || layout[i] == Layout::kOne;
+    for (const ConcatOut& c : concat_)
+      for (int v : c.parts) blocked = blocked && n > 1 && *shapes[v] == *s;
+
+    // The op-by-op evaluation (the general path, and the blocked pass's
+    // values not of shape S) reads pieces as tensors of their own: copied.
+    std::vector<const Tensor*> inputs(num_inputs);
+    for (int i = 0; i < num_inputs; ++i) inputs[i] = &ctx->input(i);
+    std::vector<Tensor> piece_copies(num_inputs);
+    if (!blocked || !layout.empty())
+      OP_REQUIRES_OK(ctx, CopyPieces(ctx, pieces, shapes, dtypes, &piece_copies, &inputs));
+
+    if (!blocked) {
       std::vector<Tensor*> outs(outputs_.size());
       for (size_t k = 0; k < outputs_.size(); ++k) {
         OP_REQUIRES_OK(ctx, ctx->allocate_output(static_cast<int>(k), *shapes[outputs_[k]],
                                                  &outs[k]));
       }
       std::vector<Tensor> temps;
-      OP_REQUIRES_OK(ctx, RunTensors(ctx, shapes, outs, &temps));
+      std::vector<const Tensor*> values;
+      OP_REQUIRES_OK(ctx, RunTensors(ctx, inputs, shapes, outs, &temps, &values));
+      for (size_t g = 0; g < concat_.size(); ++g) {
+        Tensor* out = nullptr;
+        OP_REQUIRES_OK(ctx, ctx->allocate_output(static_cast<int>(outputs_.size() + g),
+                                                 concat_shapes[g], &out));
+        for (size_t q = 0; q < concat_[g].parts.size(); ++q) {
+          const Tensor& part = *values[concat_[g].parts[q]];
+          if (part.NumElements() > 0)
+            ScatterPiece(concat_pieces[g][q], sizeof(T), 0, part.NumElements(), part.data(),
+                         out->data());
+        }
+      }
       return;
     }
     // The fast path reads inputs through their data pointers, valid for the
     // whole Compute. The inputs are borrowed views, which hold no handle, so
     // TensorFlow may forward an input's buffer (one no other op reads) to an
-    // output.
+    // output. A one-element piece is read at its element.
     std::vector<const void*> in_data(num_inputs);
-    for (int i = 0; i < num_inputs; ++i) in_data[i] = ctx->input(i).data();
-    std::vector<Tensor*> outs(outputs_.size(), nullptr);
-    OP_REQUIRES_OK(ctx, AllocateOutputs(ctx, shapes, dtypes, num_inputs, n, &outs));
+    for (int i = 0; i < num_inputs; ++i) {
+      in_data[i] = ctx->input(i).data();
+      if (pieces[i].is_piece && shapes[i]->num_elements() == 1)
+        in_data[i] = static_cast<const char*>(in_data[i]) +
+                     pieces[i].offset * static_cast<int64_t>(TF_DataTypeSize(dtypes[i]));
+    }
+    std::vector<Tensor*> outs(outputs_.size() + concat_.size(), nullptr);
+    OP_REQUIRES_OK(ctx, AllocateOutputs(ctx, shapes, dtypes, pieces, num_inputs, n, &outs));
+    for (size_t g = 0; g < concat_.size(); ++g) {
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(static_cast<int>(outputs_.size() + g),
+                                               concat_shapes[g], &outs[outputs_.size() + g]));
+    }
     // Row / column broadcasting: the values not of shape S (none reads a
     // value of shape S) first, op by op over their own shapes as the general
     // path computes them; the blocked pass then reads them expanded.
     std::vector<const void*> pre(num_values, nullptr);
     std::vector<Tensor> temps;
-    if (!layout.empty()) OP_REQUIRES_OK(ctx, RunTensors(ctx, shapes, outs, &temps, &layout, &pre));
+    if (!layout.empty())
+      OP_REQUIRES_OK(ctx, RunTensors(ctx, inputs, shapes, outs, &temps, nullptr, &layout, &pre));
     const int64_t cols = s->dims() > 0 ? std::max<int64_t>(1, s->dim_size(s->dims() - 1)) : 1;
-    RunBlocks(ctx->eigen_device<Eigen::ThreadPoolDevice>(), in_data, shapes, dtypes, n, cols,
-              outs, layout, pre);
+    RunBlocks(ctx->eigen_device<Eigen::ThreadPoolDevice>(), in_data, pieces, shapes, dtypes, n,
+              cols, outs, concat_pieces, layout, pre);
   }
 
  private:
+  // Input i is piece slices_[3i+1] of slices_[3i+2] along axis slices_[3i] of
+  // `in`: its shape and where its elements are, with Split's checks.
+  Status SliceInput(int i, const TensorShape& in, TensorShape* shape, Piece* piece) const {
+    int64_t axis = slices_[3 * i];
+    const int64_t k = slices_[3 * i + 1], count = slices_[3 * i + 2];
+    const int r = in.dims();
+    if (axis < -r || axis >= r)
+      return errors::InvalidArgument("-input rank(-", r, ") <= split_dim < input rank (", r,
+                                     "), but got ", axis, " (Split fused into ", kOp, " '",
+                                     name(), "': value of shape ", in, ")");
+    if (axis < 0) axis += r;
+    if (in.dim_size(static_cast<int>(axis)) % count != 0)
+      return errors::InvalidArgument(
+          "Number of ways to split should evenly divide the split dimension, but got "
+          "split_dim ", axis, " (size = ", in.dim_size(static_cast<int>(axis)),
+          ") and num_split ", count, " (Split fused into ", kOp, " '", name(),
+          "': value of shape ", in, ")");
+    const int64_t w = in.dim_size(static_cast<int>(axis)) / count;
+    *shape = in;
+    shape->set_dim(static_cast<int>(axis), w);
+    *piece = PieceOf(in, static_cast<int>(axis), k * w, (k + 1) * w);
+    return OkStatus();
+  }
+
+  // The shape of concatenation `c` of values of `shapes`, and where each part
+  // goes in it, with ConcatV2's checks (src/kernels/array/concat.cc).
+  Status ConcatShape(const ConcatOut& c, const std::vector<const TensorShape*>& shapes,
+                     TensorShape* out, std::vector<Piece>* pieces) const {
+    const std::string op = std::string("ConcatV2 (fused into ") + kOp + " '" + name() + "')";
+    const TensorShape& s0 = *shapes[c.parts[0]];
+    const int rank = s0.dims();
+    int64_t axis = c.axis;
+    if (axis < -rank || axis >= rank)
+      return errors::InvalidArgument(
+          op, ": axis ", axis, " is out of range [", -rank, ", ", rank,
+          ") for values[0] of shape ", s0,
+          rank == 0 ? " (scalars cannot be concatenated; use stack)" : "");
+    if (axis < 0) axis += rank;
+    const int a = static_cast<int>(axis);
+    int64_t total = 0;
+    for (size_t i = 0; i < c.parts.size(); ++i) {
+      const TensorShape& si = *shapes[c.parts[i]];
+      if (si.dims() != rank)
+        return errors::InvalidArgument(op, ": all values must have the same rank: values[0]",
+                                       ".shape ", s0, " vs values[", i, "].shape ", si);
+      for (int d = 0; d < rank; ++d)
+        if (d != a && si.dim_size(d) != s0.dim_size(d))
+          return errors::InvalidArgument(op, ": values[0].shape ", s0, " and values[", i,
+                                         "].shape ", si, " differ in dimension ", d, " (",
+                                         s0.dim_size(d), " vs ", si.dim_size(d),
+                                         "); only axis ", axis, " may differ");
+      total += si.dim_size(a);
+    }
+    *out = s0;
+    out->set_dim(a, total);
+    int64_t begin = 0;
+    for (int v : c.parts) {
+      const int64_t size = shapes[v]->dim_size(a);
+      pieces->push_back(PieceOf(*out, a, begin, begin + size));
+      begin += size;
+    }
+    return OkStatus();
+  }
+
+  // Copies of the pieces among the inputs, as tensors of their own, in
+  // *copies; (*inputs)[i] points to input i's copy.
+  static Status CopyPieces(OpKernelContext* ctx, const std::vector<Piece>& pieces,
+                           const std::vector<const TensorShape*>& shapes,
+                           const std::vector<TF_DataType>& dtypes, std::vector<Tensor>* copies,
+                           std::vector<const Tensor*>* inputs) {
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      if (!pieces[i].is_piece) continue;
+      TF_RETURN_IF_ERROR(
+          ctx->allocate_temp(static_cast<DataType>(dtypes[i]), *shapes[i], &(*copies)[i]));
+      if (shapes[i]->num_elements() > 0)
+        GatherPiece(pieces[i], static_cast<int>(TF_DataTypeSize(dtypes[i])), 0,
+                    shapes[i]->num_elements(), ctx->input(static_cast<int>(i)).data(),
+                    (*copies)[i].data());
+      (*inputs)[i] = &(*copies)[i];
+    }
+    return OkStatus();
+  }
+
   // The program from attrs ops, args and outputs.
   Status ReadProgram(OpKernelConstruction* c) {
     std::vector<int64> ops, args, outputs;
@@ -382,6 +578,22 @@ class FusedElementwiseOp : public OpKernel {
       return errors::InvalidArgument("_PdkFusedElementwise '", name(), "': ", args.size(),
                                      " operands do not fit the ", ops.size(), " ops");
     outputs_.assign(outputs.begin(), outputs.end());
+    TF_RETURN_IF_ERROR(c->GetAttr("slices", &slices_));
+    for (size_t i = 0; i + 2 < slices_.size(); i += 3)
+      if (slices_[i + 2] < 1 || slices_[i + 1] < 0 || slices_[i + 1] >= slices_[i + 2])
+        return errors::InvalidArgument(kOp, " '", name(), "': slices entry ", i / 3,
+                                       " is piece ", slices_[i + 1], " of ", slices_[i + 2]);
+    std::vector<int64> concat;
+    TF_RETURN_IF_ERROR(c->GetAttr("concat", &concat));
+    for (size_t i = 0; i < concat.size();) {
+      const int64_t m = i + 1 < concat.size() ? concat[i + 1] : 0;
+      if (m < 1 || i + 2 + m > concat.size())
+        return errors::InvalidArgument(kOp, " '", name(), "': malformed concat attribute");
+      ConcatOut out{concat[i], {}};
+      for (int64_t q = 0; q < m; ++q) out.parts.push_back(static_cast<int>(concat[i + 2 + q]));
+      concat_.push_back(std::move(out));
+      i += 2 + m;
+    }
     return OkStatus();
   }
 
@@ -393,9 +605,18 @@ class FusedElementwiseOp : public OpKernel {
           return errors::InvalidArgument("_PdkFusedElementwise '", name(), "': op ", j,
                                          " reads value ", program_[j].arg[i], " (", num_inputs,
                                          " inputs, ", j, " earlier ops)");
-    if (static_cast<int>(outputs_.size()) != ctx->num_outputs())
+    if (static_cast<int>(outputs_.size() + concat_.size()) != ctx->num_outputs())
       return errors::InvalidArgument("_PdkFusedElementwise '", name(), "': ", outputs_.size(),
-                                     " outputs listed for ", ctx->num_outputs());
+                                     " outputs and ", concat_.size(),
+                                     " concatenations listed for ", ctx->num_outputs());
+    if (!slices_.empty() && slices_.size() != 3 * static_cast<size_t>(num_inputs))
+      return errors::InvalidArgument(kOp, " '", name(), "': ", slices_.size(),
+                                     " slices entries for ", num_inputs, " inputs");
+    for (const ConcatOut& c : concat_)
+      for (int v : c.parts)
+        if (v < num_inputs || v >= num_values)
+          return errors::InvalidArgument(kOp, " '", name(), "': a concatenation reads value ",
+                                         v, ", not an op result");
     for (size_t k = 0; k < outputs_.size(); ++k) {
       if (outputs_[k] < num_inputs || outputs_[k] >= num_values ||
           std::count(outputs_.begin(), outputs_.end(), outputs_[k]) != 1)
@@ -475,8 +696,8 @@ class FusedElementwiseOp : public OpKernel {
   // The candidates are a list computed here (forward_input_or_allocate_output
   // with a vector, as TensorFlow's takes an ArraySlice).
   Status AllocateOutputs(OpKernelContext* ctx, const std::vector<const TensorShape*>& shapes,
-                         const std::vector<TF_DataType>& dtypes, int num_inputs, int64_t n,
-                         std::vector<Tensor*>* outs) const {
+                         const std::vector<TF_DataType>& dtypes, const std::vector<Piece>& pieces,
+                         int num_inputs, int64_t n, std::vector<Tensor*>* outs) const {
     std::vector<int> last_use(num_inputs, -1);
     for (size_t j = 0; j < program_.size(); ++j)
       for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i)
@@ -486,7 +707,7 @@ class FusedElementwiseOp : public OpKernel {
       const int v = outputs_[k], j = v - num_inputs;
       std::vector<int> candidates;
       for (int i = 0; i < num_inputs && j >= 0; ++i)
-        if (!taken[i] && last_use[i] <= j && dtypes[i] == pdk::kDataType<T> &&
+        if (!taken[i] && !pieces[i].is_piece && last_use[i] <= j && dtypes[i] == pdk::kDataType<T> &&
             *shapes[i] == *shapes[v] && shapes[i]->num_elements() > 1 &&
             shapes[v]->num_elements() == n)  // values of shape S only (blocked pass)
           candidates.push_back(i);
@@ -549,12 +770,15 @@ class FusedElementwiseOp : public OpKernel {
   // The fast path: one-element values once, then the rest block by block.
   // With `layout` (row / column broadcasting), the values not of shape S are
   // precomputed (`pre`) and row and column values are expanded per block
-  // (`cols`: S's last dimension).
+  // (`cols`: S's last dimension). Pieces of inputs are gathered per block;
+  // outs[outputs_.size() + g] is concatenation g, its parts scattered into
+  // it per block (concat_pieces[g]).
   void RunBlocks(const Eigen::ThreadPoolDevice& dev, const std::vector<const void*>& in_data,
-                 const std::vector<const TensorShape*>& shapes,
+                 const std::vector<Piece>& pieces, const std::vector<const TensorShape*>& shapes,
                  const std::vector<TF_DataType>& dtypes, int64_t n, int64_t cols,
-                 const std::vector<Tensor*>& outs, const std::vector<Layout>& layout,
-                 const std::vector<const void*>& pre) const {
+                 const std::vector<Tensor*>& outs,
+                 const std::vector<std::vector<Piece>>& concat_pieces,
+                 const std::vector<Layout>& layout, const std::vector<const void*>& pre) const {
     const int num_inputs = static_cast<int>(in_data.size());
     const int num_values = num_inputs + static_cast<int>(program_.size());
     const bool mixed = !layout.empty();
@@ -564,6 +788,8 @@ class FusedElementwiseOp : public OpKernel {
     auto is_expanded = [&](int v) {
       return mixed && (layout[v] == Layout::kRow || layout[v] == Layout::kColumn);
     };
+    // A full piece of an input: gathered into an expansion slot per block.
+    auto gathered = [&](int v) { return v < num_inputs && pieces[v].is_piece && is_full(v); };
 
     // Where each value lives: output tensor, scratch slot, or (one element)
     // scalar storage.
@@ -593,6 +819,12 @@ class FusedElementwiseOp : public OpKernel {
     for (size_t j = 0; j < program_.size(); ++j)
       for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i)
         last_use[program_[j].arg[i]] = static_cast<int>(j);
+    int concat_parts = 0;
+    for (const ConcatOut& c : concat_)  // read after the block's last instruction
+      for (int v : c.parts) {
+        last_use[v] = static_cast<int>(program_.size());
+        ++concat_parts;
+      }
     std::vector<int> free_slots;
     int num_slots = 0;
     for (size_t j = 0; j < program_.size(); ++j) {
@@ -631,7 +863,7 @@ class FusedElementwiseOp : public OpKernel {
     // included). At 8 a 2048-element cell was split over the pool and the
     // caller waited on a worker's wake-up (~30 us) for ~1 us of work.
     const Eigen::TensorOpCost cost(double(kBlock * bytes_in),
-                                   double(kBlock * sizeof(T) * outputs_.size()),
+                                   double(kBlock * sizeof(T) * (outputs_.size() + concat_parts)),
                                    double(kBlock * program_.size()));
     bool any_full = false;
     for (int v = num_inputs; v < num_values; ++v) any_full = any_full || is_full(v);
@@ -645,7 +877,7 @@ class FusedElementwiseOp : public OpKernel {
       if (!is_full(num_inputs + static_cast<int>(j))) continue;
       for (int i = 0; i < pdk_fused::Arity(program_[j].kind); ++i) {
         const int u = program_[j].arg[i];
-        if (is_expanded(u) && expanded_slot[u] < 0) {
+        if ((is_expanded(u) || gathered(u)) && expanded_slot[u] < 0) {
           expanded_slot[u] = static_cast<int>(expanded.size());
           expanded.push_back(u);
         }
@@ -665,9 +897,13 @@ class FusedElementwiseOp : public OpKernel {
       for (Eigen::Index b = first; b < last; ++b) {
         const int64_t off = b * kBlock, len = std::min(kBlock, n - off);
         for (int u : expanded) {
+          char* dst = wide.data() + expanded_slot[u] * kBlock * 8;
+          if (gathered(u)) {
+            GatherPiece(pieces[u], elem_size[u], off, len, in_data[u], dst);
+            continue;
+          }
           const char* src = static_cast<const char*>(u < num_inputs ? in_data[u] : pre[u]);
-          Expand(src, elem_size[u], layout[u] == Layout::kRow, cols, off, len,
-                 wide.data() + expanded_slot[u] * kBlock * 8);
+          Expand(src, elem_size[u], layout[u] == Layout::kRow, cols, off, len, dst);
         }
         for (size_t j = 0; j < program_.size(); ++j) {
           const int v = num_inputs + static_cast<int>(j);
@@ -681,6 +917,10 @@ class FusedElementwiseOp : public OpKernel {
           }
           Visit<T>(in.code, e);
         }
+        for (size_t g = 0; g < concat_.size(); ++g)
+          for (size_t q = 0; q < concat_[g].parts.size(); ++q)
+            ScatterPiece(concat_pieces[g][q], sizeof(T), off, len,
+                         ptr(concat_[g].parts[q], off), outs[outputs_.size() + g]->data());
       }
     };
     pdk_compute::ParallelFor(dev, blocks, cost, run);
@@ -720,13 +960,15 @@ class FusedElementwiseOp : public OpKernel {
   // `layout`, only the instructions whose result is not of shape S (the row,
   // column and one-element values, which never read a value of shape S), for
   // the blocked pass: *pre receives each one's data and *temps keeps it.
-  Status RunTensors(OpKernelContext* ctx, const std::vector<const TensorShape*>& shapes,
+  Status RunTensors(OpKernelContext* ctx, const std::vector<const Tensor*>& inputs,
+                    const std::vector<const TensorShape*>& shapes,
                     const std::vector<Tensor*>& outs, std::vector<Tensor>* temps,
+                    std::vector<const Tensor*>* values_out,
                     const std::vector<Layout>* layout = nullptr,
                     std::vector<const void*>* pre = nullptr) const {
     const int num_inputs = ctx->num_inputs();
     std::vector<const Tensor*> values(num_inputs + program_.size(), nullptr);
-    for (int i = 0; i < num_inputs; ++i) values[i] = &ctx->input(i);
+    for (int i = 0; i < num_inputs; ++i) values[i] = inputs[i];
     std::vector<int> out_of(values.size(), -1);
     for (size_t k = 0; k < outputs_.size(); ++k) out_of[outputs_[k]] = static_cast<int>(k);
     temps->resize(program_.size());
@@ -748,6 +990,7 @@ class FusedElementwiseOp : public OpKernel {
       TF_RETURN_IF_ERROR(e.status);
       if (pre) (*pre)[v] = values[v]->data();
     }
+    if (values_out) *values_out = std::move(values);
     return OkStatus();
   }
 
@@ -757,6 +1000,8 @@ class FusedElementwiseOp : public OpKernel {
   // Minimum), see ExactWhenExpanded.
   std::vector<bool> split_dependent_;
   std::vector<int> outputs_;
+  std::vector<int64> slices_;       // (axis, index, count) per input, or empty
+  std::vector<ConcatOut> concat_;  // the extra outputs
 };
 
 REGISTER_KERNEL_BUILDER(

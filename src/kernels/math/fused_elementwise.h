@@ -10,6 +10,16 @@
 //   args:    the instructions' operands, flattened (Arity(kind) value indices
 //            per instruction, each an input or an earlier instruction);
 //   outputs: the value index of each output.
+// Two optional attributes let the node take the place of a Split before it
+// and of ConcatV2s after it (the rewrite absorbs them when the fused node is
+// their only reader / all their inputs come from it):
+//   slices:  empty, or three ints per input (axis, index, count): the input
+//            is piece `index` of `count` equal pieces of the fed tensor along
+//            `axis` (what output `index` of Split(axis, value, num_split =
+//            count) would be, with Split's checks); count 1 = the whole tensor;
+//   concat:  per extra output, (axis, m, v_1 .. v_m): ConcatV2 of the values
+//            v_1 .. v_m along `axis` (with ConcatV2's checks); these outputs
+//            follow the `outputs` ones.
 // Both the rewrite and the kernel take the table from here, so the codes agree
 // within one build (a graph is rewritten and run by the same plugin).
 #ifndef PDK_SRC_KERNELS_MATH_FUSED_ELEMENTWISE_H_
