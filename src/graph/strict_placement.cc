@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "graph/graph_view.h"
+#include "kernels/tensorflow_default_kernels.h"
 #include "pdk/env.h"
 #include "pdk/kernel.h"
 #include "pdk/types.h"
@@ -200,6 +201,8 @@ int RegisterStrictTypeGuards(const char* device_type) {
         [&](auto t) {
           using T = typename decltype(t)::type;
           if (have.count(pdk::kDataType<T>)) return;
+          // TensorFlow's own DEVICE_DEFAULT kernel runs it on PDK: no guard.
+          if (pdk_kernels::LeftToTensorFlowDefault(op, pdk::kDataType<T>)) return;
           pdk::Status st = pdk::KernelDef<StrictMissingTypeOp>(op).Type("T", t).Register(device_type);
           if (st.ok()) {
             ++count;

@@ -74,7 +74,7 @@ def test_registered_ops_and_dtypes():
     for r in regs:
         by_op.setdefault(r.op, set()).add(dict(r.type_constraints).get("T"))
     names = {np.dtype(d).name for d in DTYPES}
-    for op in ["Identity", "Reshape", "ExpandDims", "Squeeze", "ConcatV2", "Transpose", "Pack",
+    for op in ["Snapshot", "Reshape", "ExpandDims", "Squeeze", "ConcatV2", "Transpose", "Pack",
                "Unpack", "Tile", "Fill", "ZerosLike", "OnesLike", "Shape", "ShapeN", "Size",
                "Rank"]:
         assert names <= by_op.get(op, set()), (op, names - by_op.get(op, set()))
@@ -91,19 +91,46 @@ def test_pdk_kernels_win_over_default():
     # Squeeze, Shape, ShapeN, Size, Rank (all dtypes) and for int32 Fill, ZerosLike,
     # OnesLike, ConcatV2, Unpack. TF picks a device-specific kernel before any
     # DEFAULT one, so ours run and no "Multiple OpKernel registrations" arises.
+    # Identity, StopGradient and int32 AddV2 / Less PDK leaves to TensorFlow's
+    # (src/kernels/tensorflow_default_kernels.h): test_left_to_tensorflow_default.
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
     with launches() as d:
         with tf.device("/PDK:0"):
             t = tf.constant(x)
-            tf.identity(t)
             tf.reshape(t, [3, 2])
             tf.raw_ops.ZerosLike(x=t)
             tf.concat([t, t], 0)
             tf.unstack(t)
             tf.shape(t)
             tf.raw_ops.Rank(input=t)
-    for op in ["Identity", "Reshape", "ZerosLike", "ConcatV2", "Unpack", "Shape", "Rank"]:
+    for op in ["Reshape", "ZerosLike", "ConcatV2", "Unpack", "Shape", "Rank"]:
         assert d.get(op, 0) >= 1, (op, d)
+
+
+def test_left_to_tensorflow_default():
+    """Identity, StopGradient (every dtype) and int32 AddV2 / Less are
+    TensorFlow's own DEVICE_DEFAULT kernels on PDK (a loop's per-iteration
+    bookkeeping, without the kernel C API's round trip): PDK registers none,
+    they run on the PDK device (int32 in host memory) and give the CPU's
+    results; a loop of them computes on PDK with no copy."""
+    regs = {(r.op, dict(r.type_constraints).get("T")) for r in tensorflow_pdk.registered_kernels()}
+    for op in ("Identity", "StopGradient"):
+        assert not [t for o, t in regs if o == op], op
+    for op in ("AddV2", "Less"):
+        assert (op, "int32") not in regs and (op, "float32") in regs, op
+    with launches() as d, tf.device("/PDK:0"):
+        i = tf.constant(3)
+        outs = [tf.identity(tf.constant([1.5])), tf.stop_gradient(tf.constant([2.5])), i + 4, i < 4]
+
+        @tf.function
+        def count(n):
+            return tf.while_loop(lambda k, s: k < n, lambda k, s: (k + 1, s + k), (0, 0))[1]
+
+        outs.append(count(tf.constant(100)))
+    for o in outs:
+        assert o.device.endswith("PDK:0"), o.device
+    assert [np.asarray(o).tolist() for o in outs] == [[1.5], [2.5], 7, True, 4950]
+    assert not {"Identity", "StopGradient", "AddV2", "Less"} & set(d), d
 
 
 # ----------------------------------------------------------------------- Identity

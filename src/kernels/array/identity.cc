@@ -1,4 +1,7 @@
-// Identity, Snapshot, StopGradient: output 0 shares input 0's buffer.
+// Snapshot: output 0 shares input 0's buffer. Identity and StopGradient are
+// TensorFlow's own DEVICE_DEFAULT kernels (src/kernels/tensorflow_default_kernels.h:
+// they run every loop iteration, and TensorFlow's forward the buffer without a
+// kernel C API round trip).
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include "kernels/array/tf_array_util.h"
@@ -15,26 +18,16 @@ class IdentityOp : public OpKernel {
 
 // The data-movement types (pdk_compute::DataMovementTypes); int32's input and
 // output live in host memory (host memory: docs/architecture.md).
-#define PDK_REGISTER_IDENTITY_(op, T) \
-  REGISTER_KERNEL_BUILDER(Name(op).Device(DEVICE_PDK).TypeConstraint<T>("T"), IdentityOp)
-#define PDK_REGISTER_IDENTITY_INT32_(op)                 \
-  REGISTER_KERNEL_BUILDER(Name(op)                       \
-                              .Device(DEVICE_PDK)        \
-                              .TypeConstraint<int32>("T") \
-                              .HostMemory("input")       \
-                              .HostMemory("output"),     \
-                          IdentityOp)
-#define PDK_REGISTER_IDENTITIES_(T)            \
-  PDK_REGISTER_IDENTITY_("Identity", T);       \
-  PDK_REGISTER_IDENTITY_("Snapshot", T);       \
-  PDK_REGISTER_IDENTITY_("StopGradient", T);
-PDK_CALL_DATA_MOVEMENT_TYPES_NO_INT32(PDK_REGISTER_IDENTITIES_)
-PDK_REGISTER_IDENTITY_INT32_("Identity");
-PDK_REGISTER_IDENTITY_INT32_("Snapshot");
-PDK_REGISTER_IDENTITY_INT32_("StopGradient");
-#undef PDK_REGISTER_IDENTITIES_
-#undef PDK_REGISTER_IDENTITY_INT32_
-#undef PDK_REGISTER_IDENTITY_
+#define PDK_REGISTER_SNAPSHOT_(T) \
+  REGISTER_KERNEL_BUILDER(Name("Snapshot").Device(DEVICE_PDK).TypeConstraint<T>("T"), IdentityOp);
+PDK_CALL_DATA_MOVEMENT_TYPES_NO_INT32(PDK_REGISTER_SNAPSHOT_)
+REGISTER_KERNEL_BUILDER(Name("Snapshot")
+                            .Device(DEVICE_PDK)
+                            .TypeConstraint<int32>("T")
+                            .HostMemory("input")
+                            .HostMemory("output"),
+                        IdentityOp);
+#undef PDK_REGISTER_SNAPSHOT_
 
 }  // namespace
 }  // namespace tensorflow

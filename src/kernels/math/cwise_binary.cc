@@ -6,10 +6,12 @@
 //   CollectiveReduceV2's final_op="Div");
 //   Add (the v1 op tf.distribute and FusedBatchNorm's gradient emit; the same
 //   kernel as AddV2, registered under both names):
-//       float32, float64, int32, int64 (z has x's dtype)
+//       float32, float64, int32, int64 (z has x's dtype); int32 AddV2 is
+//       TensorFlow's DEVICE_DEFAULT kernel (src/kernels/tensorflow_default_kernels.h)
 //   RealDiv, DivNoNan: float32, float64
 //   TruncateDiv: int32, int64 (C++'s truncating division)
 //   Less, LessEqual, Greater, GreaterEqual: float32, float64, int32, int64 -> bool
+//       (int32 Less: TensorFlow's DEVICE_DEFAULT kernel, as int32 AddV2)
 //   Equal, NotEqual: float32, float64, int32, int64, bool -> bool; with
 //       incompatible_shape_error=false, shapes that don't broadcast give a bool
 //       scalar (false for Equal, true for NotEqual), as TensorFlow does
@@ -244,9 +246,13 @@ using DivOp = std::conditional_t<std::is_integral_v<T>,
 // int32 keeps x, y and z in host memory (host memory: docs/architecture.md).
 #define PDK_INT32_ON_HOST_ .HostMemory("x").HostMemory("y").HostMemory("z")
 
+// float32, float64, int64: int32's are TensorFlow's DEVICE_DEFAULT kernels (a
+// loop's counter and condition; src/kernels/tensorflow_default_kernels.h).
+#define PDK_REGISTER_LOOP_OPS_(T)                                            \
+  PDK_REGISTER_BINARY_("AddV2", T, , Same<T, ei::scalar_sum_op<T, T>>)        \
+  PDK_REGISTER_BINARY_("Less", T, , ToBool<T, Cmp<T, ei::cmp_LT>>)
 // float32, float64, int32, int64.
 #define PDK_REGISTER_REAL_(T, HOST)                                                             \
-  PDK_REGISTER_BINARY_("AddV2", T, HOST, Same<T, ei::scalar_sum_op<T, T>>)                       \
   PDK_REGISTER_BINARY_("Add", T, HOST, Same<T, ei::scalar_sum_op<T, T>>)                         \
   PDK_REGISTER_BINARY_("Sub", T, HOST, Same<T, ei::scalar_difference_op<T, T>>)                  \
   PDK_REGISTER_BINARY_("Mul", T, HOST, Same<T, ei::scalar_product_op<T, T>>)                     \
@@ -257,7 +263,6 @@ using DivOp = std::conditional_t<std::is_integral_v<T>,
   PDK_REGISTER_BINARY_("FloorDiv", T, HOST, Same<T, functors::FloorDiv<T>, NonzeroDivisor<T>>)   \
   PDK_REGISTER_BINARY_("Div", T, HOST, DivOp<T>)                                                 \
   PDK_REGISTER_BINARY_("FloorMod", T, HOST, Same<T, functors::FloorMod<T>, NonzeroDivisor<T>>)   \
-  PDK_REGISTER_BINARY_("Less", T, HOST, ToBool<T, Cmp<T, ei::cmp_LT>>)                           \
   PDK_REGISTER_BINARY_("LessEqual", T, HOST, ToBool<T, Cmp<T, ei::cmp_LE>>)                      \
   PDK_REGISTER_BINARY_("Greater", T, HOST, ToBool<T, Cmp<T, ei::cmp_GT>>)                        \
   PDK_REGISTER_BINARY_("GreaterEqual", T, HOST, ToBool<T, Cmp<T, ei::cmp_GE>>)
@@ -312,6 +317,9 @@ using DivOp = std::conditional_t<std::is_integral_v<T>,
   PDK_REGISTER_BINARY_("RsqrtGrad", T, , GradOp<T, functors::RsqrtGrad<float>>)                  \
   PDK_REGISTER_BINARY_("ReciprocalGrad", T, , GradOp<T, functors::ReciprocalGrad<float>>)
 
+PDK_REGISTER_LOOP_OPS_(float)
+PDK_REGISTER_LOOP_OPS_(double)
+PDK_REGISTER_LOOP_OPS_(int64)
 PDK_REGISTER_REAL_(float, )
 PDK_REGISTER_REAL_(double, )
 PDK_REGISTER_REAL_(int32, PDK_INT32_ON_HOST_)
@@ -332,6 +340,7 @@ PDK_REGISTER_HALF_(Eigen::bfloat16)
 #undef PDK_REGISTER_EQUALITY_
 #undef PDK_REGISTER_INTEGER_
 #undef PDK_REGISTER_REAL_
+#undef PDK_REGISTER_LOOP_OPS_
 #undef PDK_INT32_ON_HOST_
 #undef PDK_REGISTER_BINARY_
 
