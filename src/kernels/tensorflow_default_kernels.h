@@ -12,9 +12,10 @@
 // where a PDK kernel pays the kernel C API's round trip (TF_GetInput's
 // TF_Tensor, the output's allocation through the C API, PDK's context),
 // ~0.4 us per launch on the development VMs. A loop of two int32 counters,
-// two comparisons, a LogicalAnd and an Identity ran 6.3 us per iteration with
-// PDK's kernels and 4.0 us with TensorFlow's (the CPU device: 3.1 us); the
-// Keras LSTM step ran ~3 % faster (docs/benchmarks.md, "Loops").
+// two comparisons, a LogicalAnd and an Identity (bench/bench_loop.py --body
+// counter) ran 6.6 us per iteration with PDK's kernels and 4.6 us with
+// TensorFlow's (the CPU device: 3.6 us); the Keras LSTM step ran ~3 % faster
+// (docs/benchmarks.md, "Loops").
 //
 // Used by the PDK_STRICT type guards (graph/strict_placement.cc), which must
 // not shadow these with a failing kernel.
