@@ -482,3 +482,47 @@ def test_absorbed_split_and_concat_give_their_ops_errors():
                     concat_fn(tf.zeros((3, 4)), tf.zeros((3, 1)))
                 out = concat_fn(tf.zeros((3, 4)), tf.zeros((3, 4))).numpy()
                 np.testing.assert_allclose(out[3:], 1.5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(32, 24), (2, 5, 7, 24)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bias_add_joins_the_group(shape, dtype):
+    """BiasAdd (NHWC: along the last dimension) fuses with the ops around it,
+    as in an LSTM cell's z = x W + h U + b: bit-identical to the unfused
+    BiasAdd kernel."""
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal(shape).astype(dtype)
+    y = rng.standard_normal(shape).astype(dtype)
+    b = rng.standard_normal(shape[-1:]).astype(dtype)
+
+    def run(device):
+        with tf.device(device):
+            fn = tf.function(lambda x, y, b: tf.tanh(tf.nn.bias_add(x + y, b)) * 0.5)
+            return [fn(tf.constant(x), tf.constant(y), tf.constant(b)).numpy()]
+
+    counts, launches = _check(run, atol=1e-6 if dtype == "float32" else 1e-12)
+    assert launches.get("BiasAdd", 0) == 0, launches
+
+
+def test_bias_add_nchw_stays_out_and_bad_bias_gives_its_error():
+    """BiasAdd with data_format NCHW adds along dimension 1: not fused. A bias
+    that does not match the last dimension (shapes unknown when traced): the
+    BiasAdd kernel's error, fused or not."""
+    x = np.ones((2, 3, 4, 4), np.float32)
+    with tf.device("/PDK:0"):
+        tp.reset_graph_rewrite_counts()
+        fn = tf.function(lambda x, b: tf.tanh(tf.nn.bias_add(x * 2.0, b, data_format="NCHW")))
+        out = fn(tf.constant(x), tf.constant(np.full(3, 0.5, np.float32))).numpy()
+    np.testing.assert_allclose(out, np.tanh(2.5), rtol=1e-6)
+    if DISABLE not in os.environ.get("PDK_GRAPH_DISABLE", ""):
+        assert tp.graph_rewrite_counts().get("ElementwiseFusion nodes", 0) <= 1
+    spec = [tf.TensorSpec(None, tf.float32)] * 2
+    for disable in (None, _disabled_with(DISABLE)):
+        with _env("PDK_GRAPH_DISABLE", disable):
+            with tf.device("/PDK:0"):
+                bad = tf.function(lambda x, b: tf.tanh(tf.nn.bias_add(x * 2.0, b)),
+                                  input_signature=spec)
+                with pytest.raises(tf.errors.InvalidArgumentError,
+                                   match="must provide as many biases"):
+                    bad(tf.zeros((3, 4)), tf.zeros((5,)))
+                np.testing.assert_allclose(bad(tf.zeros((3, 4)), tf.zeros((4,))).numpy(), 0.0)

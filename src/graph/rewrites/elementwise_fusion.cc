@@ -2,7 +2,8 @@
 // _PdkFusedElementwise node each (src/kernels/math/fused_elementwise.cc).
 //
 // Candidates: the ops of src/kernels/math/fused_elementwise.h (unary ops,
-// binary ops, the *Grad ops, Cast, SelectV2, AddN of two or more inputs) with T (Cast: DstT) float32 or
+// binary ops, the *Grad ops, Cast, SelectV2, AddN of two or more inputs,
+// BiasAdd with data_format NHWC) with T (Cast: DstT) float32 or
 // float64 (Cast: SrcT float32, float64, float16, bfloat16, int32, int64 or
 // bool), placed on PDK, with all regular inputs present and
 //   - no control inputs and no control consumers (control edges stay on the
@@ -187,6 +188,9 @@ class Fusion {
     const int c = pdk_fused::FindFusedOp(x.op);
     if (c < 0) return -1;
     const pdk_fused::Kind kind = pdk_fused::kFusedOps[c].kind;
+    // BiasAdd along the last dimension only (NCHW adds along dimension 1).
+    if (kind == pdk_fused::Kind::kBiasAdd && x.StringAttr("data_format", "NHWC") != "NHWC")
+      return -1;
     const int t = x.TypeAttr(kind == pdk_fused::Kind::kCast ? "DstT" : "T");
     if (t != DT_FLOAT && t != DT_DOUBLE) return -1;
     if (kind == pdk_fused::Kind::kCast && !IsCastSource(x.TypeAttr("SrcT"))) return -1;

@@ -11,7 +11,8 @@
 //       its operands (inputs or earlier results), with that op's semantics:
 //       unary ops, binary ops with NumPy broadcasting, the *Grad ops, Cast
 //       (any dtype PDK's Cast takes -> T), SelectV2 (bool condition), AddN
-//       (as a chain of equal-shape additions).
+//       (as a chain of equal-shape additions), BiasAdd (NHWC: value + bias
+//       along the last dimension).
 //     z[k]: the value of instruction outputs[k], shaped as that op's output.
 //     slices (optional): input i is piece slices[3i+1] of slices[3i+2] equal
 //       pieces of x[i] along axis slices[3i] — an absorbed Split's output, with
@@ -146,6 +147,9 @@ void Visit(Code c, V& v) {
     case Code::kCast: return v.Cast();
     case Code::kSelectV2: return v.Select();
     case Code::kAddN: return v.Grad(ei::scalar_sum_op<T, T>());  // equal shapes
+    // value [..., C] + bias [C]: NumPy broadcasting adds what BiasAdd (NHWC)
+    // adds, with the same functor (bias_add.cc), once InferShape's checks pass.
+    case Code::kBiasAdd: return v.Binary(ei::scalar_sum_op<T, T>());
   }
 }
 
@@ -674,6 +678,17 @@ class FusedElementwiseOp : public OpKernel {
             shapes[in.arg[1]]->pdk_shape()));
         *out = *shapes[in.arg[0]];
         return OkStatus();
+      case Kind::kBiasAdd: {  // bias_add.cc's checks and message, NHWC
+        const pdk::Shape& b = shapes[in.arg[1]]->pdk_shape();
+        TF_RETURN_IF_ERROR(pdk::CheckRankAtLeast(label.c_str(), "value", a, 2));
+        TF_RETURN_IF_ERROR(pdk::CheckRank(label.c_str(), "bias", b, 1));
+        if (b[0] != a[a.rank() - 1])
+          return errors::InvalidArgument(
+              label, ": must provide as many biases as the channel dimension (NHWC dimension ",
+              a.rank() - 1, ") of value: bias.shape ", b, " vs. value.shape ", a);
+        *out = *shapes[in.arg[0]];
+        return OkStatus();
+      }
       case Kind::kSelect: {
         const auto plan = pdk_compute::PlanBroadcastOf<3>(
             label.c_str(), {"condition", "t", "e"},

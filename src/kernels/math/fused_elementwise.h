@@ -39,8 +39,11 @@ namespace pdk_fused {
 //   kSelect:   SelectV2(condition (bool), t, e) with NumPy broadcasting;
 //   kAddN:     z = x + y, equal shapes: one step of AddN, which the rewrite
 //              writes as a chain ((x0 + x1) + x2) + ..., the order in which
-//              add_n.cc sums.
-enum class Kind { kUnary, kBinary, kGrad, kReluGrad, kCast, kSelect, kAddN };
+//              add_n.cc sums;
+//   kBiasAdd:  z = value + bias along value's last dimension (BiasAdd with
+//              data_format NHWC, the only one the rewrite takes), with
+//              BiasAdd's checks (bias_add.cc).
+enum class Kind { kUnary, kBinary, kGrad, kReluGrad, kCast, kSelect, kAddN, kBiasAdd };
 
 // Operands per instruction (an AddN node of N inputs is N - 1 instructions).
 constexpr int Arity(Kind k) {
@@ -60,7 +63,7 @@ constexpr int Arity(Kind k) {
   X(SigmoidGrad, kGrad) X(TanhGrad, kGrad) X(SqrtGrad, kGrad) X(RsqrtGrad, kGrad)         \
   X(ReciprocalGrad, kGrad)                                                                \
   X(ReluGrad, kReluGrad) X(Relu6Grad, kReluGrad) X(EluGrad, kReluGrad)                    \
-  X(Cast, kCast) X(SelectV2, kSelect) X(AddN, kAddN)
+  X(Cast, kCast) X(SelectV2, kSelect) X(AddN, kAddN) X(BiasAdd, kBiasAdd)
 
 enum class Code : int {
 #define PDK_FUSED_CODE_(NAME, KIND) k##NAME,
