@@ -1126,16 +1126,30 @@ TEST(FuseMatMul, GeluNotFusedWhenItsInsideIsReadElsewhere) {
 // PDK_GRAPH_REWRITES=0 / PDK_GRAPH_DISABLE=<names> (read by OptimizeFunc into
 // OptimizeOptions::disabled; the Python tests set the variables end to end).
 TEST(Optimize, DisabledRewritesDoNotFire) {
-  for (const char* off : {"all", "matmul_fusion"}) {
+  // With the MatMul fusion off, the elementwise fusion would take BiasAdd +
+  // Relu (BiasAdd is one of its ops): both off leave the graph as it was.
+  for (const std::unordered_set<std::string>& off :
+       {std::unordered_set<std::string>{"all"},
+        std::unordered_set<std::string>{"matmul_fusion", "elementwise_fusion"}}) {
     GraphDef g = DenseRelu();
     OptimizeOptions o;
-    o.disabled = {off};
+    o.disabled = off;
     RewriteCounts fired;
     ASSERT_TRUE(Optimize(&g, o, &fired).ok());
-    EXPECT_TRUE(fired.empty()) << off;
-    EXPECT_EQ(Find(g, "act")->op, "Relu") << off;
-    EXPECT_EQ(Optimized(&g)["MatMul+BiasAdd+Relu"], 1u) << off;
+    EXPECT_TRUE(fired.empty()) << *off.begin();
+    ASSERT_NE(Find(g, "act"), nullptr) << *off.begin();
+    EXPECT_EQ(Find(g, "act")->op, "Relu") << *off.begin();
+    EXPECT_EQ(Optimized(&g)["MatMul+BiasAdd+Relu"], 1u) << *off.begin();
   }
+  // matmul_fusion alone: no MatMul fusion; the MatMul stays.
+  GraphDef g = DenseRelu();
+  OptimizeOptions o;
+  o.disabled = {"matmul_fusion"};
+  RewriteCounts fired;
+  ASSERT_TRUE(Optimize(&g, o, &fired).ok());
+  for (const auto& [pattern, n] : fired) EXPECT_EQ(pattern.find("MatMul"), std::string::npos);
+  ASSERT_NE(Find(g, "mm"), nullptr);
+  EXPECT_EQ(Find(g, "mm")->op, "MatMul");
 }
 
 // ---- XLA requests on PDK (src/graph/rewrites/xla_must_compile.cc)
