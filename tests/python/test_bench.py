@@ -55,3 +55,17 @@ def test_bench_against_another_pdk_installation(tmp_path):
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert len(cells) == 7 and all(cells), row
     assert all(float(c) > 0 for c in cells[4:]), row
+
+
+def test_bench_loop_both_bodies():
+    """bench/bench_loop.py runs both loop bodies on both devices (output shape
+    only, no figure checked)."""
+    loop = os.path.join(os.path.dirname(BENCH), "bench_loop.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PDK_")}
+    for body in ("products", "counter"):
+        r = subprocess.run([sys.executable, loop, "--body", body, "--iters", "20", "--repeats", "1"],
+                           env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-3000:]
+        for dev in ("/CPU:0", "/PDK:0"):
+            assert any(ln.startswith(dev + ": ") and "us per iteration" in ln
+                       for ln in r.stdout.splitlines()), r.stdout
