@@ -347,6 +347,12 @@ def test_transpose_rank6_and_large(rng):
                        arr((300, 700), np.float64, rng), ops=["Transpose"])
     assert_matches_cpu(lambda t: tf.transpose(t, [0, 2, 1, 3]),
                        arr((4, 30, 50, 16), np.int8, rng), ops=["Transpose"])
+    # Eigen shuffles on the calling thread (a Keras LSTM's [batch, time,
+    # features] -> [time, batch, features], 640 KiB) and, above 1 MiB
+    # (kInlineShuffleBytes), on the device pool.
+    for shape in [(32, 80, 64), (80, 64, 96)]:
+        assert_matches_cpu(lambda t: tf.transpose(t, [1, 0, 2]), arr(shape, np.float32, rng),
+                           ops=["Transpose"])
     # Tiled (batched) 2-D path: full and partial 8x8 tiles, every element size.
     for dtype in [np.uint8, np.float16, np.int32, np.float64]:
         assert_matches_cpu(lambda t: tf.transpose(t, [0, 3, 1, 2]),

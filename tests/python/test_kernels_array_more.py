@@ -131,6 +131,12 @@ def test_gather_large_and_int64_axis(rng):
     i = rng.integers(0, 70, size=(40, 3)).astype(np.int32)
     assert_matches_cpu(lambda a, b: tf.gather(a, b, axis=tf.constant(1, tf.int64)), p, i,
                        ops=["GatherV2"])
+    # An embedding lookup (copied on the calling thread) and an output over
+    # 4 MiB (kInlineGatherBytes: split over the device pool).
+    for vocab, width, n in [(5000, 64, 2560), (3000, 256, 5000)]:
+        table = arr((vocab, width), np.float32, rng)
+        ids = rng.integers(0, vocab, size=n).astype(np.int32)
+        assert_matches_cpu(lambda a, b: tf.gather(a, b), table, ids, ops=["GatherV2"])
 
 
 def test_gather_out_of_range():
@@ -170,6 +176,11 @@ def test_unsorted_segment_sum_large_and_errors(rng):
     ids = rng.integers(-1, 50, size=3000).astype(np.int64)
     assert_matches_cpu(lambda a, b: tf.math.unsorted_segment_sum(a, b, tf.constant(50, tf.int64)),
                        d, ids, ops=["UnsortedSegmentSum"])
+    # An embedding's gradient (Keras's sparse Adam update) and wide rows.
+    for rows, width, num in [(2560, 64, 2200), (300, 2048, 50)]:
+        ids = rng.integers(0, num, size=rows).astype(np.int32)
+        assert_matches_cpu(lambda a, b: tf.math.unsorted_segment_sum(a, b, num),
+                           arr((rows, width), np.float32, rng), ids, ops=["UnsortedSegmentSum"])
     raises_invalid(lambda: tf.math.unsorted_segment_sum(tf.ones([4]), [0, 1, 5, 0], 3),
                    "segment_ids[2] = 5", "[0, 3)")
 

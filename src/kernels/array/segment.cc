@@ -8,7 +8,8 @@
 // 0 (Sum), 1 (Prod), numeric_limits<T>::lowest() (Max), max() (Min).
 // Each output element is reduced in increasing i, as TensorFlow's CPU kernel
 // does (tensorflow/core/kernels/segment_reduction_ops_impl.h), so float sums
-// match it exactly; columns are split over the device's pool.
+// match it exactly; on the calling thread (measured faster than any split
+// over the pool, below).
 // Dtypes: T float32, float64, int32, int64.
 // Errors (InvalidArgument): num_segments not a scalar or negative; data.shape
 // not starting with segment_ids.shape; an id >= num_segments
@@ -20,8 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "compute/eigen.h"
-#include "compute/parallel_for.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -99,26 +98,24 @@ class UnsortedSegmentOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(out_dims), &out));
     const int64_t out_n = out->NumElements();
     if (out_n == 0) return;
-    const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
+    // On the calling thread, whole rows (contiguous, vectorized) in
+    // increasing i. The reduction is bound by memory and by the scattered
+    // rows it updates; every split over the pool measured slower (2-vCPU VM,
+    // kernel time from PDK's profiler, float32, median of 100): an
+    // embedding's gradient 2560 x 64 into 2200 segments 19 us on one thread
+    // against 75 us split by columns and 51 us split by ranges of segments
+    // (each range scanning all ids); 200000 x 64 into 50000 segments 3.1 ms
+    // against 7.0 ms split by ranges of segments; 4096 x 4096 into 1000
+    // segments 3.1 ms against 4.2 ms split by columns.
     T* o = static_cast<T*>(out->data());
-    pdk_compute::Flat<T> out_flat(o, out_n);
-    out_flat.device(dev) = out_flat.constant(R::template Init<T>());
-    if (inner == 0 || n == 0) return;
     const T* d = static_cast<const T*>(data.data());
-    auto reduce_cols = [&](Eigen::Index c0, Eigen::Index c1) {
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t j = static_cast<int64_t>(ids[i]);
-        if (j < 0) continue;
-        T* orow = o + j * inner;
-        const T* drow = d + i * inner;
-        for (Eigen::Index c = c0; c < c1; ++c) orow[c] = R::Apply(orow[c], drow[c]);
-      }
-    };
-    if (n * inner <= (32 << 10)) {
-      reduce_cols(0, inner);
-    } else {
-      pdk_compute::ParallelFor(dev, inner, Eigen::TensorOpCost(n * sizeof(T), n * sizeof(T), n),
-                               reduce_cols);
+    std::fill(o, o + out_n, R::template Init<T>());
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t j = static_cast<int64_t>(ids[i]);
+      if (j < 0) continue;
+      T* __restrict orow = o + j * inner;
+      const T* __restrict drow = d + i * inner;
+      for (int64_t c = 0; c < inner; ++c) orow[c] = R::Apply(orow[c], drow[c]);
     }
   }
 };

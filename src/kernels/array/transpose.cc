@@ -68,18 +68,33 @@ void Simplify(std::vector<int64>* dims, std::vector<int>* perm) {
   for (size_t k = 0; k < groups.size(); ++k) perm->push_back(rank_of[k]);
 }
 
+// Shuffles of up to this many bytes run on the calling thread: Eigen's
+// thread-pool executor hands every block to the pool and the caller waits
+// (two thread wake-ups, parallel_for.h). Measured on the 2-vCPU VM (kernel
+// time from PDK's profiler, float32, median of 100): the LSTM's [32,80,64]
+// perm (1,0,2) 15 us inline against 63-79 us on the pool; [64,64,64,16]
+// perm (0,3,1,2) (16 MiB) 2.32 ms inline against 1.21 ms on the pool.
+constexpr int64 kInlineShuffleBytes = int64{1} << 20;
+
 template <class U, int N>
 void EigenShuffle(const Eigen::ThreadPoolDevice& dev, const U* src, U* dst,
                   const std::vector<int64>& dims, const std::vector<int>& perm) {
   Eigen::DSizes<Eigen::DenseIndex, N> in_d, out_d;
   Eigen::array<int, N> p;
+  int64 bytes = sizeof(U);
   for (int i = 0; i < N; ++i) {
     in_d[i] = dims[i];
     p[i] = perm[i];
+    bytes *= dims[i];
   }
   for (int i = 0; i < N; ++i) out_d[i] = dims[perm[i]];
-  pdk_compute::Mapped<U, N>(dst, out_d).device(dev) =
-      pdk_compute::ConstMapped<U, N>(src, in_d).shuffle(p);
+  auto out = pdk_compute::Mapped<U, N>(dst, out_d);
+  const auto in = pdk_compute::ConstMapped<U, N>(src, in_d).shuffle(p);
+  if (bytes <= kInlineShuffleBytes) {
+    out = in;
+  } else {
+    out.device(dev) = in;
+  }
 }
 
 // Any rank: each output element reads its input element through strides.
