@@ -106,6 +106,45 @@ void ParallelFor(const Eigen::ThreadPoolDevice& dev, Eigen::Index n, const Eigen
       threads);
 }
 
+// out = expr, the value `out.device(dev) = expr` gives every element (Eigen's
+// evaluator of the assignment, run over ranges of the output), split as
+// ParallelFor splits: Eigen's cost model on the expression's cost per
+// coefficient decides whether to split, and pieces of whole packets run on
+// RunShards with the calling thread taking part, where Eigen's own executor
+// hands every block to the pool and the caller sleeps (the two wake-ups
+// above). For expressions whose evaluator computes each coefficient on its
+// own (elementwise ops, casts, selects, constants, broadcasts); sub-
+// expressions that need a buffer of their own are evaluated first, on the
+// calling thread. Not for reductions: their result bits depend on how
+// Eigen's executor splits them (see reduction_ops.cc).
+template <class Out, class Expr>
+void Assign(const Eigen::ThreadPoolDevice &dev, Out out, const Expr &expr) {
+  using AssignOp = Eigen::TensorAssignOp<Out, const Expr>;
+  using Evaluator =
+      Eigen::TensorEvaluator<const AssignOp, Eigen::DefaultDevice>;
+  using Index = typename Evaluator::Index;
+  constexpr bool kVectorized = Evaluator::PacketAccess;
+  constexpr Index kPacket =
+      kVectorized ? Eigen::internal::unpacket_traits<
+                        typename Evaluator::PacketReturnType>::size
+                  : 1;
+  const AssignOp assign(out, expr);
+  const Eigen::DefaultDevice one;
+  Evaluator evaluator(assign, one);
+  if (evaluator.evalSubExprsIfNeeded(nullptr)) {
+    const Index size = Eigen::internal::array_prod(evaluator.dimensions());
+    const Index packets = (size + kPacket - 1) / kPacket;
+    ParallelFor(
+        dev, packets, evaluator.costPerCoeff(kVectorized) * double(kPacket),
+        [&](Eigen::Index p0, Eigen::Index p1) {
+          Eigen::internal::EvalRange<Evaluator, Index, kVectorized>::run(
+              &evaluator, static_cast<Index>(p0 * kPacket),
+              std::min<Index>(size, static_cast<Index>(p1 * kPacket)));
+        });
+  }
+  evaluator.cleanup();
+}
+
 }  // namespace pdk_compute
 
 #endif  // PDK_SRC_COMPUTE_PARALLEL_FOR_H_

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace pdk_compute {
@@ -33,10 +34,13 @@ class UnaryOp : public tensorflow::OpKernel {
     const T* x_data = static_cast<const T*>(x.data());
     T* y_data = static_cast<T*>(y->data());
     if constexpr (kIsHalfLike<T>) {  // computed in float32, rounded once
-      Flat<T>(y_data, n).device(dev) =
-          F::Apply(ConstFlat<T>(x_data, n).template cast<float>()).template cast<T>();
+      pdk_compute::Assign(
+          dev, Flat<T>(y_data, n),
+          F::Apply(ConstFlat<T>(x_data, n).template cast<float>())
+              .template cast<T>());
     } else {
-      Flat<T>(y_data, n).device(dev) = F::Apply(ConstFlat<T>(x_data, n));
+      pdk_compute::Assign(dev, Flat<T>(y_data, n),
+                          F::Apply(ConstFlat<T>(x_data, n)));
     }
   }
 };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/array/tf_array_util.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
@@ -23,7 +24,7 @@ void FillPattern(const Eigen::ThreadPoolDevice& dev, Tensor* out, const void* va
   std::memcpy(&v, value, Bytes);
   if (out->NumElements() == 0) return;
   pdk_compute::Flat<U> o(static_cast<U*>(out->data()), out->NumElements());
-  o.device(dev) = o.constant(v);
+  pdk_compute::Assign(dev, o, o.constant(v));
 }
 
 // Fill(dims, value): dims is a host int vector (or a scalar: one dimension),

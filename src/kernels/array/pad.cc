@@ -119,7 +119,7 @@ class PadOp : public OpKernel {
     if (out == nullptr || out->NumElements() == 0) return;  // forwarded, or empty
     const std::vector<int64> in_dims = in.dim_sizes();
     const auto& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
-    out->flat<T>().device(dev) = out->flat<T>().constant(value);
+    pdk_compute::Assign(dev, out->flat<T>(), out->flat<T>().constant(value));
     if (in.num_elements() == 0) return;
     ::pdk_kernels::CopyBox(dev, sizeof(T), static_cast<const char*>(input.data()), in_dims,
                            std::vector<int64>(rank, 0), static_cast<char*>(out->data()),

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -67,15 +68,20 @@ class CastOp : public OpKernel {
       const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
       if constexpr (kCanTruncate) {
         if (truncate_) {
-          y->flat<Dst>().device(dev) =
-              x.flat<Src>().unaryExpr(LsbZero<Src, Dst>()).template cast<Dst>();
+          pdk_compute::Assign(dev, y->flat<Dst>(),
+                              x.flat<Src>()
+                                  .unaryExpr(LsbZero<Src, Dst>())
+                                  .template cast<Dst>());
           return;
         }
       }
       if constexpr (pdk_compute::kIsHalfLike<Src> && pdk_compute::kIsHalfLike<Dst>) {
-        y->flat<Dst>().device(dev) = x.flat<Src>().template cast<float>().template cast<Dst>();
+        pdk_compute::Assign(
+            dev, y->flat<Dst>(),
+            x.flat<Src>().template cast<float>().template cast<Dst>());
       } else {
-        y->flat<Dst>().device(dev) = x.flat<Src>().template cast<Dst>();
+        pdk_compute::Assign(dev, y->flat<Dst>(),
+                            x.flat<Src>().template cast<Dst>());
       }
     }
   }

@@ -38,6 +38,7 @@
 
 #include "compute/broadcast.h"
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "kernels/math/cwise_functors.h"
 #include "pdk/tf/op_kernel.h"
 
@@ -160,14 +161,22 @@ class ViaFloatBinaryOp : public OpKernel {
     };
     pdk_compute::Flat<Tout> o(out->flat<Tout>().data(), n);
     if (plan.all_full()) {
-      o.device(dev) = narrow(pdk_compute::ConstFlat<T>(a, n).template cast<float>().binaryExpr(
-          pdk_compute::ConstFlat<T>(b, n).template cast<float>(), F()));
+      pdk_compute::Assign(
+          dev, o,
+          narrow(
+              pdk_compute::ConstFlat<T>(a, n).template cast<float>().binaryExpr(
+                  pdk_compute::ConstFlat<T>(b, n).template cast<float>(),
+                  F())));
     } else if (plan.elems[0] == 1) {
       auto bv = pdk_compute::ConstFlat<T>(b, n).template cast<float>();
-      o.device(dev) = narrow(bv.constant(static_cast<float>(*a)).binaryExpr(bv, F()));
+      pdk_compute::Assign(
+          dev, o,
+          narrow(bv.constant(static_cast<float>(*a)).binaryExpr(bv, F())));
     } else if (plan.elems[1] == 1) {
       auto av = pdk_compute::ConstFlat<T>(a, n).template cast<float>();
-      o.device(dev) = narrow(av.binaryExpr(av.constant(static_cast<float>(*b)), F()));
+      pdk_compute::Assign(
+          dev, o,
+          narrow(av.binaryExpr(av.constant(static_cast<float>(*b)), F())));
     } else {
       Tensor af, bf;
       OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({plan.elems[0]}), &af));
@@ -210,15 +219,18 @@ class GradOp : public OpKernel {
     const T* dy_data = dy.flat<T>().data();
     const Eigen::ThreadPoolDevice& dev = ctx->eigen_device<Eigen::ThreadPoolDevice>();
     if constexpr (pdk_compute::kIsHalfLike<T>) {
-      pdk_compute::Flat<T>(z->flat<T>().data(), n).device(dev) =
+      pdk_compute::Assign(
+          dev, pdk_compute::Flat<T>(z->flat<T>().data(), n),
           pdk_compute::ConstFlat<T>(y_data, n)
               .template cast<float>()
-              .binaryExpr(pdk_compute::ConstFlat<T>(dy_data, n).template cast<float>(), F())
-              .template cast<T>();
+              .binaryExpr(
+                  pdk_compute::ConstFlat<T>(dy_data, n).template cast<float>(),
+                  F())
+              .template cast<T>());
     } else {
-      pdk_compute::Flat<T>(z->flat<T>().data(), n).device(dev) =
-          pdk_compute::ConstFlat<T>(y_data, n).binaryExpr(pdk_compute::ConstFlat<T>(dy_data, n),
-                                                          F());
+      pdk_compute::Assign(dev, pdk_compute::Flat<T>(z->flat<T>().data(), n),
+                          pdk_compute::ConstFlat<T>(y_data, n).binaryExpr(
+                              pdk_compute::ConstFlat<T>(dy_data, n), F()));
     }
   }
 };

@@ -252,7 +252,8 @@ struct TensorEval {
 
   template <class F>
   void Unary() {
-    if (n() > 0) o().device(dev) = F::Apply(in<T>(0));
+    if (n() > 0)
+      pdk_compute::Assign(dev, o(), F::Apply(in<T>(0)));
   }
   template <class F>
   void Binary(const F& f) {
@@ -268,17 +269,19 @@ struct TensorEval {
   }
   template <class F>
   void Grad(const F& f) {  // cwise_binary.cc's GradOp: equal element counts
-    if (n() > 0) o().device(dev) = in<T>(0).binaryExpr(in<T>(1), f);
+    if (n() > 0)
+      pdk_compute::Assign(dev, o(), in<T>(0).binaryExpr(in<T>(1), f));
   }
   template <class Fn>
   void ReluGrad(const Fn& fn) {
-    if (n() > 0) o().device(dev) = fn(in<T>(0), in<T>(1), T(0));
+    if (n() > 0)
+      pdk_compute::Assign(dev, o(), fn(in<T>(0), in<T>(1), T(0)));
   }
   void Cast() {
     if (n() == 0) return;
     VisitCastSource(static_cast<TF_DataType>(a[0]->dtype()), [&](auto s) {
       using Src = decltype(s);
-      o().device(dev) = in<Src>(0).template cast<T>();
+      pdk_compute::Assign(dev, o(), in<Src>(0).template cast<T>());
     });
   }
   void Select() {

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
@@ -47,8 +48,8 @@ class ClassifyOp : public OpKernel {
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
     if (x.NumElements() == 0) return;
-    y->flat<bool>().device(ctx->eigen_device<Eigen::ThreadPoolDevice>()) =
-        x.flat<T>().unaryExpr(F());
+    pdk_compute::Assign(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                        y->flat<bool>(), x.flat<T>().unaryExpr(F()));
   }
 };
 

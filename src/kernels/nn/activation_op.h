@@ -24,6 +24,7 @@
 #ifndef PDK_SRC_KERNELS_NN_ACTIVATION_OP_H_
 #define PDK_SRC_KERNELS_NN_ACTIVATION_OP_H_
 
+#include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace pdk_kernels {
@@ -45,8 +46,8 @@ class UnaryActivationOp : public tensorflow::OpKernel {
     tensorflow::Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &y));
     if (x.NumElements() == 0) return;
-    y->flat<T>().device(ctx->eigen_device<Eigen::ThreadPoolDevice>()) =
-        Fn()(x.flat<T>(), alpha_);
+    pdk_compute::Assign(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                        y->flat<T>(), Fn()(x.flat<T>(), alpha_));
   }
 
  private:
@@ -74,8 +75,8 @@ class ActivationGradOp : public tensorflow::OpKernel {
     tensorflow::Tensor* dx = nullptr;
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, g.shape(), &dx));
     if (g.NumElements() == 0) return;
-    dx->flat<T>().device(ctx->eigen_device<Eigen::ThreadPoolDevice>()) =
-        Fn()(g.flat<T>(), x.flat<T>(), alpha_);
+    pdk_compute::Assign(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
+                        dx->flat<T>(), Fn()(g.flat<T>(), x.flat<T>(), alpha_));
   }
 
  private:

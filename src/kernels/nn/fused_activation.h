@@ -17,6 +17,7 @@
 #include <string>
 
 #include "compute/eigen.h"
+#include "compute/parallel_for.h"
 #include "pdk/kernel.h"
 
 namespace pdk_kernels {
@@ -41,46 +42,53 @@ inline pdk::Status ParseFusedActivation(const std::string& s, FusedActivation* a
   return pdk::Status::OK();
 }
 
-// y.device(dev) = act(x), evaluated on `dev`. Elu, LeakyRelu and the Gelus first
-// store x in y, then compute in place.
+// y = act(x), evaluated on `dev` (pdk_compute::Assign). Elu, LeakyRelu and the
+// Gelus first store x in y, then compute in place.
 template <class Y, class X>
 void AssignActivation(const Eigen::ThreadPoolDevice& dev, Y& y, const X& x, FusedActivation act,
                       float alpha) {
   switch (act) {
     case FusedActivation::kNone:
-      y.device(dev) = x;
+      pdk_compute::Assign(dev, y, x);
       break;
     case FusedActivation::kRelu:
-      y.device(dev) = x.template cwiseMax<Eigen::PropagateNaN>(0.f);
+      pdk_compute::Assign(dev, y,
+                          x.template cwiseMax<Eigen::PropagateNaN>(0.f));
       break;
     case FusedActivation::kRelu6:
-      y.device(dev) = x.template cwiseMax<Eigen::PropagateNaN>(0.f)
-                          .template cwiseMin<Eigen::PropagateNaN>(6.f);
+      pdk_compute::Assign(dev, y,
+                          x.template cwiseMax<Eigen::PropagateNaN>(0.f)
+                              .template cwiseMin<Eigen::PropagateNaN>(6.f));
       break;
     case FusedActivation::kTanh:
-      y.device(dev) = x.tanh();
+      pdk_compute::Assign(dev, y, x.tanh());
       break;
     case FusedActivation::kSigmoid:
-      y.device(dev) = x.sigmoid();
+      pdk_compute::Assign(dev, y, x.sigmoid());
       break;
     case FusedActivation::kElu:
-      y.device(dev) = x;
-      y.device(dev) = (y < 0.f).select(y.exp() - y.constant(1.f), y);
+      pdk_compute::Assign(dev, y, x);
+      pdk_compute::Assign(dev, y,
+                          (y < 0.f).select(y.exp() - y.constant(1.f), y));
       break;
     case FusedActivation::kLeakyRelu:
-      y.device(dev) = x;
-      y.device(dev) = (y > 0.f).select(y, y * alpha);
+      pdk_compute::Assign(dev, y, x);
+      pdk_compute::Assign(dev, y, (y > 0.f).select(y, y * alpha));
       break;
     case FusedActivation::kGeluExact:  // the constants of tf.nn.gelu (nn_ops.py)
-      y.device(dev) = x;
-      y.device(dev) = y.constant(0.5f) * y * (-y * y.constant(0.7071067811865476f)).erfc();
+      pdk_compute::Assign(dev, y, x);
+      pdk_compute::Assign(dev, y,
+                          y.constant(0.5f) * y *
+                              (-y * y.constant(0.7071067811865476f)).erfc());
       break;
     case FusedActivation::kGeluApproximate:
-      y.device(dev) = x;
-      y.device(dev) = y.constant(0.5f) * y *
-                      (y.constant(1.f) +
-                       (y.constant(0.7978845608028654f) * (y + y.constant(0.044715f) * y * y * y))
-                           .tanh());
+      pdk_compute::Assign(dev, y, x);
+      pdk_compute::Assign(
+          dev, y,
+          y.constant(0.5f) * y *
+              (y.constant(1.f) + (y.constant(0.7978845608028654f) *
+                                  (y + y.constant(0.044715f) * y * y * y))
+                                     .tanh()));
       break;
   }
 }
