@@ -118,15 +118,13 @@ void ParallelFor(const Eigen::ThreadPoolDevice& dev, Eigen::Index n, const Eigen
 // calling thread. Not for reductions: their result bits depend on how
 // Eigen's executor splits them (see reduction_ops.cc).
 template <class Out, class Expr>
-void Assign(const Eigen::ThreadPoolDevice &dev, Out out, const Expr &expr) {
+void Assign(const Eigen::ThreadPoolDevice& dev, Out out, const Expr& expr) {
   using AssignOp = Eigen::TensorAssignOp<Out, const Expr>;
-  using Evaluator =
-      Eigen::TensorEvaluator<const AssignOp, Eigen::DefaultDevice>;
+  using Evaluator = Eigen::TensorEvaluator<const AssignOp, Eigen::DefaultDevice>;
   using Index = typename Evaluator::Index;
   constexpr bool kVectorized = Evaluator::PacketAccess;
   constexpr Index kPacket =
-      kVectorized ? Eigen::internal::unpacket_traits<
-                        typename Evaluator::PacketReturnType>::size
+      kVectorized ? Eigen::internal::unpacket_traits<typename Evaluator::PacketReturnType>::size
                   : 1;
   const AssignOp assign(out, expr);
   const Eigen::DefaultDevice one;
@@ -134,13 +132,12 @@ void Assign(const Eigen::ThreadPoolDevice &dev, Out out, const Expr &expr) {
   if (evaluator.evalSubExprsIfNeeded(nullptr)) {
     const Index size = Eigen::internal::array_prod(evaluator.dimensions());
     const Index packets = (size + kPacket - 1) / kPacket;
-    ParallelFor(
-        dev, packets, evaluator.costPerCoeff(kVectorized) * double(kPacket),
-        [&](Eigen::Index p0, Eigen::Index p1) {
-          Eigen::internal::EvalRange<Evaluator, Index, kVectorized>::run(
-              &evaluator, static_cast<Index>(p0 * kPacket),
-              std::min<Index>(size, static_cast<Index>(p1 * kPacket)));
-        });
+    ParallelFor(dev, packets, evaluator.costPerCoeff(kVectorized) * double(kPacket),
+                [&](Eigen::Index p0, Eigen::Index p1) {
+                  Eigen::internal::EvalRange<Evaluator, Index, kVectorized>::run(
+                      &evaluator, static_cast<Index>(p0 * kPacket),
+                      std::min<Index>(size, static_cast<Index>(p1 * kPacket)));
+                });
   }
   evaluator.cleanup();
 }

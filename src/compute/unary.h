@@ -36,11 +36,9 @@ class UnaryOp : public tensorflow::OpKernel {
     if constexpr (kIsHalfLike<T>) {  // computed in float32, rounded once
       pdk_compute::Assign(
           dev, Flat<T>(y_data, n),
-          F::Apply(ConstFlat<T>(x_data, n).template cast<float>())
-              .template cast<T>());
+          F::Apply(ConstFlat<T>(x_data, n).template cast<float>()).template cast<T>());
     } else {
-      pdk_compute::Assign(dev, Flat<T>(y_data, n),
-                          F::Apply(ConstFlat<T>(x_data, n)));
+      pdk_compute::Assign(dev, Flat<T>(y_data, n), F::Apply(ConstFlat<T>(x_data, n)));
     }
   }
 };

@@ -64,8 +64,7 @@ class OneHotOp : public OpKernel {
     for (int k = axis; k < rank; ++k) suffix *= is[k];
     T* o = static_cast<T*>(out->data());
     pdk_compute::Flat<T> flat(o, n);
-    pdk_compute::Assign(ctx->eigen_device<Eigen::ThreadPoolDevice>(), flat,
-                        flat.constant(off));
+    pdk_compute::Assign(ctx->eigen_device<Eigen::ThreadPoolDevice>(), flat, flat.constant(off));
     const TI* idx = static_cast<const TI*>(idx_t.data());
     for (int64 p = 0; p < prefix; ++p)
       for (int64 s = 0; s < suffix; ++s) {

@@ -69,19 +69,15 @@ class CastOp : public OpKernel {
       if constexpr (kCanTruncate) {
         if (truncate_) {
           pdk_compute::Assign(dev, y->flat<Dst>(),
-                              x.flat<Src>()
-                                  .unaryExpr(LsbZero<Src, Dst>())
-                                  .template cast<Dst>());
+                              x.flat<Src>().unaryExpr(LsbZero<Src, Dst>()).template cast<Dst>());
           return;
         }
       }
       if constexpr (pdk_compute::kIsHalfLike<Src> && pdk_compute::kIsHalfLike<Dst>) {
-        pdk_compute::Assign(
-            dev, y->flat<Dst>(),
-            x.flat<Src>().template cast<float>().template cast<Dst>());
-      } else {
         pdk_compute::Assign(dev, y->flat<Dst>(),
-                            x.flat<Src>().template cast<Dst>());
+                            x.flat<Src>().template cast<float>().template cast<Dst>());
+      } else {
+        pdk_compute::Assign(dev, y->flat<Dst>(), x.flat<Src>().template cast<Dst>());
       }
     }
   }

@@ -161,22 +161,15 @@ class ViaFloatBinaryOp : public OpKernel {
     };
     pdk_compute::Flat<Tout> o(out->flat<Tout>().data(), n);
     if (plan.all_full()) {
-      pdk_compute::Assign(
-          dev, o,
-          narrow(
-              pdk_compute::ConstFlat<T>(a, n).template cast<float>().binaryExpr(
-                  pdk_compute::ConstFlat<T>(b, n).template cast<float>(),
-                  F())));
+      pdk_compute::Assign(dev, o,
+                          narrow(pdk_compute::ConstFlat<T>(a, n).template cast<float>().binaryExpr(
+                              pdk_compute::ConstFlat<T>(b, n).template cast<float>(), F())));
     } else if (plan.elems[0] == 1) {
       auto bv = pdk_compute::ConstFlat<T>(b, n).template cast<float>();
-      pdk_compute::Assign(
-          dev, o,
-          narrow(bv.constant(static_cast<float>(*a)).binaryExpr(bv, F())));
+      pdk_compute::Assign(dev, o, narrow(bv.constant(static_cast<float>(*a)).binaryExpr(bv, F())));
     } else if (plan.elems[1] == 1) {
       auto av = pdk_compute::ConstFlat<T>(a, n).template cast<float>();
-      pdk_compute::Assign(
-          dev, o,
-          narrow(av.binaryExpr(av.constant(static_cast<float>(*b)), F())));
+      pdk_compute::Assign(dev, o, narrow(av.binaryExpr(av.constant(static_cast<float>(*b)), F())));
     } else {
       Tensor af, bf;
       OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, TensorShape({plan.elems[0]}), &af));
@@ -223,9 +216,7 @@ class GradOp : public OpKernel {
           dev, pdk_compute::Flat<T>(z->flat<T>().data(), n),
           pdk_compute::ConstFlat<T>(y_data, n)
               .template cast<float>()
-              .binaryExpr(
-                  pdk_compute::ConstFlat<T>(dy_data, n).template cast<float>(),
-                  F())
+              .binaryExpr(pdk_compute::ConstFlat<T>(dy_data, n).template cast<float>(), F())
               .template cast<T>());
     } else {
       pdk_compute::Assign(dev, pdk_compute::Flat<T>(z->flat<T>().data(), n),

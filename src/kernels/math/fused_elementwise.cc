@@ -252,8 +252,7 @@ struct TensorEval {
 
   template <class F>
   void Unary() {
-    if (n() > 0)
-      pdk_compute::Assign(dev, o(), F::Apply(in<T>(0)));
+    if (n() > 0) pdk_compute::Assign(dev, o(), F::Apply(in<T>(0)));
   }
   template <class F>
   void Binary(const F& f) {
@@ -269,13 +268,11 @@ struct TensorEval {
   }
   template <class F>
   void Grad(const F& f) {  // cwise_binary.cc's GradOp: equal element counts
-    if (n() > 0)
-      pdk_compute::Assign(dev, o(), in<T>(0).binaryExpr(in<T>(1), f));
+    if (n() > 0) pdk_compute::Assign(dev, o(), in<T>(0).binaryExpr(in<T>(1), f));
   }
   template <class Fn>
   void ReluGrad(const Fn& fn) {
-    if (n() > 0)
-      pdk_compute::Assign(dev, o(), fn(in<T>(0), in<T>(1), T(0)));
+    if (n() > 0) pdk_compute::Assign(dev, o(), fn(in<T>(0), in<T>(1), T(0)));
   }
   void Cast() {
     if (n() == 0) return;

@@ -48,8 +48,8 @@ class ClassifyOp : public OpKernel {
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
     if (x.NumElements() == 0) return;
-    pdk_compute::Assign(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
-                        y->flat<bool>(), x.flat<T>().unaryExpr(F()));
+    pdk_compute::Assign(ctx->eigen_device<Eigen::ThreadPoolDevice>(), y->flat<bool>(),
+                        x.flat<T>().unaryExpr(F()));
   }
 };
 

@@ -46,8 +46,8 @@ class UnaryActivationOp : public tensorflow::OpKernel {
     tensorflow::Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &y));
     if (x.NumElements() == 0) return;
-    pdk_compute::Assign(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
-                        y->flat<T>(), Fn()(x.flat<T>(), alpha_));
+    pdk_compute::Assign(ctx->eigen_device<Eigen::ThreadPoolDevice>(), y->flat<T>(),
+                        Fn()(x.flat<T>(), alpha_));
   }
 
  private:
@@ -75,8 +75,8 @@ class ActivationGradOp : public tensorflow::OpKernel {
     tensorflow::Tensor* dx = nullptr;
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, g.shape(), &dx));
     if (g.NumElements() == 0) return;
-    pdk_compute::Assign(ctx->eigen_device<Eigen::ThreadPoolDevice>(),
-                        dx->flat<T>(), Fn()(g.flat<T>(), x.flat<T>(), alpha_));
+    pdk_compute::Assign(ctx->eigen_device<Eigen::ThreadPoolDevice>(), dx->flat<T>(),
+                        Fn()(g.flat<T>(), x.flat<T>(), alpha_));
   }
 
  private:

@@ -52,13 +52,13 @@ void AssignActivation(const Eigen::ThreadPoolDevice& dev, Y& y, const X& x, Fuse
       pdk_compute::Assign(dev, y, x);
       break;
     case FusedActivation::kRelu:
-      pdk_compute::Assign(dev, y,
-                          x.template cwiseMax<Eigen::PropagateNaN>(0.f));
+      pdk_compute::Assign(dev, y, x.template cwiseMax<Eigen::PropagateNaN>(0.f));
       break;
     case FusedActivation::kRelu6:
-      pdk_compute::Assign(dev, y,
-                          x.template cwiseMax<Eigen::PropagateNaN>(0.f)
-                              .template cwiseMin<Eigen::PropagateNaN>(6.f));
+      pdk_compute::Assign(
+          dev, y,
+          x.template cwiseMax<Eigen::PropagateNaN>(0.f).template cwiseMin<Eigen::PropagateNaN>(
+              6.f));
       break;
     case FusedActivation::kTanh:
       pdk_compute::Assign(dev, y, x.tanh());
@@ -68,8 +68,7 @@ void AssignActivation(const Eigen::ThreadPoolDevice& dev, Y& y, const X& x, Fuse
       break;
     case FusedActivation::kElu:
       pdk_compute::Assign(dev, y, x);
-      pdk_compute::Assign(dev, y,
-                          (y < 0.f).select(y.exp() - y.constant(1.f), y));
+      pdk_compute::Assign(dev, y, (y < 0.f).select(y.exp() - y.constant(1.f), y));
       break;
     case FusedActivation::kLeakyRelu:
       pdk_compute::Assign(dev, y, x);
@@ -78,17 +77,15 @@ void AssignActivation(const Eigen::ThreadPoolDevice& dev, Y& y, const X& x, Fuse
     case FusedActivation::kGeluExact:  // the constants of tf.nn.gelu (nn_ops.py)
       pdk_compute::Assign(dev, y, x);
       pdk_compute::Assign(dev, y,
-                          y.constant(0.5f) * y *
-                              (-y * y.constant(0.7071067811865476f)).erfc());
+                          y.constant(0.5f) * y * (-y * y.constant(0.7071067811865476f)).erfc());
       break;
     case FusedActivation::kGeluApproximate:
       pdk_compute::Assign(dev, y, x);
       pdk_compute::Assign(
           dev, y,
           y.constant(0.5f) * y *
-              (y.constant(1.f) + (y.constant(0.7978845608028654f) *
-                                  (y + y.constant(0.044715f) * y * y * y))
-                                     .tanh()));
+              (y.constant(1.f) +
+               (y.constant(0.7978845608028654f) * (y + y.constant(0.044715f) * y * y * y)).tanh()));
       break;
   }
 }
