@@ -26,12 +26,18 @@ and its errors.
 
 ``np.array(t)`` and ``np.asarray(t)`` read an EagerTensor through the buffer
 protocol, implemented in C (``EagerTensor_getbuffer``), which this cannot
-reach: those reads, and Keras's ``train_on_batch`` / ``fit`` logs, still take
-TensorFlow's copy.
+reach: those reads still take TensorFlow's copy. Keras reads every log value
+of ``train_on_batch``, ``test_on_batch`` and of ``fit``'s callbacks that way
+(``keras.src.utils.python_utils.pythonify_logs`` →
+``backend.convert_to_numpy`` → ``np.array``), once per value per step;
+:func:`install_keras` routes Keras's ``convert_to_numpy`` through ``numpy()``
+for PDK tensors.
 
 Installed by the plugin when TensorFlow loads it (tensorflow_pdk/_hooks.py).
 """
 from __future__ import annotations
+
+import sys
 
 _OP = "_PdkToHost"
 _FROM_HOST = "_PdkFromHost"
@@ -174,6 +180,109 @@ def install_conversions() -> bool:
         constant_op.convert_to_eager_tensor = convert_to_eager_tensor
 
     return True
+
+
+# The modules that hold Keras 3's TensorFlow-backend convert_to_numpy: its
+# definition, and the two that import the name (keras/src/backend/
+# tensorflow/__init__.py, and keras/src/backend/__init__.py by `import *`),
+# which callers such as pythonify_logs and keras.ops.convert_to_numpy read it
+# from at call time.
+_KERAS_MODULES = ("keras.src.backend.tensorflow.core", "keras.src.backend.tensorflow",
+                  "keras.src.backend")
+
+
+def install_keras() -> bool:
+    """Keras 3's ``convert_to_numpy`` (TensorFlow backend: ``np.array(x)``, a
+    read through TensorFlow's EventMgr copy, about 60 µs per PDK scalar) reads
+    an eager PDK tensor with ``np.array(x.numpy())`` instead, which
+    :func:`install` makes one ``_PdkToHost`` dispatch (about 7 µs): the same
+    array (a fresh copy of the tensor's dtype and shape). Keras converts every
+    log value (loss, each metric) this way after each ``train_on_batch`` /
+    ``test_on_batch`` and, in ``fit``, for its callbacks after each batch.
+    Anything else (CPU tensors, symbolic tensors, other dtypes) goes to Keras's
+    own function (bfloat16 and the other ml_dtypes too: Keras's np.array converts
+    them at rank >= 1 and raises at rank 0, on every device). Keras is imported after TensorFlow (it imports TensorFlow
+    itself), so unless it is loaded already this installs an import hook that
+    wraps the function when ``keras.src.backend`` has been executed, and then
+    removes itself. Idempotent."""
+    if "keras.src.backend" in sys.modules:
+        return _wrap_keras_convert_to_numpy()
+    if not any(isinstance(f, _KerasBackendFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _KerasBackendFinder())
+    return True
+
+
+def _wrap_keras_convert_to_numpy() -> bool:
+    import numpy as np
+    from tensorflow.python.eager import context
+    from tensorflow.python.framework import dtypes, ops
+
+    core = sys.modules.get(_KERAS_MODULES[0])
+    original = getattr(core, "convert_to_numpy", None)
+    if original is None:  # another Keras backend, or a Keras without it
+        return False
+    if not getattr(original, "_pdk_wrapped", False):
+
+        # NumPy's own dtypes only: np.array of a rank-0 bfloat16 (or other
+        # ml_dtypes) EagerTensor raises, on the CPU too; Keras's function keeps that.
+        plain = frozenset(d.as_datatype_enum for d in (
+            dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16,
+            dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32,
+            dtypes.uint64, dtypes.bool, dtypes.complex64, dtypes.complex128))
+
+        def convert_to_numpy(x):
+            if isinstance(x, ops.EagerTensor) and context.executing_eagerly():
+                try:
+                    on_pdk = _MARK in x.backing_device and x._datatype_enum() in plain  # noqa: SLF001
+                except Exception:  # noqa: BLE001 -- Keras's own function reports it
+                    on_pdk = False
+                if on_pdk:
+                    return np.array(x.numpy())
+            return original(x)
+
+        convert_to_numpy._pdk_wrapped = True
+        convert_to_numpy.__wrapped__ = original
+        wrapped = convert_to_numpy
+    else:
+        wrapped = original
+    for name in _KERAS_MODULES:
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "convert_to_numpy", None) is original:
+            module.convert_to_numpy = wrapped
+    return True
+
+
+class _KerasBackendFinder:
+    """A ``sys.meta_path`` entry that finds nothing itself: when
+    ``keras.src.backend`` is imported it wraps the module's loader so that
+    :func:`_wrap_keras_convert_to_numpy` runs right after the module body."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "keras.src.backend":
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        finder = self
+
+        class _Loader(type(loader)):
+            def exec_module(self, module):
+                super().exec_module(module)
+                try:
+                    sys.meta_path.remove(finder)
+                except ValueError:
+                    pass
+                try:
+                    _wrap_keras_convert_to_numpy()
+                except Exception as e:  # noqa: BLE001 -- never break `import keras`
+                    print(f"PDK: wrapping Keras's convert_to_numpy failed, its fix is off: {e!r}",
+                          file=sys.stderr)
+
+        loader.__class__ = _Loader
+        return spec
 
 
 def _first_pdk_device(ctx) -> str:

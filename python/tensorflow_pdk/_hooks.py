@@ -16,7 +16,9 @@ Python's stable C API), so a user never has to import ``tensorflow_pdk``:
   PDK tensor read it through one PDK op instead of TensorFlow's copy through
   its EventMgr threads (about 10 µs instead of 100 µs), and host data handed
   to PDK (NumPy arrays under a PDK scope, host tensors passed to a
-  ``tf.function`` on PDK) goes in the same way.
+  ``tf.function`` on PDK) goes in the same way; Keras 3's
+  ``convert_to_numpy``, through which ``train_on_batch`` and ``fit`` read
+  their logs every step, reads PDK tensors that way too.
 
 Each hook is installed on its own: one failing (a TensorFlow whose private
 Python API moved) prints one line and leaves the others in place.
@@ -30,7 +32,8 @@ def install() -> None:
     from tensorflow_pdk import _distribute, _fetch, _memory_info, _visible_devices, _xla
 
     for hook in (_xla.install, _visible_devices.install, _distribute.install,
-                 _memory_info.install, _fetch.install, _fetch.install_conversions):
+                 _memory_info.install, _fetch.install, _fetch.install_conversions,
+                 _fetch.install_keras):
         try:
             hook()
         except Exception as e:  # noqa: BLE001 -- never break `import tensorflow`

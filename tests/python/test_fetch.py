@@ -184,3 +184,85 @@ def test_pdk_from_host_checks_its_bytes():
                             attrs=("T", tf.float32.as_datatype_enum, "shape", [2, 2]),
                             ctx=__import__("tensorflow.python.eager.context",
                                            fromlist=["context"]).context())
+
+
+# ------------------------------------------------ Keras's convert_to_numpy
+
+def test_keras_convert_to_numpy_reads_pdk_tensors_through_pdk_to_host():
+    import keras
+    from keras.src import backend
+
+    for dtype in (tf.float32, tf.float16, tf.int64, tf.uint8, tf.bool, tf.complex64):
+        for shape in ((), (3,), (2, 3, 5), (7, 0, 2)):
+            v = _value(dtype, shape)
+            with tf.device("/CPU:0"):
+                want = np.array(tf.constant(v))
+            with tf.device("/PDK:0"):
+                t = tf.identity(tf.constant(v))
+            before = _reads()
+            for convert in (keras.ops.convert_to_numpy, backend.convert_to_numpy):
+                got = convert(t)
+                assert type(got) is np.ndarray and got.flags.writeable and got.flags.owndata
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_array_equal(got, want)
+            assert _reads() == before + 2, (dtype, shape)
+    with tf.device("/CPU:0"):
+        c = tf.constant([1.0, 2.0])
+    before = _reads()
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(c), [1.0, 2.0])
+    assert _reads() == before  # a CPU tensor is Keras's own conversion
+    # Other values keep Keras's behaviour and errors. bfloat16 is left to Keras's
+    # np.array on PDK too: it converts rank >= 1 (through TensorFlow's __array__,
+    # i.e. numpy()) and raises on rank 0, as on the CPU.
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy([1, 2]), [1, 2])
+    for device in ("/CPU:0", "/PDK:0"):
+        with tf.device(device):
+            b = tf.identity(tf.constant([1.5, -2.0], tf.bfloat16))
+            b0 = tf.identity(tf.constant(1.5, tf.bfloat16))
+        before = _reads()
+        got = keras.ops.convert_to_numpy(b)
+        assert got.dtype == b.dtype.as_numpy_dtype and got.tolist() == [1.5, -2.0]
+        with pytest.raises(ValueError, match="__array__"):
+            keras.ops.convert_to_numpy(b0)
+
+
+def test_train_on_batch_logs_read_through_pdk_to_host_and_match_the_cpu():
+    import keras
+
+    from tensorflow_pdk.testing import keras_compile_args
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 8)).astype(np.float32)
+    y = rng.integers(0, 3, 32).astype(np.int64)
+    logs = {}
+    for device in ("/CPU:0", "/PDK:0"):
+        keras.utils.set_random_seed(1)
+        with tf.device(device):
+            m = keras.Sequential([keras.Input((8,)), keras.layers.Dense(3)])
+            m.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy"], **keras_compile_args(device))
+            xd, yd = tf.identity(x), tf.identity(y)
+            logs[device] = m.train_on_batch(xd, yd, return_dict=True)  # builds the step
+            before = _reads()
+            logs[device] = m.train_on_batch(xd, yd, return_dict=True)
+            reads = _reads() - before
+    assert reads == 2  # loss and accuracy, each one _PdkToHost
+    assert logs["/PDK:0"].keys() == logs["/CPU:0"].keys()
+    for k, v in logs["/CPU:0"].items():
+        assert type(logs["/PDK:0"][k]) is float
+        np.testing.assert_allclose(logs["/PDK:0"][k], v, rtol=1e-5)
+
+
+def test_the_keras_read_is_installed_when_keras_is_imported_after_tensorflow():
+    code = ("import tensorflow as tf\n"
+            "import keras\n"
+            "from keras.src import backend\n"
+            "import keras.src.backend.tensorflow as kt\n"
+            "import keras.src.backend.tensorflow.core as core\n"
+            "f = core.convert_to_numpy\n"
+            "print(getattr(f, '_pdk_wrapped', False) and backend.convert_to_numpy is f"
+            " and kt.convert_to_numpy is f)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300, env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[-1] == "True", r.stdout
