@@ -88,14 +88,18 @@ def test_variables_and_cpu_tensors_read_as_before():
     assert _reads() == before  # a CPU tensor is TensorFlow's to read
 
 
-def test_the_read_is_installed_when_tensorflow_loads_the_plugin():
-    code = ("import tensorflow as tf\n"
-            "from tensorflow.python.framework import ops\n"
-            "print(getattr(ops._EagerTensorBase._numpy, '_pdk_wrapped', False))\n")
+def _prints_true_in_a_fresh_process(code):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=300, env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split()[-1] == "True", r.stdout
+
+
+def test_the_read_is_installed_when_tensorflow_loads_the_plugin():
+    code = ("import tensorflow as tf\n"
+            "from tensorflow.python.framework import ops\n"
+            "print(getattr(ops._EagerTensorBase._numpy, '_pdk_wrapped', False))\n")
+    _prints_true_in_a_fresh_process(code)
 
 
 # ------------------------------------------------------- NumPy arrays into PDK
@@ -262,7 +266,4 @@ def test_the_keras_read_is_installed_when_keras_is_imported_after_tensorflow():
             "f = core.convert_to_numpy\n"
             "print(getattr(f, '_pdk_wrapped', False) and backend.convert_to_numpy is f"
             " and kt.convert_to_numpy is f)\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=300, env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.split()[-1] == "True", r.stdout
+    _prints_true_in_a_fresh_process(code)
