@@ -185,6 +185,22 @@ inline dnnl_status_t DnnlConvPd(dnnl_primitive_desc_t* pd, dnnl_engine_t eng,
 #endif
 }
 
+// A softmax primitive descriptor over axis `axis` of `data` (forward
+// inference, dst = src's layout, alg dnnl_softmax_accurate: exp(x - max) / sum).
+inline dnnl_status_t DnnlSoftmaxPd(dnnl_primitive_desc_t* pd, dnnl_engine_t eng, DnnlMdRef data,
+                                   int axis) {
+  const dnnl_alg_kind_t alg = dnnl_softmax_accurate;
+#if PDK_DNNL3
+  return dnnl_softmax_forward_primitive_desc_create(pd, eng, dnnl_forward_inference, alg, data,
+                                                    data, axis, nullptr);
+#else
+  dnnl_softmax_v2_desc_t desc;
+  const dnnl_status_t st =
+      dnnl_softmax_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, data, data, axis);
+  return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &desc, nullptr, eng, nullptr);
+#endif
+}
+
 }  // namespace pdk_compute
 
 #endif  // PDK_SRC_COMPUTE_DNNL_API_H_

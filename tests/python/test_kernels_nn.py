@@ -201,6 +201,20 @@ def test_softmax_large_logits_stay_finite(op, dtype, rng):
         np.testing.assert_allclose(out[0], 0.1, rtol=1e-6)
 
 
+@pytest.mark.parametrize("op", sorted(SOFTMAX))
+def test_softmax_attention_scores_and_special_values(op, rng):
+    # MultiHeadAttention's scores (batch 32, 4 heads, 64 positions): float32
+    # rows split over the pool, each piece on oneDNN (compute/dnnl_softmax.h).
+    x = random_array((32, 4, 64, 64), np.float32, rng, low=-8.0, high=8.0)
+    x[0, 0, 0, 5] = -np.inf  # a masked position
+    x[0, 0, 1, :] = -1e9     # a fully masked row, as Keras's masks write it
+    x[1, 2, 3, 7] = np.inf
+    x[2, 1, 0, 9] = np.nan
+    out = assert_matches_cpu(SOFTMAX[op], x, ops=[op])[0]
+    finite_rows = np.isfinite(x).all(axis=-1)
+    assert np.all(np.isfinite(out[finite_rows]))
+
+
 def test_softmax_scalar_is_invalid():
     with tf.device("/PDK:0"):
         with pytest.raises(tf.errors.InvalidArgumentError, match=r"logits.*rank 1"):

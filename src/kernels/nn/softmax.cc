@@ -11,13 +11,21 @@
 // T in {float32, float64, float16, bfloat16}; the 16-bit floats are computed
 // in float32 per row and rounded once.
 //
-// Rows are independent: the pool splits them, and each row is processed
-// while it is in cache (max, exp+sum, scale) with vectorized Eigen array ops.
+// Rows are independent: the pool splits them. float32 Softmax pieces of rows
+// run on oneDNN's softmax primitive (compute/dnnl_softmax.h: its kernel for
+// the CPU it runs on, AVX-512 where there is one; a few ulps from the Eigen
+// path). LogSoftmax stays on Eigen: oneDNN 2.6's log-softmax is off by up to
+// 3e-6 absolute (log(1) = 1.4e-6 for a one-class row), against TensorFlow's
+// CPU kernel. The other dtypes, and float32 if oneDNN refuses, process each
+// row while it is in cache (max, exp+sum, scale) with vectorized Eigen ops.
 // The output may reuse the input buffer (every pass is elementwise per row).
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
+#include "compute/dnnl_softmax.h"
 #include "compute/eigen.h"
 #include "compute/parallel_for.h"
 #include "pdk/tf/op_kernel.h"
@@ -52,6 +60,25 @@ class SoftmaxOp : public OpKernel {
     }
   }
 
+  // After oneDNN: a row with an inf or NaN logit comes out all NaN from
+  // TensorFlow's Eigen kernel (its CPU kernel with oneDNN off, the default on
+  // AVX2-only CPUs: max = inf or NaN poisons every exp, or a NaN poisons the
+  // sum), while oneDNN leaves NaN only at those logits and 0 elsewhere. Such
+  // a row, and only such a row, has a NaN in oneDNN's output (a -inf logit
+  // alone gives 0 in both), so rows with a NaN are set all NaN. The output is
+  // in cache; x * 0 is NaN exactly for a NaN or inf x, so the whole piece is
+  // checked with one vectorized sum (isNaN().any() is a scalar loop).
+  static void MatchEigenOnNonFiniteRows(float* y, int64 rows, int64 classes) {
+    auto has_nan = [](const float* p, int64 n) {
+      return std::isnan((Eigen::Map<const Vec<float>>(p, n) * 0.0f).sum());
+    };
+    if (!has_nan(y, rows * classes)) return;
+    for (int64 r = 0; r < rows; ++r)
+      if (has_nan(y + r * classes, classes))
+        Eigen::Map<Vec<float>>(y + r * classes, classes)
+            .setConstant(std::numeric_limits<float>::quiet_NaN());
+  }
+
   void Compute(OpKernelContext* ctx) override {
     const Tensor& logits = ctx->input(0);
     const TensorShape& shape = logits.shape();
@@ -79,6 +106,13 @@ class SoftmaxOp : public OpKernel {
               Eigen::Map<Vec<T>>(o + r * classes, classes) = buf.template cast<T>();
             }
           } else {
+            if constexpr (std::is_same_v<T, float> && !kLog) {
+              if (pdk_compute::SoftmaxRowsDnnl(last - first, classes, in + first * classes,
+                                               o + first * classes)) {
+                MatchEigenOnNonFiniteRows(o + first * classes, last - first, classes);
+                return;
+              }
+            }
             for (Index r = first; r < last; ++r)
               Row(Eigen::Map<const Vec<T>>(in + r * classes, classes), o + r * classes, classes);
           }
