@@ -11,6 +11,10 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include <cstddef>
+#include <utility>
+#include <vector>
+
 namespace pdk_compute {
 
 // The process's oneDNN CPU engine, created on first use; nullptr if oneDNN
@@ -46,6 +50,50 @@ class DnnlThreadStream {
 
  private:
   dnnl_stream_t stream_ = nullptr;
+};
+
+// A thread's oneDNN stream and the primitives it created most recently, for
+// callers that keep one instance per thread (a thread_local): oneDNN's
+// primitive creation costs tens of microseconds, and its own primitive cache
+// still needs a primitive descriptor per call. Get(key) returns the entry
+// create(key, &entry) made for `key` (on the first call for it), or nullptr
+// if create returned false (not cached: the next call tries again); past
+// kCapacity entries the oldest is destroyed (destroy(entry)). Entries stay at
+// their address until evicted. Key needs operator==.
+template <class Key, class Entry, size_t kCapacity>
+class DnnlThreadCache {
+ public:
+  using CreateFn = bool (*)(const Key&, Entry*);
+  using DestroyFn = void (*)(Entry&);
+  DnnlThreadCache(CreateFn create, DestroyFn destroy) : create_(create), destroy_(destroy) {
+    cache_.reserve(kCapacity);
+  }
+  ~DnnlThreadCache() {
+    for (auto& kv : cache_) destroy_(kv.second);  // before the stream
+  }
+  DnnlThreadCache(const DnnlThreadCache&) = delete;
+  DnnlThreadCache& operator=(const DnnlThreadCache&) = delete;
+
+  dnnl_stream_t stream() const { return stream_.get(); }
+
+  Entry* Get(const Key& key) {
+    for (auto& kv : cache_)
+      if (kv.first == key) return &kv.second;
+    Entry e{};
+    if (!create_(key, &e)) return nullptr;
+    if (cache_.size() >= kCapacity) {  // evict the oldest
+      destroy_(cache_.front().second);
+      cache_.erase(cache_.begin());
+    }
+    cache_.emplace_back(key, e);
+    return &cache_.back().second;
+  }
+
+ private:
+  DnnlThreadStream stream_;
+  std::vector<std::pair<Key, Entry>> cache_;
+  const CreateFn create_;
+  const DestroyFn destroy_;
 };
 
 }  // namespace pdk_compute

@@ -116,40 +116,12 @@ bool Create(const Geometry& g, Block* out) {
   return true;
 }
 
-// Per-thread state: the stream and the most recently used block primitives.
-class ThreadState {
- public:
-  ~ThreadState() {
-    for (auto& b : cache_) Destroy(b);
-  }
-  dnnl_stream_t stream() const { return stream_.get(); }
-
-  // The cached block for `g`, created on a miss (nullptr if oneDNN fails).
-  Block* Get(const Geometry& g) {
-    for (auto& b : cache_)
-      if (b.g == g) return &b;
-    Block blk;
-    if (!Create(g, &blk)) return nullptr;
-    if (cache_.size() >= kCapacity) {  // evict the oldest
-      Destroy(cache_.front());
-      cache_.erase(cache_.begin());
-    }
-    cache_.push_back(blk);
-    return &cache_.back();
-  }
-
- private:
-  static constexpr size_t kCapacity = 64;
-  DnnlThreadStream stream_;
-  std::vector<Block> cache_;
-};
-
 }  // namespace
 
 bool GemmBlockDnnl(DnnlGemmType type, bool ta, bool tb, int64_t rows, int64_t cols, int64_t k,
                    const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
                    int team) {
-  thread_local ThreadState state;
+  thread_local DnnlThreadCache<Geometry, Block, 64> state(Create, Destroy);
   if (state.stream() == nullptr) return false;
   team = team < 1 ? 1 : team;
   if (team > 1) omp_set_num_threads(team);  // back to 1 below (DnnlThreadStream's setting)
