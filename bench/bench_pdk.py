@@ -268,6 +268,22 @@ def case_elementwise_chain():
     return "tf.function elementwise chain, 1M float32", fns, 1, None
 
 
+def case_elementwise_sums():
+    """x = x * 1.0001 + 0.5, 50 times on 256K float32, with a Sum of every x:
+    one elementwise group of 100 nodes whose 50 values are all read outside it
+    (PDK's fusion cuts it after every 8th output: docs/benchmarks.md,
+    "At most 8 outputs per fused node")."""
+    def body(x):
+        sums = []
+        for _ in range(50):
+            x = x * 1.0001 + 0.5
+            sums.append(tf.reduce_sum(x))
+        return tf.add_n(sums)
+    x_np = np.random.default_rng(0).random(1 << 18).astype(np.float32)
+    return _per_device_function("tf.function chain with a Sum per step, 50 x 256K float32",
+                                x_np, body)
+
+
 def case_reduction():
     x_np = np.random.default_rng(0).random((1024, 1024)).astype(np.float32)
     fns = {}
@@ -593,6 +609,7 @@ CASES = {
     "affine": case_affine_transform,
     "hsv": case_hsv,
     "elementwise": case_elementwise_chain,
+    "elementwise_sums": case_elementwise_sums,
     "reduction": case_reduction,
     "adam": case_adam_apply,
     "digits": case_digits_step,

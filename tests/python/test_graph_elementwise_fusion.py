@@ -62,6 +62,19 @@ def _three_ways(run):
     return fused, unfused, cpu, counts, launches
 
 
+def _call_with_peak(fn, arg, device, peaks):
+    """fn(arg) on `device` after a first call that traces and optimizes it;
+    on PDK, appends the measured call's peak bytes above what was in use."""
+    fn(arg)
+    if device == "/PDK:0":
+        tf.config.experimental.reset_memory_stats("PDK:0")
+        base = tf.config.experimental.get_memory_info("PDK:0")["current"]
+    y = fn(arg)
+    if device == "/PDK:0":
+        peaks.append(tf.config.experimental.get_memory_info("PDK:0")["peak"] - base)
+    return y
+
+
 def _check(run, min_groups=1, rtol=1e-5, atol=1e-6):
     fused, unfused, cpu, counts, launches = _three_ways(run)
     if "elementwise_fusion" in os.environ.get("PDK_GRAPH_DISABLE", ""):
@@ -348,19 +361,41 @@ def test_output_takes_the_buffer_of_an_input_only_the_group_reads():
     def run(device):
         with tf.device(device):
             fn = tf.function(lambda s: tf.exp(tf.random.stateless_uniform([n], s)) * 2.0 + 1.0)
-            seed = tf.constant([1, 2])
-            fn(seed)  # traced and optimized before the measured call
-            if device == "/PDK:0":
-                tf.config.experimental.reset_memory_stats("PDK:0")
-                base = tf.config.experimental.get_memory_info("PDK:0")["current"]
-            y = fn(seed)
-            if device == "/PDK:0":
-                peaks.append(tf.config.experimental.get_memory_info("PDK:0")["peak"] - base)
-            return [y.numpy()]
+            return [_call_with_peak(fn, tf.constant([1, 2]), device, peaks).numpy()]
 
     _, launches = _check(run)
     assert launches.get(FUSED, 0) >= 2, launches
     assert peaks[0] < 1.5 * 4 * n, f"peak {peaks}: the fused output did not reuse the input"
+
+
+def test_chain_with_a_reduction_per_step_is_cut_after_eight_outputs():
+    """x = x * 1.0001 + 0.5, 48 times, each x also summed: one connected group
+    of 96 nodes whose 48 values are all read outside it. Fused whole, its
+    kernel would write all 48 outputs (1 MiB each) before any Sum reads one
+    (a peak near 49 MiB where the unfused ops need 3); the rewrite cuts such
+    a group after every 8th output (kMaxOutputs), so the call's peak stays
+    near two parts' outputs, and the results keep the unfused bits."""
+    if DISABLE in os.environ.get("PDK_GRAPH_DISABLE", ""):
+        pytest.skip("elementwise_fusion disabled by the environment")
+    steps, n = 48, 1 << 18  # float32: 1 MiB per value
+    peaks = []  # per PDK run: fused first, then unfused (_three_ways)
+
+    def body(x):
+        sums = []
+        for _ in range(steps):
+            x = x * 1.0001 + 0.5
+            sums.append(tf.reduce_sum(x))
+        return tf.stack(sums)
+
+    def run(device):
+        with tf.device(device):
+            x = tf.constant(np.linspace(-1.0, 1.0, n, dtype=np.float32))
+            return [_call_with_peak(tf.function(body), x, device, peaks).numpy()]
+
+    counts, launches = _check(run, min_groups=steps // 8)
+    assert counts["ElementwiseFusion nodes"] >= 2 * steps, counts
+    assert launches.get(FUSED, 0) >= 2 * (steps // 8), launches  # two calls
+    assert peaks[0] <= 24 * 4 * n, f"peak {peaks}: the group's outputs were not cut"
 
 
 def _cell(z, c, axis):

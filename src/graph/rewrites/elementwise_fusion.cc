@@ -18,7 +18,14 @@
 // node, when that creates no cycle: no path may leave the group and come back
 // to it (through any node, including groups fused before it); a group that
 // has such a path is split into the nodes on it and the others, and each
-// part is tried again. Shapes need not be known: the kernel evaluates the
+// part is tried again. A group with more than kMaxOutputs (8) outputs is cut
+// in topological order after every 8th and the parts are tried again: its
+// kernel writes all its outputs in one pass before any outside reader runs,
+// so a chain whose every value is also read elsewhere (x = x * a + b with a
+// Sum of each x) would hold all of them at once (docs/benchmarks.md,
+// "Elementwise fusion": 50 such values of 1 MiB peaked at 53 MiB fused whole,
+// 18 MiB cut; the most outputs of a group in the benchmark models is 7, a
+// Keras LSTM cell's). Shapes need not be known: the kernel evaluates the
 // program with each op's own broadcasting and checks (a fast blocked pass
 // when all values have one shape or one element).
 //
@@ -58,6 +65,8 @@ namespace pdk_graph {
 namespace {
 
 constexpr char kFusedOp[] = "_PdkFusedElementwise";
+// The most outputs one fused node writes (see the header comment).
+constexpr int kMaxOutputs = 8;
 
 bool IsCastSource(int dt) {
   return dt == DT_FLOAT || dt == DT_DOUBLE || dt == DT_HALF || dt == DT_BFLOAT16 ||
@@ -101,6 +110,12 @@ class Fusion {
       for (int x : m) in_cycle = in_cycle || topo_[x] < 0;
       if (in_cycle) continue;  // not a valid graph: left alone
       std::vector<int> bad = ReachedFromOutside(m);
+      if (bad.empty() && static_cast<int>(Outputs(m).size()) > kMaxOutputs) {
+        for (std::vector<int>& part : CutAfterOutputs(m))
+          for (std::vector<int>& c : Components(part))
+            if (c.size() >= 2) queue.push_back(std::move(c));
+        continue;
+      }
       if (bad.empty()) {
         std::sort(m.begin(), m.end(), [&](int a, int b) { return topo_[a] < topo_[b]; });
         const int g = static_cast<int>(groups.size());
@@ -248,6 +263,44 @@ class Fusion {
       }
     }
     return bad;
+  }
+
+  // The members of `m` (any order) that become outputs of its fused node: read
+  // by a node outside `m`, or by nothing. In topological order.
+  std::vector<int> Outputs(const std::vector<int>& m) const {
+    std::unordered_map<int, char> member;
+    for (int x : m) member[x] = 1;
+    std::vector<int> out;
+    for (int x : m) {
+      const NodeDef& node = graph_.node[x];
+      bool outside = view_.num_regular_fanouts(node) == 0;
+      for (const NodeDef* c : view_.regular_consumers(node))
+        outside = outside || !member.count(index_of(c));
+      if (outside) out.push_back(x);
+    }
+    std::sort(out.begin(), out.end(), [&](int a, int b) { return topo_[a] < topo_[b]; });
+    return out;
+  }
+
+  // `m` cut in topological order after every kMaxOutputs-th of its outputs:
+  // parts with at most that many of m's outputs each (and the values that
+  // link them). Each part is strictly smaller than `m`.
+  std::vector<std::vector<int>> CutAfterOutputs(std::vector<int> m) const {
+    std::sort(m.begin(), m.end(), [&](int a, int b) { return topo_[a] < topo_[b]; });
+    const std::vector<int> outputs = Outputs(m);
+    std::unordered_map<int, char> is_output;
+    for (int x : outputs) is_output[x] = 1;
+    std::vector<std::vector<int>> parts(1);
+    int in_part = 0;
+    for (int x : m) {
+      if (in_part == kMaxOutputs) {
+        parts.emplace_back();
+        in_part = 0;
+      }
+      parts.back().push_back(x);
+      in_part += is_output.count(x);
+    }
+    return parts;
   }
 
   // Connected components of the subgraph of candidate edges among `nodes`.
