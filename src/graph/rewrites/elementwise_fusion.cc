@@ -73,6 +73,16 @@ bool IsCastSource(int dt) {
          dt == DT_INT32 || dt == DT_INT64 || dt == DT_BOOL;
 }
 
+// Whether group member `x` is an output of its fused node: read by a node
+// outside the group (in_group(reader) false), or by nothing.
+template <typename InGroup>
+bool IsOutput(const GraphView& view, const NodeDef& x, InGroup in_group) {
+  if (view.num_regular_fanouts(x) == 0) return true;
+  for (const NodeDef* c : view.regular_consumers(x))
+    if (!in_group(c)) return true;
+  return false;
+}
+
 int Find(std::vector<int>& parent, int x) {
   while (parent[x] != x) x = parent[x] = parent[parent[x]];
   return x;
@@ -265,20 +275,15 @@ class Fusion {
     return bad;
   }
 
-  // The members of `m` (any order) that become outputs of its fused node: read
-  // by a node outside `m`, or by nothing. In topological order.
+  // The members of `m` that become outputs of its fused node (IsOutput).
   std::vector<int> Outputs(const std::vector<int>& m) const {
     std::unordered_map<int, char> member;
     for (int x : m) member[x] = 1;
     std::vector<int> out;
-    for (int x : m) {
-      const NodeDef& node = graph_.node[x];
-      bool outside = view_.num_regular_fanouts(node) == 0;
-      for (const NodeDef* c : view_.regular_consumers(node))
-        outside = outside || !member.count(index_of(c));
-      if (outside) out.push_back(x);
-    }
-    std::sort(out.begin(), out.end(), [&](int a, int b) { return topo_[a] < topo_[b]; });
+    for (int x : m)
+      if (IsOutput(view_, graph_.node[x],
+                   [&](const NodeDef* c) { return member.count(index_of(c)) > 0; }))
+        out.push_back(x);
     return out;
   }
 
@@ -589,10 +594,8 @@ void FuseElementwise(GraphDef* graph, const RewriteContext& ctx) {
           ++next;
         }
         value_of[group[j]] = next - 1;
-        bool outside = view.num_regular_fanouts(x) == 0;
-        for (const NodeDef* c : view.regular_consumers(x))
-          outside = outside || fusion.group_of(fusion.index_of(c)) != g;
-        if (outside) {
+        if (IsOutput(view, x,
+                     [&](const NodeDef* c) { return fusion.group_of(fusion.index_of(c)) == g; })) {
           rewire[x.name] = TensorName(name, static_cast<int>(outputs.size()));
           outputs.push_back(value_of.at(group[j]));
         }
