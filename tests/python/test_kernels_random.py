@@ -189,6 +189,29 @@ def test_explicit_key_counter(alg):
     exact(fn, ["StatelessTruncatedNormalV2"], key, counter)
 
 
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64, tf.float16, tf.int32, tf.int64],
+                         ids=ids)
+def test_counter_carry_inside_a_batch(dtype):
+    """PDK generates Philox blocks 32 at a time (philox.h, Philox::Blocks);
+    each lane adds its own offset to the 128-bit counter. A low word 100
+    blocks below 2**64 and a high word at its maximum make the carry happen
+    inside a batch and wrap the high word; 33 000 values span many batches,
+    both shards and a partial last group."""
+    key = np.array([0x0123456789ABCDEF], np.uint64)
+    counter = np.array([2**64 - 100, 2**64 - 1], np.uint64)
+    if dtype.is_integer:
+        fn = lambda k, c: tf.raw_ops.StatelessRandomUniformIntV2(
+            shape=[1000, 33], key=k, counter=c, alg=1, minval=tf.constant(-7, dtype),
+            maxval=tf.constant(1000003, dtype))
+        op = "StatelessRandomUniformIntV2"
+    else:
+        fn = lambda k, c: tf.raw_ops.StatelessRandomUniformV2(
+            shape=[1000, 33], key=k, counter=c, alg=1, dtype=dtype)
+        op = "StatelessRandomUniformV2"
+    out = exact(fn, [op], key, counter)[0]
+    assert len(np.unique(out)) > 512  # float16 has 1024 values in [0, 1)
+
+
 def test_in_tf_function():
     @tf.function
     def f(seed):

@@ -110,8 +110,10 @@ void Fill(const Eigen::ThreadPoolDevice& dev, const Dist& dist, const Philox& ge
   if (size == 0) return;
   T* data = out->flat<T>().data();
   const int64_t groups = (size + Dist::kGroup - 1) / Dist::kGroup;
-  // Per group: one Philox block (~10 cycles per uint32) plus the distribution.
-  const double cycles = 4.0 * (10 + Dist::kCost) * (Dist::kVariable ? 2 : 1);
+  // Per group: one Philox block plus the distribution (twice that for the
+  // truncated normal's rejections).
+  const double cycles = (pdk_random::Philox::kCyclesPerBlock + Dist::kGroup * Dist::kCost) *
+                        (Dist::kVariable ? 2 : 1);
   const Eigen::TensorOpCost cost(0, Dist::kGroup * sizeof(T), cycles);
   pdk_compute::ParallelFor(dev, static_cast<Eigen::Index>(groups), cost,
                            [&](Eigen::Index first, Eigen::Index last) {
