@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tensorflow_pdk.testing import assert_matches_cpu, random_array
+from tensorflow_pdk.testing import assert_matches_cpu, launches, random_array
 
 DTYPES = [np.float32, np.float64]
 SHAPES_2D = [(1, 1), (4, 10), (64, 10), (0, 10)]
@@ -89,6 +89,37 @@ def test_activation_grad_op(op, shape, dtype, rng):
     if op == "EluGrad":  # its second input is Elu's output, > -1
         x = np.where(x < 0, np.exp(x) - 1, x).astype(dtype)
     assert_matches_cpu(GRADS[op], g, x, ops=[op])
+
+
+@pytest.mark.parametrize("dtype", [tf.float16, tf.bfloat16], ids=lambda d: d.name)
+def test_relu_grad_16bit_bits_equal_cpu(dtype):
+    """ReluGrad for half and bfloat16 multiplies in float32 (relu_functors.h):
+    the bits must equal TensorFlow's (its 16-bit operator*), including -0.0
+    from a negative gradient, NaN from inf * 0 and NaN gradients, on a shape
+    the pool splits. NaNs are compared by position: the x86-64-v2 core
+    (PDK_MAX_CPU_ISA=x86-64-v2) gives a NaN gradient's NaN with the sign bit
+    set, as it did before the float32 path."""
+    specials = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30,
+                         65504.0, -3.5], np.float32)
+    rng = np.random.default_rng(7)
+    g = rng.standard_normal((512, 257)).astype(np.float32)
+    x = rng.standard_normal((512, 257)).astype(np.float32)
+    g.flat[:100] = np.repeat(specials, 10)
+    x.flat[:100] = np.tile(specials, 10)
+    x.flat[100:200] = np.repeat(specials, 10)
+    g.flat[100:200] = np.tile(specials, 10)
+    out = {}
+    for d in ("/CPU:0", "/PDK:0"):
+        with tf.device(d):
+            gt, xt = tf.cast(g, dtype), tf.cast(x, dtype)
+            with launches() as n:
+                out[d] = tf.raw_ops.ReluGrad(gradients=gt, features=xt).numpy()
+        if d == "/PDK:0":
+            assert n.get("ReluGrad", 0) == 1, n
+    a, b = out["/PDK:0"], out["/CPU:0"]
+    nan = np.isnan(b.astype(np.float32))
+    np.testing.assert_array_equal(np.isnan(a.astype(np.float32)), nan)
+    np.testing.assert_array_equal(a.view(np.uint16)[~nan], b.view(np.uint16)[~nan])
 
 
 def test_activation_grad_shape_mismatch():

@@ -12,6 +12,8 @@
 #ifndef PDK_SRC_KERNELS_NN_RELU_FUNCTORS_H_
 #define PDK_SRC_KERNELS_NN_RELU_FUNCTORS_H_
 
+#include <type_traits>
+
 #include "compute/eigen.h"
 
 namespace pdk_kernels {
@@ -54,11 +56,22 @@ struct LeakyReluFn {
 
 // The 0/1 masks are built with select rather than cast<T>() of the boolean
 // comparison: Eigen 3.4 does not vectorize bool -> float casts, select is.
+// For half and bfloat16 the product is taken in float32 and rounded to T, as
+// Eigen's 16-bit operator* does for each element (the mask 0/1 and the
+// comparison are exact in float): Eigen vectorizes the casts but not a
+// 16-bit select, and the float path is 2-3x faster (docs/benchmarks.md,
+// "bfloat16 ReluGrad").
 struct ReluGradFn {
   static constexpr const char* kSecond = "features";
   template <class T, class G, class X>
   auto operator()(const G& g, const X& x, T) const {
-    return g * (x > T(0)).select(x.constant(T(1)), x.constant(T(0)));
+    if constexpr (std::is_same_v<T, Eigen::bfloat16> || std::is_same_v<T, Eigen::half>) {
+      const auto xf = x.template cast<float>();
+      return (g.template cast<float>() * (xf > 0.0f).select(xf.constant(1.0f), xf.constant(0.0f)))
+          .template cast<T>();
+    } else {
+      return g * (x > T(0)).select(x.constant(T(1)), x.constant(T(0)));
+    }
   }
 };
 
