@@ -260,6 +260,52 @@ def test_layer_normalization():
     _check(_layer_step(lambda: keras.layers.LayerNormalization(), x), atol=1e-5)
 
 
+def test_batch_normalization_gradient_fuses_across_its_control_edges():
+    """TensorFlow's SquaredDifference gradient computes 2 * g * (x - mean)
+    under control_dependencies([g]): the Const 2 and the Sub carry a control
+    input on the variance's gradient (a Mul). The fusion takes all three
+    into one group (the Const's control input moves to the Mul's inputs), so
+    no Sub runs on its own."""
+    x = np.random.default_rng(8).standard_normal((16, 6, 6, 8)).astype("float32")
+    counts, launches = _check(_layer_step(lambda: keras.layers.BatchNormalization(), x),
+                              atol=1e-5)
+    assert counts.get("ElementwiseFusion const control inputs", 0) >= 1, counts
+    assert launches.get("Sub", 0) == 0, launches
+
+
+def test_control_edges_on_members():
+    """Control inputs between members are dropped, from outside kept on the
+    fused node, and a control input on a member (an assignment ordered after
+    it) waits for the fused node: the assignment still sees its value."""
+    x = np.random.default_rng(9).standard_normal((8, 5)).astype("float32")
+
+    def run(device):
+        with tf.device(device):
+            v = tf.Variable(tf.zeros((8, 5)))
+            w = tf.Variable(tf.ones((8, 5)))
+
+            @tf.function
+            def f(x):
+                r = w.read_value()
+                with tf.control_dependencies([r]):  # from outside the group
+                    a = x * 2.0
+                with tf.control_dependencies([a]):  # between members; on a Const
+                    b = (x + 1.0) * tf.constant(3.0)
+                d = tf.tanh(a * b)
+                with tf.control_dependencies([d]):  # on a member
+                    v.assign(w * 0.5)
+                return d + 1.0
+
+            y = f(tf.constant(x))
+            return [y.numpy(), v.numpy()]
+
+    counts, launches = _check(run)
+    assert counts.get("ElementwiseFusion nodes", 0) >= 6, counts
+    for op in ("AddV2", "Tanh"):
+        assert launches.get(op, 0) == 0, (op, launches)
+    assert launches.get("Mul", 0) == 1, launches  # w * 0.5 alone, outside the group
+
+
 @pytest.mark.parametrize("approximate", [False, True])
 def test_gelu(approximate):
     x = np.random.default_rng(5).standard_normal((64, 40)).astype("float32") * 3

@@ -6,8 +6,6 @@
 // BiasAdd with data_format NHWC) with T (Cast: DstT) float32 or
 // float64 (Cast: SrcT float32, float64, float16, bfloat16, int32, int64 or
 // bool), placed on PDK, with all regular inputs present and
-//   - no control inputs and no control consumers (control edges stay on the
-//     nodes that have them),
 //   - not fetch, feed or keep nodes (ctx.preserved: never swallowed),
 //   - not on a cycle of the graph once each loop's back edges (NextIteration
 //     -> Merge) are left out: a lowered while loop's body fuses like a DAG
@@ -25,12 +23,29 @@
 // Sum of each x) would hold all of them at once (docs/benchmarks.md,
 // "Elementwise fusion": 50 such values of 1 MiB peaked at 53 MiB fused whole,
 // 18 MiB cut; the most outputs of a group in the benchmark models is 7, a
-// Keras LSTM cell's). Shapes need not be known: the kernel evaluates the
+// Keras LSTM cell's). Control edges: a member's control inputs from
+// outside the group become the fused node's (deduplicated), control inputs
+// between members are dropped (members are pure and run in topological
+// order, control edges included), and a control input on a member
+// (`^member`) anywhere else reads `^fused node`; the cycle check follows
+// control edges too. Keras's BatchNormalization and LayerNormalization
+// gradients need this: TensorFlow's SquaredDifference gradient
+// (math_grad.py) computes `2 * grad * (x - y)` under
+// `control_dependencies([grad])`, so the scalar and the `x - y` carry a
+// control input from the variance's gradient, which fused none of the three
+// before. The scalar is a Const: a Const's control input on a candidate
+// moves first to the candidate's own input nodes (a Const computes nothing,
+// so it only needs to stay in their frame; not past a control-flow op or
+// onto another device),
+// else the path member -> Const -> member would count as a cycle.
+// Shapes need not be known: the kernel evaluates the
 // program with each op's own broadcasting and checks (a fast blocked pass
 // when all values have one shape or one element).
 //
 // The fused node, named "<last node of the group>/pdk_fused_elementwise",
-// reads each distinct outside tensor once (Tin: their dtypes), runs the
+// reads each distinct outside tensor once (Tin: their dtypes; an int32 one
+// in host memory, `_input_hostmem`, where PDK keeps int32: a loop's time
+// step cast to float is read without a copy), runs the
 // group's ops in topological order (attrs ops/args/outputs,
 // fused_elementwise.h) and has one output per group node that something
 // outside the group reads (or that nothing reads); every such reader is
@@ -58,6 +73,7 @@
 #include <vector>
 
 #include "graph/graph_view.h"
+#include "graph/rewrites/bypass.h"
 #include "graph/rewrites/rewrites.h"
 #include "kernels/math/fused_elementwise.h"
 
@@ -225,7 +241,6 @@ class Fusion {
     if (kind == pdk_fused::Kind::kAddN && arity < 2) return -1;
     for (int k = 0; k < arity; ++k)
       if (!view_.regular_fanin(x, k)) return -1;
-    if (!view_.control_fanins(x).empty() || !view_.control_fanouts(x).empty()) return -1;
     *dtype = t;
     return c;
   }
@@ -520,12 +535,53 @@ void AbsorbSplitsAndConcats(GraphDef* graph, const RewriteContext& ctx) {
   RemoveNodes(graph, remove);
 }
 
+// The file comment's Const rule: each Const's control input `^m`, m a
+// candidate op on the device, becomes `^p` for every node p that m reads
+// (once each), when each is on the Const's device and no control-flow op.
+void MoveConstControlInputs(GraphDef* graph, const RewriteContext& ctx) {
+  std::vector<std::pair<size_t, std::vector<std::string>>> edits;
+  {
+    GraphView view(*graph);
+    if (view.has_duplicate_names()) return;
+    for (size_t i = 0; i < graph->node.size(); ++i) {
+      const NodeDef& c = graph->node[i];
+      if (c.op != "Const" || view.control_fanins(c).empty()) continue;
+      std::vector<std::string> inputs;
+      bool changed = false;
+      for (const std::string& in : c.input) {
+        const TensorRef r = ParseInput(in);
+        const NodeDef* m = r.is_control() ? view.node(r.node) : nullptr;
+        bool movable = m != nullptr && ctx.on_device(*m) && pdk_fused::FindFusedOp(m->op) >= 0 &&
+                       view.num_regular_inputs(*m) > 0;
+        for (int k = 0; movable && k < view.num_regular_inputs(*m); ++k) {
+          const NodeDef* p = view.regular_fanin(*m, k);
+          movable = p != nullptr && !IsControlFlowOp(p->op) && p->device == c.device;
+        }
+        if (!movable) {
+          if (std::find(inputs.begin(), inputs.end(), in) == inputs.end()) inputs.push_back(in);
+          continue;
+        }
+        for (int k = 0; k < view.num_regular_inputs(*m); ++k) {
+          const std::string dep = "^" + view.regular_fanin(*m, k)->name;
+          if (std::find(inputs.begin(), inputs.end(), dep) == inputs.end()) inputs.push_back(dep);
+        }
+        changed = true;
+      }
+      if (changed) edits.emplace_back(i, std::move(inputs));
+    }
+  }
+  for (auto& [i, inputs] : edits) graph->node[i].input = std::move(inputs);
+  if (!edits.empty()) (*ctx.fired)["ElementwiseFusion const control inputs"] += edits.size();
+}
+
 }  // namespace
 
 void FuseElementwise(GraphDef* graph, const RewriteContext& ctx) {
   if (!ctx.can_emit(kFusedOp)) return;
+  MoveConstControlInputs(graph, ctx);
   std::vector<NodeDef> fused;
-  std::unordered_map<std::string, std::string> rewire;  // member name -> fused output
+  std::unordered_map<std::string, std::string> rewire;    // member name -> fused output
+  std::unordered_map<std::string, std::string> fused_of;  // member name -> fused node
   std::vector<bool> remove(graph->node.size(), false);
   {
     GraphView view(*graph);
@@ -602,6 +658,15 @@ void FuseElementwise(GraphDef* graph, const RewriteContext& ctx) {
         remove[group[j]] = true;
         replaced.push_back(x.name);
       }
+      // Control inputs from outside the group, once each, after the data inputs.
+      for (int x : group)
+        for (const NodeDef* p : view.control_fanins(graph->node[x])) {
+          if (fusion.group_of(fusion.index_of(p)) == g) continue;
+          const std::string c = "^" + p->name;
+          if (std::find(inputs.begin() + num_inputs, inputs.end(), c) == inputs.end())
+            inputs.push_back(c);
+        }
+      for (int x : group) fused_of[graph->node[x].name] = name;
       std::map<std::string, AttrValue> attr;
       attr["T"] = AttrValue::Type(fusion.dtype(group[0]));
       attr["Tin"] = AttrValue::TypeList(tin);
@@ -610,19 +675,37 @@ void FuseElementwise(GraphDef* graph, const RewriteContext& ctx) {
       attr["args"] = AttrValue::IntList(args);
       attr["outputs"] = AttrValue::IntList(outputs);
       fused.push_back(MakeNode(name, kFusedOp, last.device, inputs, std::move(attr)));
+      for (size_t i = 0; i < tin.size(); ++i)
+        if (tin[i] == DT_INT32) AddHostMemoryArg(&fused.back(), "_input_hostmem", i);
       ctx.Fired("ElementwiseFusion", std::string(kFusedOp) + " '" + name + "'", replaced);
       (*ctx.fired)["ElementwiseFusion nodes"] += group.size();
     }
   }
   if (fused.empty()) return;
-  // Readers of members (outside nodes and other groups) read the fused outputs.
+  // Readers of members (outside nodes and other groups) read the fused
+  // outputs; control inputs on members wait for the fused node (once).
   auto rewire_inputs = [&](NodeDef& x) {
+    bool control_rewired = false;
     for (std::string& in : x.input) {
       const TensorRef r = ParseInput(in);
-      if (r.port != 0) continue;  // members have one output and no control consumers
+      if (r.is_control()) {
+        auto it = fused_of.find(r.node);
+        if (it != fused_of.end()) {
+          in = "^" + it->second;
+          control_rewired = true;
+        }
+        continue;
+      }
+      if (r.port != 0) continue;  // members have one output
       auto it = rewire.find(r.node);
       if (it != rewire.end()) in = it->second;
     }
+    if (!control_rewired) return;
+    std::vector<std::string> kept;
+    for (std::string& in : x.input)
+      if (in[0] != '^' || std::find(kept.begin(), kept.end(), in) == kept.end())
+        kept.push_back(std::move(in));
+    x.input = std::move(kept);
   };
   for (size_t i = 0; i < graph->node.size(); ++i)
     if (!remove[i]) rewire_inputs(graph->node[i]);
