@@ -96,19 +96,41 @@ TEST(FuseElementwise, ChainBecomesOneNodeWithItsProgram) {
   EXPECT_EQ(Optimized(&again)["ElementwiseFusion"], 0u);
 }
 
-TEST(FuseElementwise, PreservedControlAndOtherDeviceNodesStayOut) {
+TEST(FuseElementwise, PreservedAndOtherDeviceNodesStayOut) {
   GraphDef g;
   g.node.push_back(Node("x", "Placeholder", {}));
   g.node.push_back(Node("a", "Neg", {"x"}));
   g.node.push_back(Node("kept", "Exp", {"a"}));           // preserved
   g.node.push_back(Node("b", "Neg", {"kept"}));
-  g.node.push_back(Node("ctl", "Abs", {"b", "^x"}));       // has a control input
-  g.node.push_back(Node("cpu", "Square", {"b"}, kCpu));    // another device
-  g.node.push_back(Node("e", "Sqrt", {"ctl"}));
+  g.node.push_back(Node("cpu", "Square", {"b"}, kCpu));  // another device
   RewriteCounts fired = Optimized(&g, {"kept"});
   EXPECT_EQ(fired["ElementwiseFusion"], 0u);
-  for (const char* kept : {"a", "kept", "b", "ctl", "cpu", "e"})
-    EXPECT_NE(Find(g, kept), nullptr) << kept;
+  for (const char* kept : {"a", "kept", "b", "cpu"}) EXPECT_NE(Find(g, kept), nullptr) << kept;
+}
+
+TEST(FuseElementwise, ControlEdgesGoToTheFusedNode) {
+  // a has a control input from outside (y), e one from a member (b), the
+  // Const c one on a member (b: moved up to a's input x), and w one on a
+  // member (d: it waits for the fused node).
+  GraphDef g;
+  g.node.push_back(Node("x", "Placeholder", {}));
+  g.node.push_back(Node("y", "Placeholder", {}));
+  g.node.push_back(Node("a", "Neg", {"x", "^y"}));
+  g.node.push_back(Node("b", "Abs", {"a"}));
+  g.node.push_back(Node("c", "Const", {"^b"}));
+  g.node.push_back(Node("d", "Mul", {"b", "c"}));
+  g.node.push_back(Node("e", "Sqrt", {"d", "^b"}));
+  g.node.push_back(Node("w", "Identity", {"x", "^d"}));
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["ElementwiseFusion"], 1u);
+  EXPECT_EQ(fired["ElementwiseFusion nodes"], 4u);
+  EXPECT_EQ(fired["ElementwiseFusion const control inputs"], 1u);
+  EXPECT_TRUE(Acyclic(g));
+  const NodeDef* f = Find(g, "e/pdk_fused_elementwise");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->input, (std::vector<std::string>{"x", "c", "^y"}));
+  EXPECT_EQ(Find(g, "c")->input, (std::vector<std::string>{"^x"}));
+  EXPECT_EQ(Find(g, "w")->input, (std::vector<std::string>{"x", "^e/pdk_fused_elementwise"}));
 }
 
 TEST(FuseElementwise, GroupThatWouldCloseACycleIsSplit) {

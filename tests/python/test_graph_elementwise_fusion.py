@@ -273,6 +273,51 @@ def test_batch_normalization_gradient_fuses_across_its_control_edges():
     assert launches.get("Sub", 0) == 0, launches
 
 
+@pytest.mark.parametrize("case", ["row", "column", "one", "general", "pow"])
+def test_tile_read_by_the_group_is_absorbed(case):
+    """A Tile with a Const multiples that only fused nodes read goes: the
+    fused node reads its input with the multiples (attribute tiles). Row
+    ([B, T, 1] -> [B, T, C]) and column ([1, 1, C] -> [B, T, C]) inputs are
+    expanded per block (the tile is never written); a one-element input, a
+    tile of a full tensor ("general") and a row tile read by Pow (not exact
+    expanded) are materialized. Bits equal the unfused Tile + ops."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((4, 6, 40)).astype("float32")
+    small = {"row": (4, 6, 1), "column": (1, 1, 40), "one": (1, 1, 1),
+             "general": (2, 3, 40), "pow": (4, 6, 1)}[case]
+    mult = [a // b for a, b in zip(x.shape, small)]
+    g = rng.standard_normal(small).astype("float32")
+
+    def fn(x, g):
+        t = tf.tile(tf.abs(g) + 0.5, mult)  # the Tile reads a fused value: a group on each side
+        y = t * (1.0 / 40.0) + tf.tanh(x)
+        if case == "pow":
+            y = tf.pow(t, 0.75) * y
+        return y * x, tf.sigmoid(y)
+
+    def run(device):
+        with tf.device(device):
+            return [v.numpy() for v in tf.function(fn)(tf.constant(x), tf.constant(g))]
+
+    counts, launches = _check(run)
+    assert counts.get("ElementwiseFusion tiles", 0) == 1, counts
+    assert launches.get("Tile", 0) == 0, launches
+
+
+def test_absorbed_tile_gives_tiles_error():
+    """The fused node checks the absorbed Tile's multiples against the
+    input's rank at run time, with Tile's message."""
+    x = np.ones((3, 4), np.float32)
+
+    @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)] * 2)
+    def f(x, g):
+        return tf.tile(g * 2.0, [1, 4]) * x + 1.0
+
+    with tf.device("/PDK:0"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="multiples"):
+            f(tf.constant(x), tf.constant(np.ones((3, 1, 1), np.float32))).numpy()
+
+
 def test_control_edges_on_members():
     """Control inputs between members are dropped, from outside kept on the
     fused node, and a control input on a member (an assignment ordered after

@@ -8,6 +8,7 @@ DEVICE_DEFAULT kernels for many of these ops (e.g. Identity, Reshape, Shape);
 a device-specific registration takes precedence over them, so the launch
 checks here prove PDK's own kernel ran (test_pdk_kernels_win_over_default).
 """
+import gc
 import itertools
 
 import numpy as np
@@ -177,6 +178,9 @@ def test_reshape_errors(rng):
 
 def test_reshape_family_is_zero_copy():
     # The outputs alias the input's buffer: no device memory is allocated.
+    # Earlier tests' garbage (variables in reference cycles) is collected
+    # first, so that no buffer of theirs is freed between the two readings.
+    gc.collect()
     with tf.device("/PDK:0"):
         big = tf.identity(np.ones([512, 1024], np.float32))
         before = tf.config.experimental.get_memory_info("PDK:0")["current"]

@@ -33,10 +33,10 @@
 // (math_grad.py) computes `2 * grad * (x - y)` under
 // `control_dependencies([grad])`, so the scalar and the `x - y` carry a
 // control input from the variance's gradient, which fused none of the three
-// before. The scalar is a Const: a Const's control input on a candidate
-// moves first to the candidate's own input nodes (a Const computes nothing,
-// so it only needs to stay in their frame; not past a control-flow op or
-// onto another device),
+// before. The scalar is a Const: a Const's control input on a candidate (or
+// a Tile or Reshape) moves first to that node's own input nodes, up such
+// nodes (a Const computes nothing, so it only needs to stay in their frame;
+// not past a control-flow op or onto another device),
 // else the path member -> Const -> member would count as a cycle.
 // Shapes need not be known: the kernel evaluates the
 // program with each op's own broadcasting and checks (a fast blocked pass
@@ -62,8 +62,13 @@
 // integer; the kernel checks it against the runtime shapes with Split's and
 // ConcatV2's messages), the same device, and no control edges; the Split or
 // ConcatV2 must not be fetched or fed. Outputs that only absorbed ConcatV2s
-// read are dropped. Counts: "ElementwiseFusion splits" and
-// "ElementwiseFusion concats" (nodes absorbed).
+// read are dropped. Likewise a Tile with a Const multiples whose output only
+// fused nodes read goes: they read its input with the multiples (attribute
+// tiles), which the kernel expands per block when the input is a row,
+// column or one-element value of the tiled shape (a Mean's gradient in the
+// normalizations' backward passes: Tile(Reshape(g, [B, T, 1]), [1, 1, C])),
+// so the tiled tensor is never written. Counts: "ElementwiseFusion splits",
+// "ElementwiseFusion concats" and "ElementwiseFusion tiles" (nodes absorbed).
 #include <algorithm>
 #include <climits>
 #include <deque>
@@ -367,6 +372,13 @@ bool ConstInt(const NodeDef* c, int port, int64_t* v) {
   return true;
 }
 
+// The integers of a Const (read at port 0): a Tile's multiples.
+bool ConstInts(const NodeDef* c, int port, std::vector<int64_t>* v) {
+  if (c == nullptr || c->op != "Const" || port != 0) return false;
+  auto it = c->attr.find("value");
+  return it != c->attr.end() && it->second.GetIntTensor(v);
+}
+
 // Whether `x` may disappear into a fused node on `device`: on it, neither
 // fetched nor fed, without control edges.
 bool Absorbable(const NodeDef& x, const std::string& device, const GraphView& view,
@@ -381,7 +393,8 @@ void AbsorbSplitsAndConcats(GraphDef* graph, const RewriteContext& ctx) {
     size_t node;  // the fused node's index
     std::vector<std::string> inputs;
     std::vector<int64_t> slices, outputs, concat;
-    std::unordered_map<int, int> port_of;  // old output port -> new
+    std::vector<std::vector<int64_t>> tiles;  // multiples per input (empty: none)
+    std::unordered_map<int, int> port_of;     // old output port -> new
   };
   std::vector<Plan> plans;
   std::unordered_map<std::string, std::string> concat_to;  // ConcatV2 -> fused output
@@ -424,6 +437,31 @@ void AbsorbSplitsAndConcats(GraphDef* graph, const RewriteContext& ctx) {
       drop_const(dim, &p);
       (*ctx.fired)["ElementwiseFusion splits"] += 1;
     }
+    // The Tiles whose output only fused nodes read (on its device, with a
+    // Const multiples, no control edges): they go, their readers tile.
+    struct TileInfo {
+      std::string value;
+      std::vector<int64_t> multiples;
+    };
+    std::unordered_map<const NodeDef*, TileInfo> tile_of;
+    for (const NodeDef& p : graph->node) {
+      if (p.op != "Tile" || view.num_regular_inputs(p) != 2 || !Absorbable(p, p.device, view, ctx))
+        continue;
+      int value_port = -1, m_port = -1;
+      const NodeDef* value = view.regular_fanin(p, 0, &value_port);
+      const NodeDef* mult = view.regular_fanin(p, 1, &m_port);
+      std::vector<int64_t> m;
+      bool fused_only = value != nullptr && ConstInts(mult, m_port, &m) && !m.empty() &&
+                        view.num_regular_fanouts(p) > 0;
+      for (const NodeDef* c : view.regular_consumers(p))
+        fused_only = fused_only && c->op == kFusedOp && c->device == p.device &&
+                     static_cast<int>(c->input.size()) == view.num_regular_inputs(*c);
+      if (!fused_only) continue;
+      tile_of[&p] = TileInfo{TensorName(value->name, value_port), std::move(m)};
+      remove[index_of(&p)] = true;
+      drop_const(mult, &p);
+      (*ctx.fired)["ElementwiseFusion tiles"] += 1;
+    }
     for (size_t fi = 0; fi < graph->node.size(); ++fi) {
       const NodeDef& f = graph->node[fi];
       if (f.op != kFusedOp || !ctx.on_device(f)) continue;
@@ -437,7 +475,26 @@ void AbsorbSplitsAndConcats(GraphDef* graph, const RewriteContext& ctx) {
       }
       if (!f.attr.count("outputs") || !f.attr.at("outputs").GetIntList(&plan.outputs)) continue;
       if (f.attr.count("concat")) f.attr.at("concat").GetIntList(&plan.concat);
+      plan.tiles.resize(num_inputs);
+      std::vector<int64_t> tiles;
+      if (f.attr.count("tiles")) f.attr.at("tiles").GetIntList(&tiles);
+      for (size_t k = 0, i = 0; k < tiles.size() && i < plan.tiles.size(); ++i) {
+        const int64_t m = tiles[k];
+        if (m < 0 || k + 1 + m > tiles.size()) break;
+        plan.tiles[i].assign(tiles.begin() + k + 1, tiles.begin() + k + 1 + m);
+        k += 1 + m;
+      }
       bool changed = false;
+
+      // Tiles only fused nodes read: f reads their input, tiled.
+      for (int i = 0; i < num_inputs; ++i) {
+        const NodeDef* p = view.regular_fanin(f, i);
+        auto tp = p != nullptr ? tile_of.find(p) : tile_of.end();
+        if (tp == tile_of.end()) continue;
+        plan.inputs[i] = tp->second.value;
+        plan.tiles[i] = tp->second.multiples;
+        changed = true;
+      }
 
       // Splits only fused nodes read: f reads their input in pieces.
       for (int i = 0; i < num_inputs; ++i) {
@@ -513,6 +570,14 @@ void AbsorbSplitsAndConcats(GraphDef* graph, const RewriteContext& ctx) {
     if (sliced) f.attr["slices"] = AttrValue::IntList(plan.slices);
     f.attr["outputs"] = AttrValue::IntList(plan.outputs);
     if (!plan.concat.empty()) f.attr["concat"] = AttrValue::IntList(plan.concat);
+    std::vector<int64_t> tiles;
+    bool tiled = false;
+    for (const std::vector<int64_t>& m : plan.tiles) {
+      tiles.push_back(static_cast<int64_t>(m.size()));
+      tiles.insert(tiles.end(), m.begin(), m.end());
+      tiled = tiled || !m.empty();
+    }
+    if (tiled) f.attr["tiles"] = AttrValue::IntList(tiles);
     int num_groups = 0;
     for (size_t k = 0; k + 1 < plan.concat.size(); k += 2 + plan.concat[k + 1]) ++num_groups;
     f.attr["num_outputs"] =
@@ -536,36 +601,48 @@ void AbsorbSplitsAndConcats(GraphDef* graph, const RewriteContext& ctx) {
 }
 
 // The file comment's Const rule: each Const's control input `^m`, m a
-// candidate op on the device, becomes `^p` for every node p that m reads
-// (once each), when each is on the Const's device and no control-flow op.
+// candidate op, a Tile or a Reshape on the device, becomes `^p` for every
+// node p that m reads (once each), when each is on the Const's device and no
+// control-flow op; repeated up such ops (a Tile that a fused node will read
+// must not keep a control consumer either, "Tiles" below).
 void MoveConstControlInputs(GraphDef* graph, const RewriteContext& ctx) {
   std::vector<std::pair<size_t, std::vector<std::string>>> edits;
   {
     GraphView view(*graph);
     if (view.has_duplicate_names()) return;
+    auto movable = [&](const NodeDef* m, const NodeDef& c) {
+      if (m == nullptr || !ctx.on_device(*m) || view.num_regular_inputs(*m) == 0 ||
+          (pdk_fused::FindFusedOp(m->op) < 0 && m->op != "Tile" && m->op != "Reshape"))
+        return false;
+      for (int k = 0; k < view.num_regular_inputs(*m); ++k) {
+        const NodeDef* p = view.regular_fanin(*m, k);
+        if (p == nullptr || IsControlFlowOp(p->op) || p->device != c.device) return false;
+      }
+      return true;
+    };
     for (size_t i = 0; i < graph->node.size(); ++i) {
       const NodeDef& c = graph->node[i];
       if (c.op != "Const" || view.control_fanins(c).empty()) continue;
-      std::vector<std::string> inputs;
+      std::vector<std::string> inputs(c.input.begin(), c.input.end());
       bool changed = false;
-      for (const std::string& in : c.input) {
-        const TensorRef r = ParseInput(in);
-        const NodeDef* m = r.is_control() ? view.node(r.node) : nullptr;
-        bool movable = m != nullptr && ctx.on_device(*m) && pdk_fused::FindFusedOp(m->op) >= 0 &&
-                       view.num_regular_inputs(*m) > 0;
-        for (int k = 0; movable && k < view.num_regular_inputs(*m); ++k) {
-          const NodeDef* p = view.regular_fanin(*m, k);
-          movable = p != nullptr && !IsControlFlowOp(p->op) && p->device == c.device;
+      for (bool again = true; again;) {
+        again = false;
+        std::vector<std::string> next;
+        auto add = [&](const std::string& in) {
+          if (std::find(next.begin(), next.end(), in) == next.end()) next.push_back(in);
+        };
+        for (const std::string& in : inputs) {
+          const TensorRef r = ParseInput(in);
+          const NodeDef* m = r.is_control() ? view.node(r.node) : nullptr;
+          if (!movable(m, c)) {
+            add(in);
+            continue;
+          }
+          for (int k = 0; k < view.num_regular_inputs(*m); ++k)
+            add("^" + view.regular_fanin(*m, k)->name);
+          again = changed = true;
         }
-        if (!movable) {
-          if (std::find(inputs.begin(), inputs.end(), in) == inputs.end()) inputs.push_back(in);
-          continue;
-        }
-        for (int k = 0; k < view.num_regular_inputs(*m); ++k) {
-          const std::string dep = "^" + view.regular_fanin(*m, k)->name;
-          if (std::find(inputs.begin(), inputs.end(), dep) == inputs.end()) inputs.push_back(dep);
-        }
-        changed = true;
+        inputs = std::move(next);
       }
       if (changed) edits.emplace_back(i, std::move(inputs));
     }

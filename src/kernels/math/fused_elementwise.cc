@@ -21,6 +21,12 @@
 //     concat (optional): extra outputs after z[0..len(outputs)), each ConcatV2
 //       of program values along an axis (absorbed ConcatV2s, their checks and
 //       messages), written in place block by block in the fast path.
+//     tiles (optional): per input, m followed by m multiples (m = 0: none):
+//       the input is Tile(x[i], multiples) (an absorbed Tile, with Tile's
+//       checks). When x[i] is a row or column value of the tiled shape S (a
+//       Mean's gradient: [B, T, 1] tiled to [B, T, C], [1, 1, 1, C] to
+//       [N, H, W, C]) the blocked pass reads it expanded and the tile is
+//       never written; otherwise it is materialized (tile.h).
 //
 // Evaluation. When every value of the group has one shape S or holds one
 // element (the common case: same-shape tensors and scalars), the kernel
@@ -53,6 +59,8 @@
 // program (operand or output index out of range, wrong dtype).
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
+#include "kernels/math/fused_elementwise.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -64,8 +72,8 @@
 #include "compute/broadcast.h"
 #include "compute/eigen.h"
 #include "compute/parallel_for.h"
+#include "kernels/array/tile.h"
 #include "kernels/math/cwise_functors.h"
-#include "kernels/math/fused_elementwise.h"
 #include "kernels/nn/relu_functors.h"
 #include "pdk/tf/op.h"
 #include "pdk/tf/op_kernel.h"
@@ -84,7 +92,8 @@ REGISTER_OP("_PdkFusedElementwise")
     .Attr("args: list(int)")
     .Attr("outputs: list(int)")
     .Attr("slices: list(int) = []")
-    .Attr("concat: list(int) = []");
+    .Attr("concat: list(int) = []")
+    .Attr("tiles: list(int) = []");
 
 namespace {
 
@@ -373,6 +382,7 @@ class FusedElementwiseOp : public OpKernel {
     std::vector<TF_DataType> dtypes(num_values, pdk::kDataType<T>);
     std::vector<TensorShape> piece_shapes(slices_.empty() ? 0 : num_inputs);
     std::vector<Piece> pieces(num_inputs);
+    std::vector<TensorShape> tiled_shapes(tiles_.empty() ? 0 : num_inputs);
     for (int i = 0; i < num_inputs; ++i) {
       const Tensor& x = ctx->input(i);
       shapes[i] = &x.shape();
@@ -380,6 +390,14 @@ class FusedElementwiseOp : public OpKernel {
       if (!slices_.empty() && slices_[3 * i + 2] > 1) {
         OP_REQUIRES_OK(ctx, SliceInput(i, x.shape(), &piece_shapes[i], &pieces[i]));
         shapes[i] = &piece_shapes[i];
+      }
+      if (!tiles_.empty() && !tiles_[i].empty()) {
+        OP_REQUIRES(ctx, !pieces[i].is_piece,
+                    errors::InvalidArgument(kOp, " '", name(), "': input ", i,
+                                            " is both a piece and a tile"));
+        OP_REQUIRES_OK(ctx, pdk_kernels::TiledShape(tile_labels_[i].c_str(), x.shape().pdk_shape(),
+                                                    tiles_[i], &tiled_shapes[i]));
+        shapes[i] = &tiled_shapes[i];
       }
     }
     OP_REQUIRES_OK(ctx, ctx->status());  // an input that could not be read
@@ -401,12 +419,37 @@ class FusedElementwiseOp : public OpKernel {
         n = shapes[v]->num_elements();
         s = shapes[v];
       }
-    bool fast = true;  // also when every value holds one element (or none)
+    // A tiled input is read expanded from its own data when that is a row or
+    // column value of its tiled shape S (the layouts below see its data's
+    // shape): expanded per block, it is full to every instruction. Any other
+    // tile is materialized, a one-element one too (an instruction of shape S
+    // reads at least one full operand).
+    std::vector<Tensor> tile_copies(tiles_.empty() ? 0 : num_inputs);
+    std::vector<const TensorShape*> layout_shapes = shapes;
+    bool expanded_tiles = false;
+    for (size_t i = 0; i < tiles_.size(); ++i) {
+      if (tiles_[i].empty()) continue;
+      const TensorShape& data = ctx->input(static_cast<int>(i)).shape();
+      if (*shapes[i] == *s && data.num_elements() > 1 && IsRowOrColumn(data, *s)) {
+        layout_shapes[i] = &data;
+        expanded_tiles = true;
+      }
+    }
+    bool fast = !expanded_tiles;  // also when every value holds one element (or none)
     for (int v = 0; v < num_values && fast; ++v)
       fast = shapes[v]->num_elements() == 1 || *shapes[v] == *s;
     std::vector<Layout> layout;
-    bool blocked =
-        fast || (BroadcastLayouts(shapes, *s, &layout) && ExactWhenExpanded(layout, num_inputs));
+    bool blocked = fast || (BroadcastLayouts(layout_shapes, *s, &layout) &&
+                            ExactWhenExpanded(layout, num_inputs));
+    // Tiles the blocked pass does not read expanded: written out, as Tile would.
+    for (size_t i = 0; i < tiles_.size(); ++i) {
+      if (tiles_[i].empty() || (blocked && layout_shapes[i] != shapes[i])) continue;
+      const Tensor& x = ctx->input(static_cast<int>(i));
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(x.dtype(), *shapes[i], &tile_copies[i]));
+      pdk_kernels::TileInto(
+          ctx->eigen_device<Eigen::ThreadPoolDevice>(), x.data(), x.shape().pdk_shape(), tiles_[i],
+          static_cast<int64_t>(TF_DataTypeSize(dtypes[i])), tile_copies[i].data());
+    }
     // In the blocked pass a piece is of shape S or one element, and the
     // parts of a concatenation are of shape S.
     for (int i = 0; i < num_inputs && blocked && !layout.empty(); ++i)
@@ -417,7 +460,9 @@ class FusedElementwiseOp : public OpKernel {
     // The op-by-op evaluation (the general path, and the blocked pass's
     // values not of shape S) reads pieces as tensors of their own: copied.
     std::vector<const Tensor*> inputs(num_inputs);
-    for (int i = 0; i < num_inputs; ++i) inputs[i] = &ctx->input(i);
+    for (int i = 0; i < num_inputs; ++i)
+      inputs[i] =
+          !tile_copies.empty() && tile_copies[i].IsInitialized() ? &tile_copies[i] : &ctx->input(i);
     std::vector<Tensor> piece_copies(num_inputs);
     if (!blocked || !layout.empty())
       OP_REQUIRES_OK(ctx, CopyPieces(ctx, pieces, shapes, dtypes, &piece_copies, &inputs));
@@ -450,7 +495,8 @@ class FusedElementwiseOp : public OpKernel {
     // output. A one-element piece is read at its element.
     std::vector<const void*> in_data(num_inputs);
     for (int i = 0; i < num_inputs; ++i) {
-      in_data[i] = ctx->input(i).data();
+      in_data[i] = !tile_copies.empty() && tile_copies[i].IsInitialized() ? tile_copies[i].data()
+                                                                          : ctx->input(i).data();
       if (pieces[i].is_piece && shapes[i]->num_elements() == 1)
         in_data[i] = static_cast<const char*>(in_data[i]) +
                      pieces[i].offset * static_cast<int64_t>(TF_DataTypeSize(dtypes[i]));
@@ -587,6 +633,16 @@ class FusedElementwiseOp : public OpKernel {
       if (slices_[i + 2] < 1 || slices_[i + 1] < 0 || slices_[i + 1] >= slices_[i + 2])
         return errors::InvalidArgument(kOp, " '", name(), "': slices entry ", i / 3,
                                        " is piece ", slices_[i + 1], " of ", slices_[i + 2]);
+    std::vector<int64> tiles;
+    TF_RETURN_IF_ERROR(c->GetAttr("tiles", &tiles));
+    for (size_t i = 0; i < tiles.size();) {
+      const int64_t m = tiles[i];
+      if (m < 0 || i + 1 + m > tiles.size())
+        return errors::InvalidArgument(kOp, " '", name(), "': malformed tiles attribute");
+      tiles_.emplace_back(tiles.begin() + i + 1, tiles.begin() + i + 1 + m);
+      tile_labels_.push_back(std::string("Tile (fused into ") + kOp + " '" + name() + "')");
+      i += 1 + m;
+    }
     std::vector<int64> concat;
     TF_RETURN_IF_ERROR(c->GetAttr("concat", &concat));
     for (size_t i = 0; i < concat.size();) {
@@ -613,6 +669,9 @@ class FusedElementwiseOp : public OpKernel {
       return errors::InvalidArgument("_PdkFusedElementwise '", name(), "': ", outputs_.size(),
                                      " outputs and ", concat_.size(),
                                      " concatenations listed for ", ctx->num_outputs());
+    if (!tiles_.empty() && tiles_.size() != static_cast<size_t>(num_inputs))
+      return errors::InvalidArgument(kOp, " '", name(), "': ", tiles_.size(), " tiles entries for ",
+                                     num_inputs, " inputs");
     if (!slices_.empty() && slices_.size() != 3 * static_cast<size_t>(num_inputs))
       return errors::InvalidArgument(kOp, " '", name(), "': ", slices_.size(),
                                      " slices entries for ", num_inputs, " inputs");
@@ -722,8 +781,9 @@ class FusedElementwiseOp : public OpKernel {
       const int v = outputs_[k], j = v - num_inputs;
       std::vector<int> candidates;
       for (int i = 0; i < num_inputs && j >= 0; ++i)
-        if (!taken[i] && !pieces[i].is_piece && last_use[i] <= j && dtypes[i] == pdk::kDataType<T> &&
-            *shapes[i] == *shapes[v] && shapes[i]->num_elements() > 1 &&
+        if (!taken[i] && !pieces[i].is_piece && (tiles_.empty() || tiles_[i].empty()) &&
+            last_use[i] <= j && dtypes[i] == pdk::kDataType<T> && *shapes[i] == *shapes[v] &&
+            shapes[i]->num_elements() > 1 &&
             shapes[v]->num_elements() == n)  // values of shape S only (blocked pass)
           candidates.push_back(i);
       int forwarded = -1;
@@ -745,9 +805,7 @@ class FusedElementwiseOp : public OpKernel {
   // bias); false (and the general path) for any other broadcasting.
   static bool BroadcastLayouts(const std::vector<const TensorShape*>& shapes,
                                const TensorShape& s, std::vector<Layout>* layout) {
-    const int r = s.dims();
-    if (r < 1) return false;
-    const int64_t c = s.dim_size(r - 1);
+    if (s.dims() < 1) return false;
     layout->assign(shapes.size(), Layout::kFull);
     for (size_t v = 0; v < shapes.size(); ++v) {
       const TensorShape& x = *shapes[v];
@@ -756,14 +814,26 @@ class FusedElementwiseOp : public OpKernel {
         (*layout)[v] = Layout::kOne;
         continue;
       }
-      bool row = x.dims() == r && c > 1 && x.dim_size(r - 1) == 1;
-      for (int d = 0; row && d < r - 1; ++d) row = x.dim_size(d) == s.dim_size(d);
-      const bool column = x.dims() >= 1 && x.dims() <= r && x.dim_size(x.dims() - 1) == c &&
-                          x.num_elements() == c && s.num_elements() > c;
-      if (!row && !column) return false;
-      (*layout)[v] = row ? Layout::kRow : Layout::kColumn;
+      if (!IsRowOrColumn(x, s)) return false;
+      (*layout)[v] = IsRow(x, s) ? Layout::kRow : Layout::kColumn;
     }
     return true;
+  }
+
+  // x is S with its last dimension 1 (and that dimension > 1 in S).
+  static bool IsRow(const TensorShape& x, const TensorShape& s) {
+    const int r = s.dims();
+    bool row = r >= 1 && x.dims() == r && s.dim_size(r - 1) > 1 && x.dim_size(r - 1) == 1;
+    for (int d = 0; row && d < r - 1; ++d) row = x.dim_size(d) == s.dim_size(d);
+    return row;
+  }
+  // A row value, or a column value: only the last dimension, S's, is not 1.
+  static bool IsRowOrColumn(const TensorShape& x, const TensorShape& s) {
+    const int r = s.dims();
+    if (r < 1) return false;
+    const int64_t c = s.dim_size(r - 1);
+    return IsRow(x, s) || (x.dims() >= 1 && x.dims() <= r && x.dim_size(x.dims() - 1) == c &&
+                           x.num_elements() == c && s.num_elements() > c);
   }
 
   // Whether every instruction of shape S that reads a row or column value is
@@ -1017,6 +1087,8 @@ class FusedElementwiseOp : public OpKernel {
   std::vector<int> outputs_;
   std::vector<int64> slices_;       // (axis, index, count) per input, or empty
   std::vector<ConcatOut> concat_;  // the extra outputs
+  std::vector<std::vector<int64_t>> tiles_;  // multiples per input (empty: none), or empty
+  std::vector<std::string> tile_labels_;     // per input, for Tile's messages
 };
 
 REGISTER_KERNEL_BUILDER(
