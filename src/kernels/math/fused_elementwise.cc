@@ -64,6 +64,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -971,18 +972,21 @@ class FusedElementwiseOp : public OpKernel {
     for (int v = num_inputs; v < num_values; ++v)
       if (is_expanded(v)) elem_size[v] = sizeof(T);
     auto run = [&, num_slots](Eigen::Index first, Eigen::Index last) {
-      std::vector<T> scratch(static_cast<size_t>(num_slots) * kBlock);
-      std::vector<char> wide(expanded.size() * kBlock * 8);
+      // Uninitialized (every element is written before it is read), one
+      // block or all of S if that is less.
+      const int64_t step = std::min(kBlock, n);
+      std::unique_ptr<T[]> scratch(new T[static_cast<size_t>(num_slots * step)]);
+      std::unique_ptr<char[]> wide(new char[expanded.size() * step * 8]);
       auto ptr = [&](int v, int64_t off) -> const void* {
-        if (expanded_slot[v] >= 0) return wide.data() + expanded_slot[v] * kBlock * 8;
+        if (expanded_slot[v] >= 0) return wide.get() + expanded_slot[v] * step * 8;
         if (!is_full(v)) return scalar_ptr[v];
-        if (slot[v] >= 0) return scratch.data() + slot[v] * kBlock;
+        if (slot[v] >= 0) return scratch.get() + slot[v] * step;
         return base[v] + off * elem_size[v];
       };
       for (Eigen::Index b = first; b < last; ++b) {
         const int64_t off = b * kBlock, len = std::min(kBlock, n - off);
         for (int u : expanded) {
-          char* dst = wide.data() + expanded_slot[u] * kBlock * 8;
+          char* dst = wide.get() + expanded_slot[u] * step * 8;
           if (gathered(u)) {
             GatherPiece(pieces[u], elem_size[u], off, len, in_data[u], dst);
             continue;
