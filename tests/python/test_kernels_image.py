@@ -151,6 +151,27 @@ def _fit_on_pdk(build, x, y, epochs):
     return rec, n
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_colorspace_blocks_bits_equal_cpu(dtype):
+    """float and double run RGBToHSV / HSVToRGB on planar blocks of 256
+    pixels with every branch as a select (rgb_to_hsv.cc): the bits must be
+    the CPU kernel's on a size that spans several blocks, shards and a
+    partial block, with equal channels, zeros, negatives, NaN and inf."""
+    rng = np.random.default_rng(21)
+    x = (rng.integers(0, 5, size=(3, 37, 41, 3)) / 4).astype(dtype)
+    x.reshape(-1)[::7] = rng.uniform(-0.5, 1.5, x.size)[::7].astype(dtype)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30], dtype)
+    x.reshape(-1)[:600] = np.resize(specials, 600)[rng.permutation(600)]
+    for op in (tf.raw_ops.RGBToHSV, tf.raw_ops.HSVToRGB):
+        out = {}
+        for d in ("/CPU:0", "/PDK:0"):
+            with tf.device(d):
+                out[d] = op(images=tf.constant(x)).numpy()
+        np.testing.assert_array_equal(np.isnan(out["/PDK:0"]), np.isnan(out["/CPU:0"]))
+        ok = ~np.isnan(out["/CPU:0"])
+        assert out["/PDK:0"][ok].tobytes() == out["/CPU:0"][ok].tobytes(), op
+
+
 def test_keras_random_color_layers_run_on_pdk_like_cpu():
     """RandomHue, RandomSaturation and RandomColorJitter (RGBToHSV and
     HSVToRGB): in a tf.function with the same seed they give the CPU's
