@@ -313,9 +313,15 @@ def test_absorbed_tile_gives_tiles_error():
     def f(x, g):
         return tf.tile(g * 2.0, [1, 4]) * x + 1.0
 
+    tp.reset_graph_rewrite_counts()
     with tf.device("/PDK:0"):
-        with pytest.raises(tf.errors.InvalidArgumentError, match="multiples"):
-            f(tf.constant(x), tf.constant(np.ones((3, 1, 1), np.float32))).numpy()
+        with tpt.launches() as launches:
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"Tile \(fused into _PdkFusedElementwise .*multiples"):
+                f(tf.constant(x), tf.constant(np.ones((3, 1, 1), np.float32))).numpy()
+    if "elementwise_fusion" not in os.environ.get("PDK_GRAPH_DISABLE", ""):
+        assert tp.graph_rewrite_counts().get("ElementwiseFusion tiles", 0) == 1
+        assert launches.get(FUSED, 0) >= 1 and launches.get("Tile", 0) == 0, launches
 
 
 def test_control_edges_on_members():

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from keras_fit import fit_on_pdk_and_cpu
-from tensorflow_pdk.testing import assert_close
+from tensorflow_pdk.testing import assert_close, launches
 
 
 def test_keras_bilinear_resizing_trains_on_pdk_like_cpu():
@@ -162,14 +162,16 @@ def test_colorspace_blocks_bits_equal_cpu(dtype):
     x.reshape(-1)[::7] = rng.uniform(-0.5, 1.5, x.size)[::7].astype(dtype)
     specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30], dtype)
     x.reshape(-1)[:600] = np.resize(specials, 600)[rng.permutation(600)]
-    for op in (tf.raw_ops.RGBToHSV, tf.raw_ops.HSVToRGB):
+    for name in ("RGBToHSV", "HSVToRGB"):
+        op = getattr(tf.raw_ops, name)
         out = {}
         for d in ("/CPU:0", "/PDK:0"):
-            with tf.device(d):
+            with tf.device(d), launches() as n:
                 out[d] = op(images=tf.constant(x)).numpy()
+        assert n.get(name, 0) == 1, n  # the PDK run launched PDK's kernel
         np.testing.assert_array_equal(np.isnan(out["/PDK:0"]), np.isnan(out["/CPU:0"]))
         ok = ~np.isnan(out["/CPU:0"])
-        assert out["/PDK:0"][ok].tobytes() == out["/CPU:0"][ok].tobytes(), op
+        assert out["/PDK:0"][ok].tobytes() == out["/CPU:0"][ok].tobytes(), name
 
 
 def test_keras_random_color_layers_run_on_pdk_like_cpu():

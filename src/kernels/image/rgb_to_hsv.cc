@@ -25,18 +25,17 @@
 // a last dimension other than 3, FailedPrecondition "input must have 3
 // channels but input only has N channels." (TensorFlow's classes and wording).
 //
-// Parallelism: pixels over the device pool. float and double run blocks of
-// kBlock pixels split into channel planes, every step computed for every
-// pixel and the branches as selects, so that the compiler vectorizes them
-// (the same IEEE operations per pixel, so the same bits as the scalar form,
-// which half and bfloat16 keep); the planes are interleaved back.
+// Parallelism: pixels over the device pool, in blocks of kBlock pixels split
+// into channel planes, every step computed for every pixel and the branches
+// as selects (a select keeps the value the branch would have computed, so the
+// bits are the branchy formula's); the compiler vectorizes float and double.
+// The planes are interleaved back.
 //
 // Written in TensorFlow's kernel style (pdk/tf/op_kernel.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <type_traits>
 
 #include "compute/eigen.h"
 #include "compute/parallel_for.h"
@@ -54,45 +53,11 @@ T Max(T a, T b) { return a < b ? b : a; }
 template <class T>
 T Min(T a, T b) { return b < a ? b : a; }
 
-template <class T>
-void RgbToHsv(const T* in, T* out) {
-  const T r = in[0], g = in[1], b = in[2];
-  T v = -std::numeric_limits<T>::infinity(), lo = std::numeric_limits<T>::infinity();
-  for (int c = 0; c < 3; ++c) {
-    v = Max(in[c], v);
-    lo = Min(in[c], lo);
-  }
-  const T range = v - lo;
-  const T s = v > T(0) ? range / v : T(0);
-  const T norm = (T(1) / range) * (T(1) / T(6));
-  T h = r == v ? norm * (g - b)
-               : (g == v ? norm * (b - r) + T(2) / T(6) : norm * (r - g) + T(4) / T(6));
-  h = range > T(0) ? h : T(0);
-  h = h < T(0) ? h + T(1) : h;
-  out[0] = h;
-  out[1] = s;
-  out[2] = v;
-}
-
 // Eigen's cwiseMax(0).cwiseMin(1): max(x, 0) then min(., 1), a NaN kept.
 template <class T>
 T Clamp01(T x) {
   const T m = x < T(0) ? T(0) : x;
   return T(1) < m ? T(1) : m;
-}
-
-template <class T>
-void HsvToRgb(const T* in, T* out) {
-  using Eigen::numext::abs;
-  const T h = in[0], s = in[1], v = in[2];
-  const T dh = h * T(6);
-  const T dr = Clamp01<T>(abs(dh - T(3)) - T(1));
-  const T dg = Clamp01<T>(-abs(dh - T(2)) + T(2));
-  const T db = Clamp01<T>(-abs(dh - T(4)) + T(2));
-  const T one_s = -s + T(1);
-  out[0] = (one_s + s * dr) * v;
-  out[1] = (one_s + s * dg) * v;
-  out[2] = (one_s + s * db) * v;
 }
 
 // Pixels per block of the planar form (three planes of 256 doubles: 6 KiB).
@@ -141,9 +106,9 @@ void HsvToRgbBlock(const T* in, T* out, Index n) {
   }
   for (Index i = 0; i < n; ++i) {
     const T dh = h[i] * T(6);
-    const T dr = Clamp01<T>(std::abs(dh - T(3)) - T(1));
-    const T dg = Clamp01<T>(-std::abs(dh - T(2)) + T(2));
-    const T db = Clamp01<T>(-std::abs(dh - T(4)) + T(2));
+    const T dr = Clamp01<T>(Eigen::numext::abs(dh - T(3)) - T(1));
+    const T dg = Clamp01<T>(-Eigen::numext::abs(dh - T(2)) + T(2));
+    const T db = Clamp01<T>(-Eigen::numext::abs(dh - T(4)) + T(2));
     const T one_s = -s[i] + T(1);
     r[i] = (one_s + s[i] * dr) * v[i];
     g[i] = (one_s + s[i] * dg) * v[i];
@@ -178,26 +143,15 @@ class ColorspaceOp : public OpKernel {
     if (pixels == 0) return;
     const T* in = x.flat<T>().data();
     T* out = y->flat<T>().data();
-    constexpr bool kPlanar = std::is_same_v<T, float> || std::is_same_v<T, double>;
     pdk_compute::ParallelFor(ctx->eigen_device<Eigen::ThreadPoolDevice>(), pixels,
-                             Eigen::TensorOpCost(3 * sizeof(T), 3 * sizeof(T), kPlanar ? 4 : 30),
+                             Eigen::TensorOpCost(3 * sizeof(T), 3 * sizeof(T), 4),
                              [&](Index first, Index last) {
-                               if constexpr (kPlanar) {
-                                 for (Index p = first; p < last; p += kBlock) {
-                                   const Index n = std::min(kBlock, last - p);
-                                   if constexpr (kToHsv) {
-                                     RgbToHsvBlock<T>(in + 3 * p, out + 3 * p, n);
-                                   } else {
-                                     HsvToRgbBlock<T>(in + 3 * p, out + 3 * p, n);
-                                   }
-                                 }
-                               } else {
-                                 for (Index p = first; p < last; ++p) {
-                                   if constexpr (kToHsv) {
-                                     RgbToHsv<T>(in + 3 * p, out + 3 * p);
-                                   } else {
-                                     HsvToRgb<T>(in + 3 * p, out + 3 * p);
-                                   }
+                               for (Index p = first; p < last; p += kBlock) {
+                                 const Index n = std::min(kBlock, last - p);
+                                 if constexpr (kToHsv) {
+                                   RgbToHsvBlock<T>(in + 3 * p, out + 3 * p, n);
+                                 } else {
+                                   HsvToRgbBlock<T>(in + 3 * p, out + 3 * p, n);
                                  }
                                }
                              });

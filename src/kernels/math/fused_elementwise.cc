@@ -426,12 +426,13 @@ class FusedElementwiseOp : public OpKernel {
     // tile is materialized, a one-element one too (an instruction of shape S
     // reads at least one full operand).
     std::vector<Tensor> tile_copies(tiles_.empty() ? 0 : num_inputs);
-    std::vector<const TensorShape*> layout_shapes = shapes;
+    std::vector<const TensorShape*> layout_shapes;  // shapes, with data shapes for expanded tiles
     bool expanded_tiles = false;
     for (size_t i = 0; i < tiles_.size(); ++i) {
       if (tiles_[i].empty()) continue;
       const TensorShape& data = ctx->input(static_cast<int>(i)).shape();
       if (*shapes[i] == *s && data.num_elements() > 1 && IsRowOrColumn(data, *s)) {
+        if (layout_shapes.empty()) layout_shapes = shapes;
         layout_shapes[i] = &data;
         expanded_tiles = true;
       }
@@ -440,11 +441,13 @@ class FusedElementwiseOp : public OpKernel {
     for (int v = 0; v < num_values && fast; ++v)
       fast = shapes[v]->num_elements() == 1 || *shapes[v] == *s;
     std::vector<Layout> layout;
-    bool blocked = fast || (BroadcastLayouts(layout_shapes, *s, &layout) &&
-                            ExactWhenExpanded(layout, num_inputs));
+    bool blocked =
+        fast || (BroadcastLayouts(expanded_tiles ? layout_shapes : shapes, *s, &layout) &&
+                 ExactWhenExpanded(layout, num_inputs));
     // Tiles the blocked pass does not read expanded: written out, as Tile would.
     for (size_t i = 0; i < tiles_.size(); ++i) {
-      if (tiles_[i].empty() || (blocked && layout_shapes[i] != shapes[i])) continue;
+      if (tiles_[i].empty() || (blocked && expanded_tiles && layout_shapes[i] != shapes[i]))
+        continue;
       const Tensor& x = ctx->input(static_cast<int>(i));
       OP_REQUIRES_OK(ctx, ctx->allocate_temp(x.dtype(), *shapes[i], &tile_copies[i]));
       pdk_kernels::TileInto(
