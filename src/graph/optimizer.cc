@@ -28,10 +28,9 @@ auto* g_async_policy = new std::function<AsyncLaunchPolicy()>;
 bool ReportEnabled() { return pdk::env::Flag("PDK_GRAPH_REPORT", false); }
 
 // The optional rewrites, by the names PDK_GRAPH_DISABLE takes.
-constexpr const char* kOptionalRewrites[] = {"identity_removal", "transpose_pairs",
-                                             "matmul_fusion",    "pad_conv",
-                                             "conv_fusion",      "adam_fusion",
-                                             "elementwise_fusion"};
+constexpr const char* kOptionalRewrites[] = {
+    "identity_removal", "transpose_pairs",     "matmul_fusion", "pad_conv",
+    "conv_fusion",      "maxpool_grad_fusion", "adam_fusion",   "elementwise_fusion"};
 
 // PDK_GRAPH_REWRITES=0 -> {"all"}; PDK_GRAPH_DISABLE=a,b -> {"a", "b"}; names
 // that are no optional rewrite are ignored, with one warning naming them, the
@@ -147,6 +146,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   if (on("matmul_fusion")) FuseMatMulBiasAddActivation(graph, ctx);
   if (on("pad_conv")) FoldPadIntoConv(graph, ctx);
   if (on("conv_fusion")) FuseConv(graph, ctx);
+  if (on("maxpool_grad_fusion")) FuseMaxPoolGradReluGrad(graph, ctx);
   if (on("adam_fusion")) FuseKerasAdam(graph, ctx);
   if (on("elementwise_fusion")) FuseElementwise(graph, ctx);
   RewriteTensorListGradients(graph, ctx);

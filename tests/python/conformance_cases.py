@@ -918,6 +918,25 @@ for i, ((x, k, oc, s, pad, dil), depthwise) in enumerate(
              dtypes={"T": ["float32"]}, tol=CONV_TOL, gen=uniform(-1, 1), run=_fused_conv,
              reference=_fused_conv_reference)
 
+def _maxpool_grad_relu_grad(orig_input, orig_output, grad, ksize, strides, padding):
+    """Calls PDK's own op, which tf.raw_ops does not know, through eager execute."""
+    import tensorflow as tf
+    from tensorflow.python.eager import context, execute
+    attrs = ("T", orig_input.dtype.as_datatype_enum, "ksize", ksize, "strides", strides,
+             "padding", padding)
+    return execute.execute(b"_PdkMaxPoolGradReluGrad", 1,
+                           inputs=[orig_input, orig_output, grad], attrs=attrs,
+                           ctx=context.context())
+
+
+def _maxpool_grad_relu_grad_reference(orig_input, orig_output, grad, ksize, strides, padding):
+    """TF's CPU has no _PdkMaxPoolGradReluGrad: its reference is the pattern it replaces."""
+    import tensorflow as tf
+    r = tf.raw_ops.MaxPoolGrad(orig_input=orig_input, orig_output=orig_output, grad=grad,
+                               ksize=ksize, strides=strides, padding=padding)
+    return tf.raw_ops.ReluGrad(gradients=r, features=orig_input)
+
+
 POOL = [  # (input NHWC, window, stride, padding)
     ([1, 4, 4, 2], 2, 2, "VALID"),
     ([2, 9, 7, 3], 3, 2, "SAME"),
@@ -951,6 +970,11 @@ for x, kk, s, pad in POOL:
                          ("orig_output", computed(_maxpool_out)),
                          ("grad", computed(_pool_grad))] + extra,
              attrs={"padding": pad} if extra else pool, dtypes={"T": FLOAT})
+    case("_PdkMaxPoolGradReluGrad",
+         inputs=[("orig_input", arr(x, gen=discrete(0, 3))),
+                 ("orig_output", computed(_maxpool_out)), ("grad", computed(_pool_grad))],
+         attrs=pool, dtypes={"T": FLOAT}, exact=True, run=_maxpool_grad_relu_grad,
+         reference=_maxpool_grad_relu_grad_reference)
 
     def _avgpool_grad(dt, rng, prev, pool=pool, x=x):
         import tensorflow as tf

@@ -86,6 +86,10 @@ void FoldPadIntoConv(GraphDef* graph, const RewriteContext& ctx);
 //      src/graph/rewrites/conv_fusion.cc).
 void FuseConv(GraphDef* graph, const RewriteContext& ctx);
 
+// ReluGrad(MaxPoolGrad(x, y, dy), x) -> _PdkMaxPoolGradReluGrad(x, y, dy)
+// (src/graph/rewrites/maxpool_grad_relu_grad.cc, src/kernels/nn/pooling.cc).
+void FuseMaxPoolGradReluGrad(GraphDef* graph, const RewriteContext& ctx);
+
 // Keras 3's Adam update of one variable (twelve elementwise ops and three
 // resource updates) -> _PdkKerasAdamUpdate + three AssignVariableOp
 // (src/graph/rewrites/keras_adam.cc, src/kernels/training/keras_adam_update.cc).

@@ -8,6 +8,9 @@
 //     window from inputs instead of attributes (padding SAME / VALID).
 //   MaxPoolGrad(orig_input [N,H,W,C], orig_output, grad [N,OH,OW,C]) -> [N,H,W,C]
 //     MaxPoolGradV2(orig_input, orig_output, grad, ksize, strides): the same.
+//   _PdkMaxPoolGradReluGrad(orig_input, orig_output, grad) -> [N,H,W,C]:
+//     ReluGrad(MaxPoolGrad(orig_input, orig_output, grad), orig_input), the
+//     MaxPoolGrad attributes (made by PDK's graph optimizer, see MaxPoolGradOp).
 //     Each grad[n,oh,ow,c] goes to the window position holding the maximum; on
 //     ties, the first in row-major (h, then w) order — as TensorFlow's CPU
 //     kernel (SpatialMaxPoolWithArgMaxHelper, tensorflow/core/kernels/
@@ -483,7 +486,12 @@ class MaxPoolOp : public PoolBase<kV2> {
   }
 };
 
-template <class T, bool kV2>
+// kReluGrad: _PdkMaxPoolGradReluGrad, MaxPoolGrad's result r then ReluGrad's
+// r * (orig_input > 0 ? 1 : 0) in the same pass (PDK's graph optimizer makes it
+// from ReluGrad(MaxPoolGrad(x, y, dy), x), src/graph/rewrites/
+// maxpool_grad_relu_grad.cc): the same bits as the two ops (relu_functors.h's
+// ReluGradFn), without ReluGrad's pass over dx and x.
+template <class T, bool kV2, bool kReluGrad = false>
 class MaxPoolGradOp : public PoolBase<kV2> {
  public:
   explicit MaxPoolGradOp(OpKernelConstruction* c) : PoolBase<kV2>(c, PoolKind::kMaxGrad) {}
@@ -577,12 +585,16 @@ class MaxPoolGradOp : public PoolBase<kV2> {
                 k = 0;
                 for (int64_t ih = h0; ih < h1; ++ih)
                   for (int64_t iw = w0; iw < w1; ++iw, k += 1) {
-                    T* dp = dximg + (ih * g.w + iw) * C + c;
+                    const int64_t at = (ih * g.w + iw) * C + c;
+                    T* dp = dximg + at;
                     const P hit = ei::pcmp_eq(arg, ei::pset1<P>(k));
                     // Stored as +0 + value, as added into a zeroed dx: a -0
                     // grad gives +0 either way.
-                    ei::pstoreu(dp, ei::padd(disjoint ? ei::pzero(gv) : ei::ploadu<P>(dp),
-                                             ei::pand(hit, gv)));
+                    P value =
+                        ei::padd(disjoint ? ei::pzero(gv) : ei::ploadu<P>(dp), ei::pand(hit, gv));
+                    if constexpr (kReluGrad)
+                      if (disjoint) value = ReluGradMask(value, ei::ploadu<P>(ximg + at));
+                    ei::pstoreu(dp, value);
                   }
               }
             }
@@ -601,11 +613,37 @@ class MaxPoolGradOp : public PoolBase<kV2> {
                 for (int64_t ih = h0; ih < h1; ++ih)
                   for (int64_t iw = w0; iw < w1; ++iw) dximg[(ih * g.w + iw) * C + c] = T(0);
               dximg[arg * C + c] += g_row[c];
+              if constexpr (kReluGrad)
+                if (disjoint)
+                  for (int64_t ih = h0; ih < h1; ++ih)
+                    for (int64_t iw = w0; iw < w1; ++iw) {
+                      const int64_t at = (ih * g.w + iw) * C + c;
+                      dximg[at] = ReluGradMask(dximg[at], ximg[at]);
+                    }
             }
           }
         }
+        // Overlapping windows: ReluGrad once every window has added its part.
+        if constexpr (kReluGrad)
+          if (!disjoint)
+            for (int64_t p = 0; p < g.h * g.w; ++p)
+              for (int64_t c = 0; c < cn; ++c)
+                dximg[p * C + c] = ReluGradMask(dximg[p * C + c], ximg[p * C + c]);
       }
     });
+  }
+
+ private:
+  // ReluGrad's r * (x > 0 ? 1 : 0) (relu_functors.h, ReluGradFn): a product,
+  // not a select, so that a NaN or infinite r at x <= 0 gives NaN and a
+  // negative r gives -0, as there. 16-bit types: r * 1 and r * 0 are exact,
+  // so the product in T is the float32 one rounded.
+  static T ReluGradMask(T r, T x) { return r * (x > T(0) ? T(1) : T(0)); }
+  template <class P>
+  static P ReluGradMask(const P& r, const P& x) {
+    namespace ei = Eigen::internal;
+    const P one = ei::pset1<P>(T(1));
+    return ei::pmul(r, ei::pand(ei::pcmp_lt(ei::pzero(x), x), one));
   }
 };
 
@@ -764,6 +802,35 @@ PDK_REGISTER_POOLING_(double)
 PDK_REGISTER_POOLING_(Eigen::half)
 PDK_REGISTER_POOLING_(Eigen::bfloat16)
 #undef PDK_REGISTER_POOLING_
+
+// MaxPoolGrad's inputs, attributes and shape (orig_input's).
+REGISTER_OP("_PdkMaxPoolGradReluGrad")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Output("output: T")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("T: {half, bfloat16, float, double}")
+    .SetShapeFn([](shape_inference::InferenceContext* c) {
+      ShapeHandle in;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &in));
+      c->set_output(0, in);
+      return OkStatus();
+    });
+
+#define PDK_REGISTER_MAXPOOL_GRAD_RELU_GRAD_(T)                                  \
+  REGISTER_KERNEL_BUILDER(                                                       \
+      Name("_PdkMaxPoolGradReluGrad").Device(DEVICE_PDK).TypeConstraint<T>("T"), \
+      MaxPoolGradOp<T, false, true>);
+PDK_REGISTER_MAXPOOL_GRAD_RELU_GRAD_(float)
+PDK_REGISTER_MAXPOOL_GRAD_RELU_GRAD_(double)
+PDK_REGISTER_MAXPOOL_GRAD_RELU_GRAD_(Eigen::half)
+PDK_REGISTER_MAXPOOL_GRAD_RELU_GRAD_(Eigen::bfloat16)
+#undef PDK_REGISTER_MAXPOOL_GRAD_RELU_GRAD_
 
 }  // namespace
 }  // namespace tensorflow
