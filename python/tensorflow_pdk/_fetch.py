@@ -118,8 +118,7 @@ def install_conversions() -> bool:
     """The other direction: a NumPy array that eager code turns into a PDK
     tensor — ``tf.constant(array)`` or ``tf.convert_to_tensor(array)`` under a
     ``tf.device`` scope naming PDK or under no scope while PDK is visible
-    (TensorFlow then puts it on PDK, as on a GPU), which is also what a
-    ``tf.function`` call does with its NumPy arguments — is copied into PDK's
+    (TensorFlow then puts it on PDK, as on a GPU) — is copied into PDK's
     memory by one ``_PdkFromHost`` dispatch on the calling thread, where
     TensorFlow would copy it through its EventMgr threads
     (``CopyCPUTensorToPluggableDevice``, about 100 µs). Wraps
@@ -127,10 +126,14 @@ def install_conversions() -> bool:
     ``_MOVED`` (TensorFlow caches Python scalars per device itself). A host
     *tensor* passed to a ``tf.function`` on PDK (a tf.data element) is left to
     TensorFlow: it is copied inside the function, overlapped with other work,
-    and measured no slower that way. Idempotent."""
+    and measured faster that way; so a ``tf.function`` call's NumPy arguments
+    become host tensors too (``TensorSpec.cast``, through which TensorFlow
+    binds them, wrapped). Idempotent."""
     import numpy as np
     from tensorflow.python import pywrap_tfe
+    from tensorflow.python.eager import context
     from tensorflow.python.framework import constant_op, dtypes, ops
+    from tensorflow.python.framework import tensor as tensor_lib
 
     moved = frozenset(dtypes.as_dtype(n).as_datatype_enum for n in _MOVED)
     host_name = "/job:localhost/replica:0/task:0/device:CPU:0"
@@ -178,6 +181,27 @@ def install_conversions() -> bool:
         convert_to_eager_tensor._pdk_wrapped = True
         convert_to_eager_tensor.__wrapped__ = original_convert
         constant_op.convert_to_eager_tensor = convert_to_eager_tensor
+
+    # A NumPy argument of a tf.function call (TensorFlow binds it through
+    # TensorSpec.cast) stays a host tensor, which the function copies to PDK
+    # itself, as it does with a tf.data element: a custom training loop's
+    # batches (64 x 32 float32 and 32 int64) cost 567 against 480 us per step
+    # moved first, 2026-11-30 (docs/benchmarks.md, "Reading a result back, and
+    # other host-device copies").
+    original_cast = tensor_lib.TensorSpec.cast
+    if not getattr(original_cast, "_pdk_wrapped", False):
+
+        def cast(self, value, casting_context):
+            if isinstance(value, np.ndarray) and context.executing_eagerly():
+                ctx = context.context()
+                device = ctx.device_name or _first_pdk_device(ctx)
+                if _MARK in device:
+                    value = original_convert(value, _OnHost(ctx, host_name), self.dtype)
+            return original_cast(self, value, casting_context)
+
+        cast._pdk_wrapped = True
+        cast.__wrapped__ = original_cast
+        tensor_lib.TensorSpec.cast = cast
 
     return True
 

@@ -170,10 +170,13 @@ def test_tf_function_with_numpy_arguments_on_pdk_matches_the_cpu():
 
     with tf.device("/CPU:0"):
         want = float(step(x, y))
-    before = _launches("_PdkFromHost")
+    before, sums = _launches("_PdkFromHost"), _launches("Sum")
     with tf.device("/PDK:0"):
         got = float(step(x, y))
-    assert _launches("_PdkFromHost") == before + 2
+    # The arguments stay host tensors (TensorSpec.cast): the function copies
+    # them to PDK itself, where its ops run.
+    assert _launches("_PdkFromHost") == before
+    assert _launches("Sum") >= sums + 2
     assert got == pytest.approx(want, rel=1e-6)
 
 
