@@ -44,7 +44,7 @@
 
 #include "compute/eigen.h"
 #include "compute/parallel_for.h"  // RunShards
-#include "compute/transpose.h"     // TransposeBlock
+#include "compute/transpose.h"     // BatchedTranspose2D
 
 namespace pdk_compute {
 
@@ -252,9 +252,8 @@ constexpr int64_t kMinSplitK = 64;
 //   both dense, into its own [m,n] partial (shard 0 into C); the partials are
 //   then added to C in shard order, elementwise blocks on the pool.
 //   Extra traffic: (shards - 1) partials, m*n floats each;
-// - transpose A ([k,m] -> [m,k], TransposeBlock: each shard its own columns)
-//   and run the NN (or NT) product, whose row blocks are dense. Extra: m*k
-//   floats.
+// - transpose A once on the pool ([k,m] -> [m,k], BatchedTranspose2D) and run
+//   the NN (or NT) product, whose row blocks are dense. Extra: m*k floats.
 // Returns false (nothing written) when neither gives a block oneDNN runs
 // faster (DnnlFloat32Wins): the caller splits as for any product. The sum
 // order over k differs from one undivided product, within float rounding, and
@@ -282,17 +281,12 @@ inline bool TransposedAGemm(const Eigen::ThreadPoolDevice& dev, bool tb, int64_t
     });
     return true;
   }
-  // NN / NT after the transpose: row blocks of m / shards rows, each shard
-  // transposing its own columns of A first (one pass over the pool, the
-  // block still in cache for its product).
+  // NN / NT after the transpose: row blocks of m / shards rows.
   if (m < 2 * shards || !DnnlFloat32Wins(false, tb, m / shards, n, k)) return false;
   std::unique_ptr<float[]> at(new float[size_t(m * k)]);
-  const int64_t ldb = tb ? k : n;
-  RunShards(dev, shards, [&](int64_t s) {
-    const int64_t lo = m * s / shards, hi = m * (s + 1) / shards;
-    TransposeBlock(a + lo, m, at.get() + lo * k, k, k, hi - lo);  // A[:, lo:hi] -> rows of A^T
-    GemmBlock<float>(false, tb, hi - lo, n, k, at.get() + lo * k, k, b, ldb, c + lo * n, n);
-  });
+  BatchedTranspose2D<float>(dev, a, at.get(), 1, k, m);
+  static const std::vector<int64_t> kZero{0};
+  BatchGemm<float>(dev, false, tb, m, n, k, 1, at.get(), kZero, b, kZero, c);
   return true;
 }
 
