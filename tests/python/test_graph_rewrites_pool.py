@@ -16,6 +16,7 @@ import keras
 
 import tensorflow_pdk as tp
 from tensorflow_pdk import placement
+from tensorflow_pdk.testing import keras_compile_args
 
 FUSED = "_PdkMaxPoolGradReluGrad"
 DTYPES = {"float32": tf.float32, "float64": tf.float64, "float16": tf.float16,
@@ -153,7 +154,7 @@ def test_keras_cnn_train_step_fuses(rng):
                                   keras.layers.Flatten(), keras.layers.Dense(4)])
             m.compile(optimizer=keras.optimizers.SGD(0.1),
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      **({"jit_compile": False} if "CPU" in device else {}))
+                      **keras_compile_args(device))
             return m
 
     pdk, cpu = make("/PDK:0"), make("/CPU:0")
