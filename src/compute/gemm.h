@@ -11,7 +11,9 @@
 //   whole products, batch items, row blocks of an untransposed A);
 //   OpenBLAS's single-threaded cblas_sgemm for smaller blocks (lower per-call
 //   cost), strided blocks (row blocks of a transposed A, column blocks),
-//   accumulation (beta = 1), or when oneDNN would not use brgemm. oneDNN
+//   accumulation (beta = 1), or when oneDNN would not use brgemm; on CPUs
+//   without AVX-512 (no brgemm), Eigen's GEMM for the blocks up to 33 MFLOP
+//   that EigenFloat32Wins picks (faster there than OpenBLAS). oneDNN
 //   computes on the calling thread (OpenMP team of 1): one call over the whole
 //   product with an OpenMP team stalled for ~11 ms per call under load with
 //   libgomp's default wait policy;
@@ -170,6 +172,30 @@ inline bool NativeBf16() {
   return yes;
 }
 
+// Whether a float32 block C[rows,cols] = op(A) op(B) that oneDNN does not take
+// runs faster on Eigen's GEMM (GemmEigen) than on OpenBLAS's cblas_sgemm, on
+// one core of a CPU without AVX-512. There oneDNN 2.6 has no brgemm kernel, and
+// OpenBLAS 0.3.21's Haswell/Zen sgemm carries a per-call and packing cost that
+// Eigen's AVX2+FMA kernel (the x86-64-v3 core's build of TensorFlow's Eigen)
+// does not. Measured on a 2-vCPU AMD EPYC (Zen 3, AVX2, no AVX-512),
+// 2026-11-30, one thread, hot operands, m, k, n in {8, 16, ..., 512} for NN, NT
+// and TN (docs/benchmarks.md, "float32 GEMM", "Without AVX-512"): Eigen / OpenBLAS
+// geometric mean 0.76 (NN) and 0.75 (NT) over the products up to 33 MFLOP
+// (the LSTM's 32x64x256: 13-16 against 17-20 us); TN 0.90 with this rule (Eigen
+// is slower on TN with few output columns or a long k: 256x8x256 1.75x).
+// Above 33 MFLOP the two were even (0.9-1.2).
+inline bool EigenFloat32Wins(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k) {
+#if defined(__AVX2__) && defined(__FMA__)
+  static const bool no_avx512 = !__builtin_cpu_supports("avx512f");
+  if (!no_avx512 || 2.0 * double(rows) * double(cols) * double(k) > 3.3e7) return false;
+  if (!ta) return true;
+  return !tb && cols >= 32 && k <= 256;
+#else  // the x86-64-v2 core: Eigen's SSE kernel, OpenBLAS's runtime-chosen AVX2 one
+  (void)ta, (void)tb, (void)rows, (void)cols, (void)k;
+  return false;
+#endif
+}
+
 template <class T>
 void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T* a, int64_t lda,
                const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate = false);
@@ -206,6 +232,8 @@ void GemmBlock(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k, const T*
         DenseGemm(ta, tb, rows, cols, k, lda, ldb, ldc) &&
         GemmBlockDnnl(DnnlGemmType::kFloat32, ta, tb, rows, cols, k, a, lda, b, ldb, c, ldc))
       return;
+    if (!accumulate && EigenFloat32Wins(ta, tb, rows, cols, k))
+      return GemmEigen(ta, tb, rows, cols, k, a, lda, b, ldb, c, ldc);
   }
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (FitsBlasInt(rows) && FitsBlasInt(cols) && FitsBlasInt(k) && FitsBlasInt(lda) &&
