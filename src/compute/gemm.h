@@ -12,7 +12,7 @@
 //   OpenBLAS's single-threaded cblas_sgemm for smaller blocks (lower per-call
 //   cost), strided blocks (row blocks of a transposed A, column blocks),
 //   accumulation (beta = 1), or when oneDNN would not use brgemm; on CPUs
-//   without AVX-512 (no brgemm), Eigen's GEMM for the blocks up to 33 MFLOP
+//   without AVX-512 (no brgemm), Eigen's GEMM for the blocks up to 51 MFLOP
 //   that EigenFloat32Wins picks (faster there than OpenBLAS). oneDNN
 //   computes on the calling thread (OpenMP team of 1): one call over the whole
 //   product with an OpenMP team stalled for ~11 ms per call under load with
@@ -183,11 +183,14 @@ inline bool NativeBf16() {
 // geometric mean 0.76 (NN) and 0.75 (NT) over the products up to 33 MFLOP
 // (the LSTM's 32x64x256: 13-16 against 17-20 us); TN 0.90 with this rule (Eigen
 // is slower on TN with few output columns or a long k: 256x8x256 1.75x).
-// Above 33 MFLOP the two were even (0.9-1.2).
+// Eigen also led on every grid block of 34 MFLOP (NN 0.85-0.98, NT 0.80-0.99,
+// TN under the rule 0.83-0.97), the ViT's 512-row Dense blocks among them, but
+// not on all of 67 MFLOP (512x512x128 NN 1.05, 128x512x512 NT 1.06,
+// 256x256x512 TN 1.06): hence the cutoff of 51 MFLOP, between the two.
 inline bool EigenFloat32Wins(bool ta, bool tb, int64_t rows, int64_t cols, int64_t k) {
 #if defined(__AVX2__) && defined(__FMA__)
   static const bool no_avx512 = !__builtin_cpu_supports("avx512f");
-  if (!no_avx512 || 2.0 * double(rows) * double(cols) * double(k) > 3.3e7) return false;
+  if (!no_avx512 || 2.0 * double(rows) * double(cols) * double(k) > 5.1e7) return false;
   if (!ta) return true;
   return !tb && cols >= 32 && k <= 256;
 #else  // the x86-64-v2 core: Eigen's SSE kernel, OpenBLAS's runtime-chosen AVX2 one
