@@ -54,8 +54,8 @@ def disabled_reason() -> str:
 def async_status() -> str:
     """Asynchronous kernels: ``"on: <settings>"`` or ``"off: <why>"``.
 
-    On, MatMul, BatchMatMulV2, _PdkFusedMatMul and the Conv2D family run on
-    launcher threads when their inputs are large (docs/architecture.md,
+    On, MatMul, BatchMatMulV2 and _PdkFusedMatMul run on launcher threads
+    when their inputs are large (docs/architecture.md,
     "Asynchronous kernels"); off (``PDK_ASYNC=0``, an untested TensorFlow
     release, a failed self-test), every kernel runs on TensorFlow's thread.
     """

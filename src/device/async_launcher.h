@@ -1,8 +1,8 @@
 // PDK's launcher of asynchronous kernels (the kit's pdk::AsyncLauncher,
-// include/pdk/kernel.h, "asynchronous kernels"): MatMul, BatchMatMulV2,
-// _PdkFusedMatMul and the Conv2D family run on launcher threads when their
-// inputs are large enough, so independent kernels overlap as they do on
-// TensorFlow's CPU device (docs/architecture.md, "Asynchronous kernels").
+// include/pdk/kernel.h, "asynchronous kernels"): MatMul, BatchMatMulV2 and
+// _PdkFusedMatMul run on launcher threads when their inputs are large
+// enough, so independent kernels overlap as they do on TensorFlow's CPU
+// device (docs/architecture.md, "Asynchronous kernels").
 //
 // Guards, checked once by InitAsync before the kernels register; if any
 // fails, no launcher is installed and every kernel registers synchronously:

@@ -1,6 +1,5 @@
-// Which launches of an Async kernel (MatMul, BatchMatMulV2, _PdkFusedMatMul,
-// the Conv2D family: KernelDef::Async in pdk/kernel.h) may go to a launcher
-// thread.
+// Which launches of an Async kernel (MatMul, BatchMatMulV2, _PdkFusedMatMul:
+// KernelDef::Async in pdk/kernel.h) may go to a launcher thread.
 //
 // PDK registers each such op twice: synchronous (no kernel label, what a node
 // gets by default) and asynchronous under the kernel label "async"
@@ -35,7 +34,7 @@
 // "sync") and never revisited: the pass runs before the other rewrites, while
 // every producer is an op TensorFlow's shape inference saw (a fused node's
 // outputs have no inferred shape), and again after them for the nodes they
-// created (_PdkFusedMatMul, _PdkFusedConv2D, whose inputs are the original
+// created (_PdkFusedMatMul, whose inputs are the original
 // producers'); and TensorFlow calls the optimizer again on its own output. A
 // node with a `_kernel` attribute of its own is left as it is. With no
 // asynchronous registrations (PDK_ASYNC=0) the pass does nothing.

@@ -147,7 +147,7 @@ void PlaceLogicalOpBoolsInHostMemory(GraphDef* graph, const RewriteContext& ctx)
 // (src/graph/rewrites/loop_int32_state.cc). Always on.
 void MoveInt32LoopStateToLoopDevice(GraphDef* graph, const RewriteContext& ctx);
 
-// MatMul | BatchMatMulV2 | _PdkFusedMatMul | Conv2D family on PDK, except
+// MatMul | BatchMatMulV2 | _PdkFusedMatMul on PDK, except
 // in a while loop's body with inputs known to be under policy.min_bytes ->
 // the same node with
 // `_kernel: "async"` (pdk::kAsyncKernelLabel): TensorFlow creates its

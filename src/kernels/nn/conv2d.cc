@@ -372,20 +372,17 @@ class Conv2DBackpropFilterOp : public ConvBase {
 
 }  // namespace
 
-#define PDK_REGISTER_CONV2D_(T)                                                          \
-  REGISTER_KERNEL_BUILDER(Name("Conv2D").Device(DEVICE_PDK).TypeConstraint<T>("T").Async(), \
-                          Conv2DOp<T>);                                                  \
-  REGISTER_KERNEL_BUILDER(Name("Conv2DBackpropInput")                                    \
-                              .Device(DEVICE_PDK)                                        \
-                              .TypeConstraint<T>("T")                                    \
-                              .HostMemory("input_sizes")                                 \
-                              .Async(),                                                  \
-                          Conv2DBackpropInputOp<T>);                                     \
-  REGISTER_KERNEL_BUILDER(Name("Conv2DBackpropFilter")                                   \
-                              .Device(DEVICE_PDK)                                        \
-                              .TypeConstraint<T>("T")                                    \
-                              .HostMemory("filter_sizes")                                \
-                              .Async(),                                                  \
+#define PDK_REGISTER_CONV2D_(T)                                                                   \
+  REGISTER_KERNEL_BUILDER(Name("Conv2D").Device(DEVICE_PDK).TypeConstraint<T>("T"), Conv2DOp<T>); \
+  REGISTER_KERNEL_BUILDER(Name("Conv2DBackpropInput")                                             \
+                              .Device(DEVICE_PDK)                                                 \
+                              .TypeConstraint<T>("T")                                             \
+                              .HostMemory("input_sizes"),                                         \
+                          Conv2DBackpropInputOp<T>);                                              \
+  REGISTER_KERNEL_BUILDER(Name("Conv2DBackpropFilter")                                            \
+                              .Device(DEVICE_PDK)                                                 \
+                              .TypeConstraint<T>("T")                                             \
+                              .HostMemory("filter_sizes"),                                        \
                           Conv2DBackpropFilterOp<T>)
 PDK_REGISTER_CONV2D_(float);
 PDK_REGISTER_CONV2D_(double);

@@ -233,8 +233,7 @@ class FusedConv2DOp : public OpKernel {
 
 }  // namespace
 
-REGISTER_KERNEL_BUILDER(
-    Name("_PdkFusedConv2D").Device(DEVICE_PDK).TypeConstraint<float>("T").Async(),
-    FusedConv2DOp);
+REGISTER_KERNEL_BUILDER(Name("_PdkFusedConv2D").Device(DEVICE_PDK).TypeConstraint<float>("T"),
+                        FusedConv2DOp);
 
 }  // namespace tensorflow
