@@ -437,6 +437,7 @@ UNARY = {
     "Exp": (FLOAT, uniform(-5, 5)),
     "Log": (FLOAT, positive()),
     "Log1p": (FLOAT, uniform(-0.99, 10.0)),
+    "Expm1": (FLOAT, uniform(-5, 5)),
     "Reciprocal": (FLOAT, nonzero()),
     "Floor": (FLOAT, uniform(-5, 5)),
     "Ceil": (FLOAT, uniform(-5, 5)),

@@ -121,7 +121,7 @@ def test_binary_rank6_broadcast(op, dtype, rng):
 
 UNARY_OPS = {
     "Neg": FI, "Square": FI, "Abs": FI, "Sign": FI, "Round": FI,
-    "Sqrt": F, "Rsqrt": F, "Exp": F, "Log": F, "Log1p": F, "Reciprocal": F,
+    "Sqrt": F, "Rsqrt": F, "Exp": F, "Log": F, "Log1p": F, "Expm1": F, "Reciprocal": F,
     "Floor": F, "Ceil": F, "Sigmoid": F, "Tanh": F, "LogicalNot": [np.bool_],
 }
 UNARY_CASES = [(op, dt) for op, dts in UNARY_OPS.items() for dt in dts]
@@ -487,3 +487,25 @@ def test_broadcast_to_incompatible_shape():
     with tf.device("/PDK:0"):
         with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[2,3\].*\[4,3\]"):
             tf.broadcast_to(tf.ones([2, 3]), [4, 3])
+
+
+def test_exp_minus_one_in_a_function_runs_as_expm1_on_pdk():
+    """Grappler's arithmetic optimizer turns `exp(x) - 1` in a graph into
+    Expm1 on the node's device, whatever kernels the device has (its
+    ConvertExpm1Stage); before PDK registered Expm1 such a tf.function failed
+    with "No registered 'Expm1' OpKernel for 'PDK' devices". It runs on PDK
+    (alone, or fused with its neighbours) and matches the CPU."""
+    x = random_array((64, 33), np.float32, np.random.default_rng(7), -5, 5)
+    x[0, :3] = [0.0, 1e-8, -1e-8]
+
+    @tf.function
+    def fn(x):
+        return tf.exp(x) - 1.0, (tf.exp(x) - 1.0) * 2.0
+
+    with tf.device("/CPU:0"):
+        want = [t.numpy() for t in fn(tf.constant(x))]
+    with launches() as delta, tf.device("/PDK:0"):
+        got = [t.numpy() for t in fn(tf.identity(tf.constant(x)))]
+    assert delta.get("Expm1", 0) + delta.get("_PdkFusedElementwise", 0) >= 1, delta
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)

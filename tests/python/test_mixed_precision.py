@@ -126,6 +126,7 @@ def test_cwise_grad(op, dt, rng):
 UNARY = {  # op: (low, high) of the inputs
     "Neg": (-4, 4), "Square": (-4, 4), "Abs": (-4, 4), "Sign": (-4, 4), "Round": (-4, 4),
     "Sqrt": (0, 9), "Rsqrt": (0.1, 9), "Exp": (-4, 4), "Log": (0.01, 9), "Log1p": (-0.9, 9),
+    "Expm1": (-4, 4),
     "Reciprocal": (0.1, 4), "Floor": (-4, 4), "Ceil": (-4, 4), "Sigmoid": (-6, 6),
     "Tanh": (-3, 3),
 }

@@ -56,6 +56,7 @@ PDK_UNARY_(Rsqrt, x.rsqrt());
 PDK_UNARY_(Exp, x.exp());
 PDK_UNARY_(Log, x.log());
 PDK_UNARY_(Log1p, x.log1p());
+PDK_UNARY_(Expm1, x.expm1());  // TensorFlow's CPU functor: Eigen's scalar_expm1_op
 PDK_UNARY_(Reciprocal, x.inverse());
 PDK_UNARY_(Floor, x.floor());
 PDK_UNARY_(Ceil, x.ceil());

@@ -69,6 +69,8 @@ PDK_REGISTER_SIGNED_(int32, .HostMemory("x").HostMemory("y"))
                           UnaryOp<T, unary::Log>);                                              \
   REGISTER_KERNEL_BUILDER(Name("Log1p").Device(DEVICE_PDK).TypeConstraint<T>("T"),              \
                           UnaryOp<T, unary::Log1p>);                                            \
+  REGISTER_KERNEL_BUILDER(Name("Expm1").Device(DEVICE_PDK).TypeConstraint<T>("T"),              \
+                          UnaryOp<T, unary::Expm1>);                                            \
   REGISTER_KERNEL_BUILDER(Name("Reciprocal").Device(DEVICE_PDK).TypeConstraint<T>("T"),         \
                           UnaryOp<T, unary::Reciprocal>);                                       \
   REGISTER_KERNEL_BUILDER(Name("Floor").Device(DEVICE_PDK).TypeConstraint<T>("T"),              \

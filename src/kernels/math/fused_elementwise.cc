@@ -131,7 +131,7 @@ void Visit(Code c, V& v) {
   case Code::k##NAME: return v.template Unary<unary::NAME>();
     PDK_U_(Neg) PDK_U_(Square) PDK_U_(Abs) PDK_U_(Sign) PDK_U_(Round) PDK_U_(Sqrt)
     PDK_U_(Rsqrt) PDK_U_(Exp) PDK_U_(Log) PDK_U_(Log1p) PDK_U_(Reciprocal) PDK_U_(Floor)
-    PDK_U_(Ceil) PDK_U_(Sigmoid) PDK_U_(Tanh) PDK_U_(Erf) PDK_U_(Erfc)
+    PDK_U_(Ceil) PDK_U_(Sigmoid) PDK_U_(Tanh) PDK_U_(Erf) PDK_U_(Erfc) PDK_U_(Expm1)
 #undef PDK_U_
     case Code::kRelu: return v.template Unary<ReluApply<relu::ReluFn>>();
     case Code::kRelu6: return v.template Unary<ReluApply<relu::Relu6Fn>>();

@@ -54,6 +54,7 @@ constexpr int Arity(Kind k) {
 #define PDK_FUSED_ELEMENTWISE_OPS(X)                                                      \
   X(Neg, kUnary) X(Square, kUnary) X(Abs, kUnary) X(Sign, kUnary) X(Round, kUnary)        \
   X(Sqrt, kUnary) X(Rsqrt, kUnary) X(Exp, kUnary) X(Log, kUnary) X(Log1p, kUnary)         \
+  X(Expm1, kUnary)                                                                        \
   X(Reciprocal, kUnary) X(Floor, kUnary) X(Ceil, kUnary) X(Sigmoid, kUnary)               \
   X(Tanh, kUnary) X(Erf, kUnary) X(Erfc, kUnary) X(Relu, kUnary) X(Relu6, kUnary)         \
   X(Elu, kUnary)                                                                          \
