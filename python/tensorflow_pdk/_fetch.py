@@ -124,11 +124,12 @@ def install_conversions() -> bool:
     (``CopyCPUTensorToPluggableDevice``, about 100 µs). Wraps
     ``constant_op.convert_to_eager_tensor`` for NumPy arrays of the dtypes in
     ``_MOVED`` (TensorFlow caches Python scalars per device itself). A host
-    *tensor* passed to a ``tf.function`` on PDK (a tf.data element) is left to
-    TensorFlow: it is copied inside the function, overlapped with other work,
-    and measured faster that way; so a ``tf.function`` call's NumPy arguments
-    become host tensors too (``TensorSpec.cast``, through which TensorFlow
-    binds them, wrapped). Idempotent."""
+    *tensor* passed to a ``tf.function`` on PDK (a tf.data element) is left as
+    it is: the function's PDK kernels read it in host memory, with no copy
+    (PDK's graph optimizer, src/graph/rewrites/cpu_inputs_host_memory.cc); so
+    a ``tf.function`` call's NumPy arguments become host tensors too
+    (``TensorSpec.cast``, through which TensorFlow binds them, wrapped).
+    Idempotent."""
     import numpy as np
     from tensorflow.python import pywrap_tfe
     from tensorflow.python.eager import context
@@ -183,11 +184,12 @@ def install_conversions() -> bool:
         constant_op.convert_to_eager_tensor = convert_to_eager_tensor
 
     # A NumPy argument of a tf.function call (TensorFlow binds it through
-    # TensorSpec.cast) stays a host tensor, which the function copies to PDK
-    # itself, as it does with a tf.data element: a custom training loop's
-    # batches (64 x 32 float32 and 32 int64) cost 567 against 480 us per step
-    # moved first, 2026-11-30 (docs/benchmarks.md, "Reading a result back, and
-    # other host-device copies").
+    # TensorSpec.cast) stays a host tensor, which the function's PDK kernels
+    # read in host memory, as they do a tf.data element: a custom training
+    # loop's batches (64 x 32 float32 and 32 int64) cost 567 against 480 us
+    # per step moved first, 2026-11-30, when the function still copied them
+    # itself (docs/benchmarks.md, "Reading a result back, and other
+    # host-device copies").
     original_cast = tensor_lib.TensorSpec.cast
     if not getattr(original_cast, "_pdk_wrapped", False):
 

@@ -152,6 +152,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   RewriteTensorListGradients(graph, ctx);
   PlaceInt32ListElementsInHostMemory(graph, ctx);
   PlaceLogicalOpBoolsInHostMemory(graph, ctx);
+  PlaceCpuInputsInHostMemory(graph, ctx);
   LabelAsyncLaunches(graph, ctx, options.async);  // the nodes the rewrites created
   if (StrictEnabled()) EnforceStrictPlacement(graph, options.optimizer.device_type, options.report);  // PDK_STRICT=1
   return pdk::Status::OK();

@@ -402,7 +402,9 @@ TEST(FuseMatMul, DoesNotFireOffPdkOrOnOtherTypes) {
   EXPECT_TRUE(Optimized(&cpu).empty());
   GraphDef mixed = DenseRelu();
   mixed.node[3].device = kCpu;  // MatMul on the CPU
-  EXPECT_TRUE(Optimized(&mixed).empty());
+  RewriteCounts mixed_fired = Optimized(&mixed);
+  mixed_fired.erase("input from the CPU read in host memory");  // BiasAdd reads the CPU's MatMul
+  EXPECT_TRUE(mixed_fired.empty());
   GraphDef dbl = DenseRelu();
   dbl.node[3].attr["T"] = AttrValue::Type(DT_DOUBLE);
   dbl.node[4].attr["T"] = AttrValue::Type(DT_DOUBLE);
@@ -759,6 +761,39 @@ TEST(LogicalBoolHostMemory, FusedElementwiseBoolInputFromALogicalOp) {
   EXPECT_EQ(IntListAttr(*Find(g, "fused"), "_input_hostmem"), (std::vector<int64_t>{1}));
 }
 
+// ------------------------------- inputs from the CPU read in host memory
+
+// A function's host-tensor argument and a tf.data element (IteratorGetNext on
+// the CPU) read by PDK kernels: those inputs go to host memory; an Identity
+// (TensorFlow's DEVICE_DEFAULT kernel on PDK), a producer on another task's
+// CPU or on no device, and consumers on the CPU are left alone.
+TEST(CpuInputsHostMemory, PdkKernelsReadCpuProducedInputsInHostMemory) {
+  constexpr char kOtherTaskCpu[] = "/job:localhost/replica:0/task:1/device:CPU:0";
+  GraphDef g;
+  g.node = {Node("x", "_Arg", {}, kCpu),
+            Node("it", "IteratorGetNext", {}, kCpu),
+            Node("w", "Placeholder", {}),
+            Node("mm", "MatMul", {"x", "w"}),
+            Node("cast", "Cast", {"it:1"}),
+            Node("both", "AddV2", {"w", "x"}),
+            Node("id", "Identity", {"x"}),
+            Node("far", "Placeholder", {}, kOtherTaskCpu),
+            Node("mm_far", "MatMul", {"far", "w"}),
+            Node("nowhere", "Placeholder", {}, ""),
+            Node("mm_nowhere", "MatMul", {"nowhere", "w"}),
+            Node("mm_cpu", "MatMul", {"x", "it"}, kCpu)};
+  g.node[5].attr["_input_hostmem"] = AttrValue::IntList({0});  // kept and extended
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["input from the CPU read in host memory"], 3u);
+  EXPECT_EQ(IntListAttr(*Find(g, "mm"), "_input_hostmem"), (std::vector<int64_t>{0}));
+  EXPECT_EQ(IntListAttr(*Find(g, "cast"), "_input_hostmem"), (std::vector<int64_t>{0}));
+  EXPECT_EQ(IntListAttr(*Find(g, "both"), "_input_hostmem"), (std::vector<int64_t>{0, 1}));
+  for (const char* kept : {"id", "mm_far", "mm_nowhere", "mm_cpu", "w"})
+    EXPECT_EQ(Find(g, kept)->attr.count("_input_hostmem"), 0u) << kept;
+  // Idempotent.
+  EXPECT_TRUE(Optimized(&g).empty());
+  EXPECT_EQ(IntListAttr(*Find(g, "both"), "_input_hostmem"), (std::vector<int64_t>{0, 1}));
+}
 
 // ------------------------------------------ int32 loop state on the loop's device
 
@@ -1003,7 +1038,9 @@ TEST(CancelTransposes, LeftAloneWhenTheyDoNotCancel) {
   EXPECT_TRUE(Optimized(&fetched, {"t2"}).empty());
   GraphDef cpu = TransposePair({1, 0}, {1, 0});
   cpu.node[4].device = kCpu;
-  EXPECT_TRUE(Optimized(&cpu).empty());
+  RewriteCounts cpu_fired = Optimized(&cpu);
+  cpu_fired.erase("input from the CPU read in host memory");  // the PDK reader of the CPU's node
+  EXPECT_TRUE(cpu_fired.empty());
   GraphDef not_const = TransposePair({1, 0}, {1, 0});
   not_const.node[2] = Node("p2", "Placeholder", {});  // perm computed at run time
   EXPECT_TRUE(Optimized(&not_const).empty());

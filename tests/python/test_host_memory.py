@@ -418,3 +418,99 @@ def test_loop_bounded_by_an_int32_argument_stays_on_pdk():
     nodes = [n for fg in md.function_graphs for pg in fg.partition_graphs for n in pg.node]
     assert sum(n.op == "LoopCond" and n.device.endswith("PDK:0") for n in nodes) == 2
     assert not [(n.op, n.name) for n in nodes if n.op in loop_ops and "CPU" in n.device]
+
+
+def _receives_from_the_cpu(md):
+    """(op, tensor dtype, reader ops) of every receive in a PDK partition graph
+    of run metadata `md` whose tensor was sent from the CPU: `_HostRecv` takes
+    it in host memory (the rendezvous shares the buffer), `_Recv` copies it
+    into device memory through TensorFlow's EventMgr."""
+    found = []
+    for fg in md.function_graphs:
+        for pg in fg.partition_graphs:
+            for n in pg.node:
+                if n.op in ("_Recv", "_HostRecv") and n.device.endswith("PDK:0") and \
+                        b"CPU" in n.attr["send_device"].s:
+                    readers = sorted(m.op for m in pg.node
+                                     if any(i.split(":")[0] == n.name for i in m.input))
+                    found.append((n.op, tf.as_dtype(n.attr["tensor_type"].type).name, readers))
+    return found
+
+
+def test_function_arguments_on_the_cpu_are_read_in_host_memory():
+    """A tf.function on PDK called with host tensors (a custom training loop's
+    batches): PDK's kernels read them in host memory
+    (src/graph/rewrites/cpu_inputs_host_memory.cc), so each is received by a
+    `_HostRecv` that shares the buffer instead of a `_Recv` that copies it;
+    the results match the CPU's, the work ran on PDK, and the caller's host
+    tensors are unchanged (no kernel wrote into them)."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    w = rng.standard_normal((64, 16)).astype(np.float32)
+    y = rng.integers(0, 16, 32).astype(np.int64)
+
+    @tf.function
+    def fn(x, y, w):
+        logits = tf.nn.relu(tf.matmul(x, w))
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        return loss, tf.cast(y, tf.float32) * 2.0 + x[:, 0], tf.exp(x) - 1.0
+
+    with tf.device("/CPU:0"):
+        xh, yh, wh = tf.constant(x), tf.constant(y), tf.constant(w)
+        want = [t.numpy() for t in fn(xh, yh, wh)]
+    tensorflow_pdk.reset_launch_counts()
+    with tf.device("/PDK:0"):
+        got, md = _run_with_metadata(fn, xh, yh, wh)
+    counts = tensorflow_pdk.launch_counts()
+    assert counts.get("MatMul", 0) + counts.get("_PdkFusedMatMul", 0) == 1, counts
+    for g, wnt in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), wnt, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(xh.numpy(), x)
+    np.testing.assert_array_equal(yh.numpy(), y)
+    received = sorted(r[:2] for r in _receives_from_the_cpu(md))
+    assert received == [("_HostRecv", "float32"), ("_HostRecv", "float32"),
+                        ("_HostRecv", "int64")], received
+
+
+def test_keras_fit_on_a_dataset_reads_its_batches_in_host_memory():
+    """Keras fit on a tf.data pipeline: IteratorGetNext runs on the CPU inside
+    the train function and PDK's kernels read its batches in host memory (a
+    `_HostRecv` for each batch tensor); two epochs end with the CPU's loss and
+    weights. Not covered: the dummy tensor of a control edge from
+    IteratorGetNext (Grappler's folded shape of the convolution's gradient,
+    an Identity on PDK its only reader) and the step's outputs returned as a
+    variant Optional, which the partitioner still receives in device
+    memory."""
+    import keras
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((96, 8, 8, 3)).astype(np.float32)
+    y = rng.integers(0, 4, 96)
+
+    def fit(device):
+        keras.utils.set_random_seed(2)
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)
+        with tf.device(device):
+            m = keras.Sequential([keras.Input((8, 8, 3)),
+                                  keras.layers.Conv2D(4, 3, activation="relu"),
+                                  keras.layers.Flatten(), keras.layers.Dense(4)])
+            m.compile(optimizer="adam",
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            # The train function's graphs enter the run metadata when it is
+            # instantiated: on the first call.
+            hist, md = _run_with_metadata(lambda: m.fit(ds, epochs=2, verbose=0))
+        return hist.history["loss"], m.get_weights(), md
+
+    want, want_w, _ = fit("/CPU:0")
+    tensorflow_pdk.reset_launch_counts()
+    got, got_w, md = fit("/PDK:0")
+    counts = tensorflow_pdk.launch_counts()
+    assert counts.get("_PdkFusedConv2D", 0) + counts.get("Conv2D", 0) >= 6, counts
+    np.testing.assert_allclose(got, want, rtol=1e-4)
+    for a, b in zip(got_w, want_w):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    batches = [r for r in _receives_from_the_cpu(md)
+               if r[1] in ("float32", "int64") and r[2] != ["Identity"]]
+    assert sorted(r[1] for r in batches) == ["float32", "int64"], batches
+    assert all(op == "_HostRecv" for op, _, _ in batches), batches
+    assert {"Cast", "_PdkFusedConv2D"} <= {op for r in batches for op in r[2]}, batches

@@ -140,6 +140,15 @@ void PlaceInt32ListElementsInHostMemory(GraphDef* graph, const RewriteContext& c
 // Always on: it only sets memory types.
 void PlaceLogicalOpBoolsInHostMemory(GraphDef* graph, const RewriteContext& ctx);
 
+// An input of a PDK kernel produced by a node on the host CPU of the same
+// task (a function's host-tensor argument, a tf.data IteratorGetNext) -> the
+// same node with that input in host memory (_input_hostmem): the partitioner's
+// _HostRecv shares the host buffer instead of copying it into device memory
+// through TensorFlow's event-manager threads
+// (src/graph/rewrites/cpu_inputs_host_memory.cc). Always on: it only sets
+// memory types.
+void PlaceCpuInputsInHostMemory(GraphDef* graph, const RewriteContext& ctx);
+
 // Enter / Merge / Switch / NextIteration / Exit / Identity of T = int32 placed
 // on the CPU, carrying a loop's state (a function's int32 argument, e.g. the
 // bound of `i < n`) in a while loop whose LoopCond is on PDK -> the same nodes
