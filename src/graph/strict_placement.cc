@@ -151,6 +151,14 @@ bool GuardWithFailure(NodeDef* guarded, const std::string& cpu_device,
   g.op = kFallbackOp;
   g.device = cpu_device;
   g.attr["message"] = AttrValue::String(message);
+  // The guard runs after the guarded node's first input, so it belongs to
+  // the same while-loop frame: a node of a loop body with a control input
+  // from outside the loop is an invalid graph ("has inputs from different
+  // frames").
+  if (!guarded->input.empty()) {
+    const TensorRef first = ParseInput(guarded->input.front());
+    g.input.push_back("^" + first.node);
+  }
   guarded->input.push_back("^" + guard);
   guards->push_back(std::move(g));
   return true;

@@ -1316,7 +1316,8 @@ TEST(StrictPlacement, GuardsCpuComputeOpsOfGraphsOnPdk) {
   ASSERT_NE(guard, nullptr);
   EXPECT_EQ(guard->op, "_PdkStrictFallback");
   EXPECT_EQ(guard->device, kCpu);
-  EXPECT_TRUE(guard->input.empty());
+  // After the guarded node's first input: in the same while-loop frame.
+  EXPECT_EQ(guard->input, std::vector<std::string>{"^sq"});
   std::string msg;
   ASSERT_TRUE(guard->attr.at("message").GetString(&msg));
   EXPECT_NE(msg.find("node 'bi' (op Betainc, T=float32) was placed on CPU"), std::string::npos)
