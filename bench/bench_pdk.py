@@ -406,18 +406,23 @@ def case_cnn_step():
                            lambda d: compiled(small_cnn(), d), *cnn_data())
 
 
-def case_lstm_step():
+def case_lstm_step(masked=False):
     """A text classifier: Embedding(5000, 64) -> LSTM(64) -> Dense(10) over
-    sequences of 80 token ids; batch 32; Adam."""
+    sequences of 80 token ids; batch 32; Adam. `masked`: the sequences are
+    padded with 0 after 40 to 80 tokens and the Embedding has mask_zero=True
+    (the LSTM reads a mask each time step)."""
     import keras
 
     rng = np.random.default_rng(0)
     x = rng.integers(1, 5000, (32, 80)).astype(np.int64)
     y = rng.integers(0, 10, 32).astype(np.int64)
+    if masked:
+        x[np.arange(80)[None, :] >= rng.integers(40, 81, 32)[:, None]] = 0
     build = lambda d: compiled(keras.Sequential([  # noqa: E731
-        keras.Input((80,), dtype="int64"), keras.layers.Embedding(5000, 64),
+        keras.Input((80,), dtype="int64"), keras.layers.Embedding(5000, 64, mask_zero=masked),
         keras.layers.LSTM(64), keras.layers.Dense(10)]), d)
-    return train_step_case("train step: LSTM text classifier (batch 32, seq 80, d 64)",
+    name = "train step: LSTM text classifier (batch 32, seq 80, d 64)"
+    return train_step_case(name.replace("classifier", "classifier, masked") if masked else name,
                            build, x, y)
 
 
@@ -619,6 +624,7 @@ CASES = {
     "resnet50": case_resnet50_step,
     "transformer": case_transformer_step,
     "lstm": case_lstm_step,
+    "lstm_masked": lambda: case_lstm_step(masked=True),
     "vit": case_vit_step,
     "mlp_loop": case_mlp_loop,
     "cnn_fit": case_cnn_fit,
@@ -626,8 +632,8 @@ CASES = {
     "cnn_rmsprop": case_rmsprop_cnn_step,
 }
 
-TRAIN_CASES = ("digits", "mlp", "mlp_bf16", "cnn", "resnet50", "transformer", "lstm", "mlp_sgd",
-               "cnn_rmsprop", "vit")
+TRAIN_CASES = ("digits", "mlp", "mlp_bf16", "cnn", "resnet50", "transformer", "lstm",
+               "lstm_masked", "mlp_sgd", "cnn_rmsprop", "vit")
 
 
 CHILD = "child"  # the stock setup run by the worker process

@@ -137,6 +137,7 @@ pdk::Status Optimize(GraphDef* graph, const OptimizeOptions& options,
   };
   RunXlaCallsWithPdkKernels(graph, ctx);
   MoveInt32LoopStateToLoopDevice(graph, ctx);
+  HoldBoolTensorListsAsFloat(graph, ctx);
   LabelAsyncLaunches(graph, ctx, options.async);  // before the rewrites change producers
   SplitFusedBatchNormEx(graph, ctx);
   RewriteResourceScatter(graph, ctx);

@@ -841,6 +841,93 @@ TEST(LoopInt32State, LoopOnTheCpuOrPreservedNodesStay) {
   EXPECT_EQ(Find(h, "n_enter")->device, kCpu);
 }
 
+// ------------------------------------------------------ bool TensorLists
+
+// A lowered loop on PDK reading a bool sequence from a list (a Keras RNN's
+// mask) and pushing each element onto an accumulator its gradient pops, as
+// TensorFlow places it: the bool list ops without a DEVICE_DEFAULT kernel
+// (FromTensor, GetItem, PopBack) and their element_shape Consts on the CPU.
+GraphDef MaskedLoop() {
+  auto boolean = [](NodeDef n) {
+    n.attr[n.op == "Placeholder" ? "dtype" : "element_dtype"] = AttrValue::Type(DT_BOOL);
+    return n;
+  };
+  NodeDef shape = Node("shape", "Const", {}, kCpu);
+  NodeDef item_shape = Node("item_shape", "Const", {"^pivot"}, kCpu);
+  GraphDef g;
+  g.node = {boolean(ListNode("mask", "Placeholder", {})),
+            ListNode("i", "Placeholder", {}),
+            ListNode("pivot", "Identity", {"i"}),
+            shape,
+            item_shape,
+            boolean(ListNode("from", "TensorListFromTensor", {"mask", "shape"}, kCpu)),
+            ListNode("enter", "Enter", {"from"}),
+            ListNode("merge", "Merge", {"enter", "next"}),
+            ListNode("cond", "Placeholder", {}),
+            ListNode("switch", "Switch", {"merge", "cond"}),
+            ListNode("body", "Identity", {"switch:1"}),
+            boolean(ListNode("get", "TensorListGetItem", {"body", "i", "item_shape"}, kCpu)),
+            Node("select", "SelectV2", {"get", "i", "i"}),
+            Node("not", "LogicalNot", {"get"}),
+            ListNode("next", "NextIteration", {"body"}),
+            ListNode("exit", "Exit", {"switch"}),
+            boolean(ListNode("acc", "EmptyTensorList", {"shape", "i"})),
+            boolean(ListNode("push", "TensorListPushBack", {"acc", "get"})),
+            boolean(ListNode("pop", "TensorListPopBack", {"push", "item_shape"}, kCpu)),
+            Node("grad_select", "SelectV2", {"pop:1", "i", "i"})};
+  return g;
+}
+
+TEST(BoolTensorLists, HeldAsFloat32OnPdk) {
+  GraphDef g = MaskedLoop();
+  RewriteCounts fired = Optimized(&g);
+  EXPECT_EQ(fired["bool TensorList held as float32 on the device"], 2u);  // two lists
+  for (const char* n : {"from", "get", "acc", "push", "pop"}) {
+    EXPECT_EQ(Find(g, n)->device, kPdk) << n;
+    EXPECT_EQ(Find(g, n)->TypeAttr("element_dtype"), DT_FLOAT) << n;
+  }
+  for (const char* n : {"enter", "merge", "switch", "body", "next", "exit", "shape", "item_shape"})
+    EXPECT_EQ(Find(g, n)->device, kPdk) << n;
+  // Elements in through Cast(bool -> float32), out through Cast(float32 -> bool).
+  EXPECT_EQ(Find(g, "from")->input[0], "from/pdk_bool_to_float");
+  EXPECT_EQ(Find(g, "push")->input[1], "push/pdk_bool_to_float");
+  EXPECT_EQ(Find(g, "push/pdk_bool_to_float")->input[0], "get/pdk_float_to_bool");
+  const NodeDef* in = Find(g, "from/pdk_bool_to_float");
+  ASSERT_NE(in, nullptr);
+  EXPECT_EQ(in->op, "Cast");
+  EXPECT_EQ(in->input, std::vector<std::string>{"mask"});
+  EXPECT_EQ(in->TypeAttr("SrcT"), DT_BOOL);
+  EXPECT_EQ(in->TypeAttr("DstT"), DT_FLOAT);
+  const NodeDef* out = Find(g, "get/pdk_float_to_bool");
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->input, std::vector<std::string>{"get"});
+  EXPECT_EQ(out->TypeAttr("SrcT"), DT_FLOAT);
+  EXPECT_EQ(out->TypeAttr("DstT"), DT_BOOL);
+  EXPECT_EQ(out->device, kPdk);
+  EXPECT_EQ(Find(g, "select")->input[0], "get/pdk_float_to_bool");
+  EXPECT_EQ(Find(g, "not")->input[0], "get/pdk_float_to_bool");
+  EXPECT_EQ(Find(g, "pop/pdk_float_to_bool")->input, std::vector<std::string>{"pop:1"});
+  EXPECT_EQ(Find(g, "grad_select")->input[0], "pop/pdk_float_to_bool");
+  EXPECT_TRUE(Optimized(&g).empty());  // idempotent
+}
+
+TEST(BoolTensorLists, LeftAloneWhenAHandleLeavesTheLoopsOrNothingIsOnPdk) {
+  GraphDef g = MaskedLoop();
+  g.node.push_back(ListNode("ret", "_Retval", {"exit"}));  // the list is a result
+  EXPECT_EQ(Optimized(&g)["bool TensorList held as float32 on the device"], 1u);
+  EXPECT_EQ(Find(g, "from")->device, kCpu);  // that list stays
+  EXPECT_EQ(Find(g, "from")->TypeAttr("element_dtype"), DT_BOOL);
+  EXPECT_EQ(Find(g, "pop")->device, kPdk);  // the accumulator still goes
+
+  GraphDef h = MaskedLoop();
+  Optimized(&h, {"get"});  // a fetch/keep node: its list stays
+  EXPECT_EQ(Find(h, "get")->device, kCpu);
+  EXPECT_EQ(Find(h, "get")->TypeAttr("element_dtype"), DT_BOOL);
+
+  GraphDef cpu = MaskedLoop();
+  for (NodeDef& n : cpu.node) n.device = kCpu;  // a function on the CPU
+  EXPECT_TRUE(Optimized(&cpu).empty());
+}
 
 // ------------------------------------------- Const tensors (perms, scalars)
 

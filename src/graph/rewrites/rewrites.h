@@ -156,6 +156,14 @@ void PlaceCpuInputsInHostMemory(GraphDef* graph, const RewriteContext& ctx);
 // (src/graph/rewrites/loop_int32_state.cc). Always on.
 void MoveInt32LoopStateToLoopDevice(GraphDef* graph, const RewriteContext& ctx);
 
+// TensorList ops of element_dtype bool (no DEVICE_DEFAULT kernel: placed on
+// the CPU, e.g. the mask lists of a Keras LSTM given a mask) whose lists meet
+// PDK, with the loop nodes carrying their handles -> the same ops of
+// element_dtype float32 on PDK, Cast(bool -> float32) on each element going
+// in and Cast(float32 -> bool) on each coming out: no list handle crosses
+// devices per iteration (src/graph/rewrites/bool_tensor_lists.cc). Always on.
+void HoldBoolTensorListsAsFloat(GraphDef* graph, const RewriteContext& ctx);
+
 // MatMul | BatchMatMulV2 | _PdkFusedMatMul on PDK, except
 // in a while loop's body with inputs known to be under policy.min_bytes ->
 // the same node with
