@@ -224,6 +224,7 @@ class Case:
     reference: Optional[Callable] = None
     run: Optional[Callable] = None
     canonical: Optional[Callable] = None
+    stateful: bool = False           # each call moves a generator on (random_ops.cc)
     index: int = 0                   # position in CASES (test ids, stable seeds)
 
     @property
@@ -327,11 +328,12 @@ def wide_reference(op):
 
 
 def case(op, inputs, attrs=None, dtypes=None, gen=None, tol=None, exact=False, outputs=None,
-         reference=None, run=None, canonical=None):
+         reference=None, run=None, canonical=None, stateful=False):
     c = Case(op=op, inputs=list(inputs), attrs=dict(attrs or {}), dtypes=dict(dtypes or {}),
              gen=gen or DEFAULT, tol=dict(tol or {}), exact=exact,
              outputs=list(outputs) if outputs is not None else None,
-             reference=reference, run=run, canonical=canonical, index=len(CASES))
+             reference=reference, run=run, canonical=canonical, stateful=stateful,
+             index=len(CASES))
     CASES.append(c)
     return c
 
@@ -1385,6 +1387,18 @@ for seed in SEEDS:
     case("StatelessRandomGetKeyCounterAlg", inputs=[("seed", const(seed, "Tseed"))],
          dtypes={"Tseed": IDX}, exact=True)
 case("StatelessRandomGetAlg", inputs=[], exact=True)
+
+# Stateful random ops (random_ops.cc) with the seeds set: two calls, each bit
+# for bit against the CPU's call of the same rank (each call moves the
+# kernel's generator on; more: tests/python/test_kernels_random.py).
+for shape, (seed, seed2) in itertools.product(RAND_SHAPES, [(1, 2), (-7, 2**31 - 1), (0, 5)]):
+    for op in ("RandomUniform", "RandomStandardNormal", "TruncatedNormal"):
+        case(op, inputs=[("shape", const(shape, "T"))], attrs={"seed": seed, "seed2": seed2},
+             dtypes={"dtype": FLOAT, "T": IDX}, exact=True, stateful=True)
+    case("RandomUniformInt",
+         inputs=[("shape", const(shape, "T")), ("minval", const(-5, "Tout")),
+                 ("maxval", const(1000, "Tout"))], attrs={"seed": seed, "seed2": seed2},
+         dtypes={"Tout": INT, "T": IDX}, exact=True, stateful=True)
 
 # ======================================================================
 # Data movement (src/kernels/array/): compared bit for bit

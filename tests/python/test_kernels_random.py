@@ -1,6 +1,7 @@
-"""PDK's stateless random ops against TensorFlow's own CPU kernels.
+"""PDK's random ops against TensorFlow's own CPU kernels.
 
-Covers src/kernels/random/stateless_random_ops.cc (and philox.h): for the
+Covers src/kernels/random/stateless_random_ops.cc, random_ops.cc (the
+stateful tf.random.uniform / normal / truncated_normal ops) and philox.h: for the
 same seed / key / counter / alg the PDK output must equal the CPU output bit
 for bit (rtol = atol = 0), and each named op must have launched on PDK, so a
 silent CPU fallback fails. Shapes straddle Philox's 4-output (2 for 64-bit
@@ -329,3 +330,103 @@ def test_keras_random_functions_match_cpu():
             actual = run_on("/PDK:0", fn)[0]
         assert d.get(op, 0) >= 1, (op, d)
         assert_bits_equal(actual, expected)
+
+
+# ------------------------------------- stateful: tf.random.uniform, normal, ...
+
+STATEFUL_FNS = {
+    "RandomUniform": lambda shape, dt, seed: tf.random.uniform(shape, dtype=dt, seed=seed),
+    "RandomStandardNormal": lambda shape, dt, seed: tf.random.normal(shape, dtype=dt, seed=seed),
+    "TruncatedNormal":
+        lambda shape, dt, seed: tf.random.truncated_normal(shape, dtype=dt, seed=seed),
+    "RandomUniformInt":
+        lambda shape, dt, seed: tf.random.uniform(shape, -5, 9, dtype=dt, seed=seed),
+}
+
+
+def _stateful_calls(device, op, shape, dtype, seed):
+    """Three calls of one seeded op in a tf.function and three eager calls on
+    `device`, after tf.random.set_seed(7): the values of each call."""
+    tf.random.set_seed(7)
+    fn = STATEFUL_FNS[op]
+    with tf.device(device):
+        graph = tf.function(lambda: fn(shape, dtype, seed))
+        out = [graph().numpy() for _ in range(3)]
+        out += [fn(shape, dtype, seed).numpy() for _ in range(3)]
+    return out
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64, tf.float16, tf.bfloat16], ids=ids)
+@pytest.mark.parametrize("shape", [[], [7], [3, 5], [1000, 33]], ids=ids)
+@pytest.mark.parametrize("op", ["RandomUniform", "RandomStandardNormal", "TruncatedNormal"])
+def test_stateful_float_ops_repeat_the_cpus_sequence(op, shape, dtype):
+    """The same seeds give the CPU's values bit for bit, call after call (each
+    call moves the kernel's generator on by 256 blocks per value, as
+    TensorFlow's GuardedPhiloxRandom), in a graph and eagerly."""
+    expected = _stateful_calls("/CPU:0", op, shape, dtype, 11)
+    with launches() as d:
+        actual = _stateful_calls("/PDK:0", op, shape, dtype, 11)
+    assert d.get(op, 0) >= 6, d
+    for a, e in zip(actual, expected):
+        assert_bits_equal(a, e)
+    if np.prod(shape) > 1:
+        assert not np.array_equal(actual[0], actual[1])  # the state moved on
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64], ids=ids)
+def test_stateful_uniform_int_repeats_the_cpus_sequence(dtype):
+    expected = _stateful_calls("/CPU:0", "RandomUniformInt", [40, 3], dtype, 5)
+    with launches() as d:
+        actual = _stateful_calls("/PDK:0", "RandomUniformInt", [40, 3], dtype, 5)
+    assert d.get("RandomUniformInt", 0) >= 6, d
+    for a, e in zip(actual, expected):
+        assert_bits_equal(a, e)
+        assert a.min() >= -5 and a.max() < 9
+
+
+def test_unseeded_stateful_ops_differ_between_kernels_and_calls():
+    """No seed anywhere: each kernel draws its own seeds (TensorFlow's
+    random::New64()), and a kernel's calls go on along its stream."""
+    with tf.device("/PDK:0"):
+        f = tf.function(lambda: (tf.random.uniform([64]), tf.random.uniform([64])))
+        a, b = f()
+        c, _ = f()
+    assert not np.array_equal(a, b) and not np.array_equal(a, c)
+    assert 0.0 <= float(tf.reduce_min(a)) and float(tf.reduce_max(a)) < 1.0
+
+
+def test_gan_noise_in_a_train_step_is_drawn_on_pdk():
+    """A GAN-style step drawing its noise with tf.random.normal inside the
+    tf.function (TensorFlow's DCGAN tutorial): the noise is drawn on PDK (it
+    was drawn on the CPU and copied in every step) and equals the CPU's."""
+    w = np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32)
+
+    def run(device):
+        tf.random.set_seed(3)
+        with tf.device(device):
+            wt = tf.constant(w)
+
+            @tf.function
+            def step():
+                noise = tf.random.normal([32, 16])
+                return tf.reduce_mean(tf.nn.relu(noise @ wt), axis=0)
+            return [np.asarray(step()) for _ in range(2)]
+
+    expected = run("/CPU:0")
+    with launches() as d:
+        actual = run("/PDK:0")
+    assert d.get("RandomStandardNormal", 0) == 2, d
+    for a, e in zip(actual, expected):
+        np.testing.assert_allclose(a, e, rtol=1e-6, atol=1e-6)
+
+
+def test_stateful_op_errors_name_the_operand():
+    with tf.device("/PDK:0"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Need minval < maxval"):
+            tf.raw_ops.RandomUniformInt(shape=[3], minval=4, maxval=4)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="minval must be 0-D"):
+            tf.raw_ops.RandomUniformInt(shape=[3], minval=[1, 2], maxval=4)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="shape must be a vector"):
+            tf.raw_ops.RandomUniform(shape=[[2]], dtype=tf.float32)
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"shape\[0\] must be >= 0"):
+            tf.raw_ops.RandomStandardNormal(shape=[-1], dtype=tf.float32)

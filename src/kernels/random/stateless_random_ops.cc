@@ -45,30 +45,19 @@
 #include "compute/eigen.h"
 #include "compute/parallel_for.h"
 #include "kernels/random/philox.h"
+#include "kernels/random/random_fill.h"
 #include "kernels/tensor_util.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
 namespace {
 
+using pdk_random::Fill;
 using pdk_random::Philox;
+using pdk_random::ReadShape;
 
 constexpr int32_t kAlgPhilox = 1;
 constexpr int32_t kAlgAutoSelect = 3;
-
-// Output shape from the host `shape` input.
-Status ReadShape(const std::string& op, const Tensor& t, TensorShape* shape) {
-  if (t.dims() != 1)
-    return errors::InvalidArgument(op, ": shape must be a vector, got a tensor of shape ",
-                                   t.shape());
-  std::vector<int64> dims;
-  TF_RETURN_IF_ERROR(pdk_kernels::ReadIntVector(op, "shape", t, &dims));
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] < 0)
-      return errors::InvalidArgument(op, ": shape[", i, "] must be >= 0, got ", dims[i]);
-  *shape = TensorShape(dims);
-  return OkStatus();
-}
 
 // Generator from a host `seed` input: int32 or int64, shape [2].
 Status GeneratorFromSeed(const std::string& op, const Tensor& seed, Philox* gen) {
@@ -101,24 +90,6 @@ Status GeneratorFromKeyCounter(const std::string& op, const Tensor& key, const T
                                    counter.shape());
   *gen = Philox::FromMem(key.flat<uint64>().data(), counter.flat<uint64>().data());
   return OkStatus();
-}
-
-// Fills `out` with `dist` from `gen`, split by groups over the device pool.
-template <class T, class Dist>
-void Fill(const Eigen::ThreadPoolDevice& dev, const Dist& dist, const Philox& gen, Tensor* out) {
-  const int64_t size = out->NumElements();
-  if (size == 0) return;
-  T* data = out->flat<T>().data();
-  const int64_t groups = (size + Dist::kGroup - 1) / Dist::kGroup;
-  // Per group: one Philox block plus the distribution (twice that for the
-  // truncated normal's rejections).
-  const double cycles = (pdk_random::Philox::kCyclesPerBlock + Dist::kGroup * Dist::kCost) *
-                        (Dist::kVariable ? 2 : 1);
-  const Eigen::TensorOpCost cost(0, Dist::kGroup * sizeof(T), cycles);
-  pdk_compute::ParallelFor(dev, static_cast<Eigen::Index>(groups), cost,
-                           [&](Eigen::Index first, Eigen::Index last) {
-                             pdk_random::FillGroups(dist, gen, data, size, first, last);
-                           });
 }
 
 // How a kernel gets its generator: from key/counter/alg (inputs 1-3, V2) or
