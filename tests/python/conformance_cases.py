@@ -392,6 +392,11 @@ BINARY = {
     "Mul": (NUMERIC, DEFAULT, DEFAULT),
     "RealDiv": (FLOAT + INT, DEFAULT, nonzero()),
     "DivNoNan": (FLOAT, DEFAULT, discrete(-2, 3)),             # zeros on purpose
+    "MulNoNan": (FLOAT, DEFAULT, discrete(-2, 3)),             # zeros on purpose
+    "Xlogy": (FLOAT, discrete(-2, 3), positive()),             # x == 0 on purpose
+    "Xlog1py": (FLOAT, discrete(-2, 3), uniform(-0.9, 5.0)),
+    "Xdivy": (FLOAT, discrete(-2, 3), nonzero()),
+    "Atan2": (FLOAT, DEFAULT, DEFAULT),                        # inputs y, x (both names)
     "Maximum": (NUMERIC, discrete(), discrete()),
     "Minimum": (NUMERIC, discrete(), discrete()),
     "SquaredDifference": (FLOAT + INT, DEFAULT, DEFAULT),
@@ -434,6 +439,7 @@ UNARY = {
     "Abs": (FLOAT + INT + ["int8", "int16"], DEFAULT),
     "Sign": (FLOAT + INT, halves()),
     "Round": (FLOAT, halves()),
+    "Rint": (F32_64, halves()),
     "Sqrt": (FLOAT, positive()),
     "Rsqrt": (FLOAT, positive()),
     "Exp": (FLOAT, uniform(-5, 5)),
@@ -472,6 +478,10 @@ for shape in UNARY_SHAPES:
     case("Round", inputs=[("x", arr(shape, gen=halves()))], dtypes={"T": INT},
          reference=lambda x: x)
     case("LogicalNot", inputs=[("x", arr(shape, "bool"))])
+    case("L2Loss", inputs=[("t", arr(shape))], dtypes={"T": FLOAT})
+    for op in ("CheckNumerics", "CheckNumericsV2"):  # finite values: the pass-through
+        case(op, inputs=[("tensor", arr(shape))], attrs={"message": "checked"},
+             dtypes={"T": FLOAT})
     for op, (dts, g) in ACTIVATIONS.items():
         case(op, inputs=[("features", arr(shape, gen=g))], dtypes={"T": dts})
     for alpha in (0.2, 0.01, 1.5):

@@ -509,3 +509,93 @@ def test_exp_minus_one_in_a_function_runs_as_expm1_on_pdk():
     assert delta.get("Expm1", 0) + delta.get("_PdkFusedElementwise", 0) >= 1, delta
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+
+
+# ------------------- ops TensorFlow code meets that once ran on the CPU instead
+
+def test_zero_guarded_binary_ops_match_cpu_where_the_guard_fires():
+    """MulNoNan is 0 where y == 0 even for x NaN or inf; Xlogy, Xlog1py and
+    Xdivy are 0 where x == 0 even for y 0, negative or NaN (the guards of
+    tf.math.multiply_no_nan, xlogy, xlog1py, xdivy)."""
+    x = np.array([0.0, -0.0, 1.5, np.nan, np.inf, -2.0, 0.0, 3.0], np.float32)
+    y = np.array([0.0, 2.0, 0.0, 0.0, 0.0, 0.5, np.nan, -1.0], np.float32)
+    fns = {"MulNoNan": tf.math.multiply_no_nan, "Xlogy": tf.math.xlogy,
+           "Xlog1py": tf.math.xlog1py, "Xdivy": tf.math.xdivy}
+    got = {op: assert_matches_cpu(fn, x, y, ops=[op], rtol=1e-6, atol=0)[0]  # NaNs too
+           for op, fn in fns.items()}
+    assert np.all(got["MulNoNan"][y == 0] == 0)
+    for op in ("Xlogy", "Xlog1py", "Xdivy"):
+        assert np.all(got[op][x == 0] == 0), op
+
+
+def test_atan2_takes_the_ordinate_first_in_every_quadrant():
+    y = np.array([1.0, 1.0, -1.0, -1.0, 0.0, 0.0, -0.0, 2.0], np.float64)
+    x = np.array([1.0, -1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 0.0], np.float64)
+    # TensorFlow's CPU (Eigen's atan2) is 1 ulp off the correctly rounded
+    # pi/4 that C's atan2 (PDK's, NumPy's) gives: within 1 ulp of the CPU,
+    # equal to NumPy.
+    got = assert_matches_cpu(tf.math.atan2, y, x, ops=["Atan2"], rtol=2.3e-16, atol=0)[0]
+    np.testing.assert_array_equal(got, np.arctan2(y, x))
+
+
+def test_rint_rounds_half_to_even():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.7, -3.2], np.float32)
+    got = assert_matches_cpu(tf.math.rint, x, ops=["Rint"], rtol=0, atol=0)[0]
+    np.testing.assert_array_equal(got, np.rint(x))
+
+
+def test_xlogy_and_l2_loss_gradients_in_a_function_run_on_pdk():
+    """A KL term written with tf.math.xlogy and a weight decay with
+    tf.nn.l2_loss, differentiated in a tf.function: the forward ops and the
+    gradient's Xlogy / Xdivy run on PDK and the values match the CPU."""
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet(np.ones(10), size=16).astype(np.float32)
+    p[0, :4] = 0.0
+    w0 = rng.standard_normal((10, 10)).astype(np.float32)
+
+    def run(device):
+        with tf.device(device):
+            w = tf.Variable(w0)
+            pt = tf.constant(p)
+
+            @tf.function
+            def step():
+                with tf.GradientTape() as tape:
+                    q = tf.nn.softmax(pt @ w)
+                    loss = tf.reduce_sum(tf.math.xlogy(pt, pt) - tf.math.xlogy(pt, q)) \
+                        + 1e-2 * tf.nn.l2_loss(w)
+                return loss, tape.gradient(loss, w)
+            return [t.numpy() for t in step()]
+
+    want = run("/CPU:0")
+    with launches() as delta:
+        got = run("/PDK:0")
+    for op in ("Xlogy", "L2Loss"):
+        assert delta.get(op, 0) >= 1, (op, delta)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_check_numerics_passes_finite_tensors_and_names_what_it_found(dtype):
+    x = np.array([1.0, -2.0, 3.0], dtype)
+    got = assert_matches_cpu(lambda t: tf.debugging.check_numerics(t, "ok"), x,
+                             ops=["CheckNumerics"], rtol=0, atol=0)[0]
+    np.testing.assert_array_equal(got, x)
+    cases = {"NaN": [1.0, np.nan], "Inf": [np.inf, 1.0], "Inf and NaN": [-np.inf, np.nan]}
+    for what, values in cases.items():
+        for device in ("/CPU:0", "/PDK:0"):  # TensorFlow's wording, on both
+            with tf.device(device):
+                t = tf.identity(tf.constant(np.array(values, dtype)))
+                with pytest.raises(tf.errors.InvalidArgumentError,
+                                   match=re.escape(f"loss : Tensor had {what} values")):
+                    tf.debugging.check_numerics(t, "loss")
+    v2 = {"-Inf, +Inf, and NaN": [-np.inf, np.inf, np.nan], "+Inf": [np.inf],
+          "-Inf and NaN": [-np.inf, np.nan]}
+    for what, values in v2.items():
+        for device in ("/CPU:0", "/PDK:0"):
+            with tf.device(device):
+                t = tf.identity(tf.constant(np.array(values, dtype)))
+                with pytest.raises(tf.errors.InvalidArgumentError,
+                                   match=re.escape(f"v2 : Tensor had {what} values")):
+                    tf.raw_ops.CheckNumericsV2(tensor=t, message="v2")

@@ -9,6 +9,9 @@
 //       float32, float64, int32, int64 (z has x's dtype); int32 AddV2 is
 //       TensorFlow's DEVICE_DEFAULT kernel (src/kernels/tensorflow_default_kernels.h)
 //   RealDiv, DivNoNan: float32, float64
+//   MulNoNan (x * y, 0 where y == 0), Xlogy (x * log y, 0 where x == 0), Xlog1py
+//   (x * log1p y, 0 where x == 0), Xdivy (x / y, 0 where x == 0), Atan2 (C's
+//   atan2 of the first operand over the second): float32, float64
 //   TruncateDiv: int32, int64 (C++'s truncating division)
 //   Less, LessEqual, Greater, GreaterEqual: float32, float64, int32, int64 -> bool
 //       (int32 Less: TensorFlow's DEVICE_DEFAULT kernel, as int32 AddV2)
@@ -20,9 +23,9 @@
 // Gradient ops (inputs y, dy with equal element counts; output shaped like y):
 //   SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad: float32, float64
 // float16 and bfloat16 (computed in float32, rounded once, as Eigen's own
-// 16-bit arithmetic does): AddV2, Add, Sub, Mul, Div, RealDiv, DivNoNan, Maximum, Minimum,
-// SquaredDifference, Pow, Less, LessEqual, Greater, GreaterEqual and the five
-// gradient ops.
+// 16-bit arithmetic does): AddV2, Add, Sub, Mul, Div, RealDiv, DivNoNan, MulNoNan, Xlogy,
+// Xlog1py, Xdivy, Atan2, Maximum, Minimum, SquaredDifference, Pow, Less, LessEqual,
+// Greater, GreaterEqual and the five gradient ops.
 //
 // Errors (InvalidArgument): shapes that don't broadcast (message names both
 // operands and shapes); integer Div/FloorDiv/FloorMod with a zero divisor
@@ -284,6 +287,11 @@ using DivOp = std::conditional_t<std::is_integral_v<T>,
 #define PDK_REGISTER_FLOAT_(T)                                                                  \
   PDK_REGISTER_BINARY_("RealDiv", T, , Same<T, ei::scalar_quotient_op<T, T>>)                    \
   PDK_REGISTER_BINARY_("DivNoNan", T, , Same<T, functors::DivNoNan<T>>)                          \
+  PDK_REGISTER_BINARY_("MulNoNan", T, , Same<T, functors::MulNoNan<T>>)                          \
+  PDK_REGISTER_BINARY_("Xlogy", T, , Same<T, functors::Xlogy<T>>)                                \
+  PDK_REGISTER_BINARY_("Xlog1py", T, , Same<T, functors::Xlog1py<T>>)                            \
+  PDK_REGISTER_BINARY_("Xdivy", T, , Same<T, functors::Xdivy<T>>)                                \
+  PDK_REGISTER_BINARY_("Atan2", T, , Same<T, functors::Atan2<T>>)                                \
   PDK_REGISTER_BINARY_("SigmoidGrad", T, , GradOp<T, functors::SigmoidGrad<T>>)                  \
   PDK_REGISTER_BINARY_("TanhGrad", T, , GradOp<T, functors::TanhGrad<T>>)                        \
   PDK_REGISTER_BINARY_("SqrtGrad", T, , GradOp<T, functors::SqrtGrad<T>>)                        \
@@ -301,6 +309,11 @@ using DivOp = std::conditional_t<std::is_integral_v<T>,
                        ViaFloatBinaryOp<T, T, ei::scalar_quotient_op<float, float>>)            \
   PDK_REGISTER_BINARY_("Div", T, , ViaFloatBinaryOp<T, T, ei::scalar_quotient_op<float, float>>) \
   PDK_REGISTER_BINARY_("DivNoNan", T, , ViaFloatBinaryOp<T, T, functors::DivNoNan<float>>)       \
+  PDK_REGISTER_BINARY_("MulNoNan", T, , ViaFloatBinaryOp<T, T, functors::MulNoNan<float>>)       \
+  PDK_REGISTER_BINARY_("Xlogy", T, , ViaFloatBinaryOp<T, T, functors::Xlogy<float>>)             \
+  PDK_REGISTER_BINARY_("Xlog1py", T, , ViaFloatBinaryOp<T, T, functors::Xlog1py<float>>)         \
+  PDK_REGISTER_BINARY_("Xdivy", T, , ViaFloatBinaryOp<T, T, functors::Xdivy<float>>)             \
+  PDK_REGISTER_BINARY_("Atan2", T, , ViaFloatBinaryOp<T, T, functors::Atan2<float>>)             \
   PDK_REGISTER_BINARY_(                                                                          \
       "Maximum", T, ,                                                                            \
       ViaFloatBinaryOp<T, T, ei::scalar_max_op<float, float, Eigen::PropagateNaN>>)             \

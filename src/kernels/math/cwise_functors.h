@@ -132,6 +132,59 @@ struct DivNoNan {
   }
 };
 
+// x * log(y), or 0 where x == 0 (TensorFlow's xlogy_op, cwise_ops.h: the
+// packet path keeps x itself there, so -0 stays -0, as on TensorFlow's CPU).
+template <class T>
+struct Xlogy {
+  T operator()(const T& a, const T& b) const {
+    return a == T(0) ? T(0) : T(a * Eigen::numext::log(b));
+  }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    return ei::pselect(ei::pcmp_eq(a, ei::pzero(a)), a, ei::pmul(a, ei::plog(b)));
+  }
+};
+
+// x * log1p(y), or 0 where x == 0 (TensorFlow's xlog1py_op).
+template <class T>
+struct Xlog1py {
+  T operator()(const T& a, const T& b) const {
+    return a == T(0) ? T(0) : T(a * Eigen::numext::log1p(b));
+  }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    return ei::pselect(ei::pcmp_eq(a, ei::pzero(a)), a, ei::pmul(a, ei::plog1p(b)));
+  }
+};
+
+// x / y, or 0 where x == 0 (TensorFlow's xdivy_op).
+template <class T>
+struct Xdivy {
+  T operator()(const T& a, const T& b) const { return a == T(0) ? T(0) : T(a / b); }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    return ei::pselect(ei::pcmp_eq(a, ei::pzero(a)), a, ei::pdiv(a, b));
+  }
+};
+
+// x * y, or 0 where y == 0 even if x is NaN or inf (TensorFlow's mul_no_nan_op).
+template <class T>
+struct MulNoNan {
+  T operator()(const T& a, const T& b) const { return b == T(0) ? T(0) : T(a * b); }
+  template <class P>
+  P packetOp(const P& a, const P& b) const {
+    const P zero = ei::pzero(b);
+    return ei::pselect(ei::pcmp_eq(b, zero), zero, ei::pmul(a, b));
+  }
+};
+
+// atan2(x, y): the angle of the point (y, x), in (-pi, pi] (C's atan2 of y = x
+// and x = y: TensorFlow's Atan2(y, x) takes the ordinate first). Scalar only.
+template <class T>
+struct Atan2 {
+  T operator()(const T& a, const T& b) const { return std::atan2(a, b); }
+};
+
 // x / y rounded toward zero, for integers (TensorFlow's Div and TruncateDiv on
 // integer dtypes). y must be nonzero (checked before evaluation);
 // min / -1 wraps to min instead of trapping.
@@ -302,6 +355,14 @@ PDK_FUNCTOR_TRAITS_(SquaredDifference, 2 * NumTraits<T>::MulCost,
                     packet_traits<T>::HasSub&& packet_traits<T>::HasMul);
 PDK_FUNCTOR_TRAITS_(DivNoNan, 3 * NumTraits<T>::MulCost,
                     packet_traits<T>::HasDiv&& packet_traits<T>::HasCmp);
+PDK_FUNCTOR_TRAITS_(Xlogy, 5 * NumTraits<T>::MulCost,
+                    packet_traits<T>::HasLog&& packet_traits<T>::HasCmp);
+PDK_FUNCTOR_TRAITS_(Xlog1py, 5 * NumTraits<T>::MulCost,
+                    packet_traits<T>::HasLog1p&& packet_traits<T>::HasCmp);
+PDK_FUNCTOR_TRAITS_(Xdivy, 3 * NumTraits<T>::MulCost,
+                    packet_traits<T>::HasDiv&& packet_traits<T>::HasCmp);
+PDK_FUNCTOR_TRAITS_(MulNoNan, 2 * NumTraits<T>::MulCost, packet_traits<T>::HasCmp);
+PDK_FUNCTOR_TRAITS_(Atan2, 20 * NumTraits<T>::MulCost, false);
 PDK_FUNCTOR_TRAITS_(IntPow, 10 * NumTraits<T>::MulCost, false);
 PDK_FUNCTOR_TRAITS_(BitwiseAnd, 1, true);
 PDK_FUNCTOR_TRAITS_(BitwiseOr, 1, true);

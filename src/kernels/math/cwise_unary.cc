@@ -2,6 +2,7 @@
 //
 //   Neg, Square, Abs, Sign, Round: float32, float64, int32, int64
 //       (Round is half-to-even; on integers it returns x itself)
+//   Rint: float32, float64 (half-to-even, as Round)
 //   Sqrt, Rsqrt, Exp, Log, Log1p, Reciprocal, Floor, Ceil, Sigmoid, Tanh,
 //   Sin, Cos, Tan, Asin, Acos, Atan: float32, float64
 //   LogicalNot: bool
@@ -95,6 +96,13 @@ PDK_REGISTER_SIGNED_(int32, .HostMemory("x").HostMemory("y"))
                           UnaryOp<T, unary::Atan>);
 TF_CALL_FLOAT_TYPES(PDK_REGISTER_FLOAT_)  // float16, bfloat16, float32, float64
 #undef PDK_REGISTER_FLOAT_
+
+// Rint: half-to-even, the same as Round on floats (TensorFlow registers Rint
+// for float32 and float64 only).
+REGISTER_KERNEL_BUILDER(Name("Rint").Device(DEVICE_PDK).TypeConstraint<float>("T"),
+                        UnaryOp<float, unary::Round>);
+REGISTER_KERNEL_BUILDER(Name("Rint").Device(DEVICE_PDK).TypeConstraint<double>("T"),
+                        UnaryOp<double, unary::Round>);
 
 // In host memory with LogicalAnd and LogicalOr (cwise_binary.cc).
 REGISTER_KERNEL_BUILDER(Name("LogicalNot").Device(DEVICE_PDK).HostMemory("x").HostMemory("y"),
