@@ -1035,7 +1035,7 @@ for x, kk, s, pad in POOL3D:
          dtypes={"T": POOL3D_T})
 
 # ======================================================================
-# ResizeBilinear (src/kernels/image/resize_bilinear.cc)
+# ResizeBilinear, ResizeNearestNeighbor (src/kernels/image/resize_*.cc)
 # ======================================================================
 
 RESIZE = [  # (images NHWC, [new_height, new_width])
@@ -1056,6 +1056,13 @@ for (x, size), (ac, hp) in itertools.product(RESIZE, [(False, False), (True, Fal
     case("ResizeBilinearGrad",
          inputs=[("grads", arr([x[0], *size, x[3]], "float32")), ("original_image", x)],
          attrs=attrs, dtypes={"T": FLOAT}, tol={"float64": (1e-6, 1e-6)})
+    # ResizeNearestNeighbor (resize_nearest_neighbor.cc): copies, and sums in
+    # TensorFlow's order, bit for bit.
+    case("ResizeNearestNeighbor", inputs=[("images", x), ("size", const(size, "int32"))],
+         attrs=attrs, dtypes={"T": FLOAT + ["uint8"]}, gen=uniform(0, 100), exact=True)
+    case("ResizeNearestNeighborGrad",
+         inputs=[("grads", [x[0], *size, x[3]]), ("size", const(x[1:3], "int32"))],
+         attrs=attrs, dtypes={"T": FLOAT}, exact=True)
 
 
 # ======================================================================

@@ -1,6 +1,7 @@
 """Image kernels (src/kernels/image/) in Keras models, against TensorFlow's
 CPU; the op-level comparison of every dtype and attribute combination is in
-the conformance sweep (conformance_cases.py, "ResizeBilinear")."""
+the conformance sweep (conformance_cases.py, "ResizeBilinear",
+"ResizeNearestNeighbor")."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -9,31 +10,50 @@ from keras_fit import fit_on_pdk_and_cpu
 from tensorflow_pdk.testing import assert_close, launches
 
 
-def test_keras_bilinear_resizing_trains_on_pdk_like_cpu():
-    """Resizing (ResizeBilinear, half-pixel centers) and
-    UpSampling2D(interpolation="bilinear") in a model: forward and gradient run
-    on PDK with no compute op on the CPU, and two epochs end with the CPU's
-    weights."""
+def _resizing_trains_like_cpu(resizing_layers, ops, seed):
+    """Conv2D -> `resizing_layers()` -> GlobalAveragePooling2D -> Dense(3),
+    two epochs: each op in `ops` launched on PDK (forward and gradient, every
+    step), no compute op on the CPU, and the CPU's weights at the end."""
     import keras
 
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     x = rng.uniform(0, 1, (8, 12, 10, 3)).astype(np.float32)
     y = rng.integers(0, 3, size=(8,)).astype(np.int32)
-    w_pdk, w_cpu, rec, delta = fit_on_pdk_and_cpu(lambda: keras.Sequential([
-        keras.Input((12, 10, 3)),
-        keras.layers.Conv2D(4, 3, padding="same"),
-        keras.layers.Resizing(7, 9),
-        keras.layers.UpSampling2D(2, interpolation="bilinear"),
-        keras.layers.GlobalAveragePooling2D(),
-        keras.layers.Dense(3)]), x, y)
-    for op in ("ResizeBilinear", "ResizeBilinearGrad"):
+    w_pdk, w_cpu, rec, delta = fit_on_pdk_and_cpu(lambda: keras.Sequential(
+        [keras.Input((12, 10, 3)), keras.layers.Conv2D(4, 3, padding="same")]
+        + resizing_layers()
+        + [keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(3)]), x, y)
+    for op in ops:
         assert delta.get(op, 0) >= 4, (op, delta)
     assert not rec.compute_ops_on_cpu(), rec.report()
     for a, b in zip(w_pdk, w_cpu):
         assert_close(a, b, what="weights after 2 epochs", rtol=1e-4, atol=1e-5)
 
 
+def test_keras_bilinear_resizing_trains_on_pdk_like_cpu():
+    """Resizing (ResizeBilinear, half-pixel centers) and
+    UpSampling2D(interpolation="bilinear")."""
+    import keras
+
+    _resizing_trains_like_cpu(
+        lambda: [keras.layers.Resizing(7, 9),
+                 keras.layers.UpSampling2D(2, interpolation="bilinear")],
+        ("ResizeBilinear", "ResizeBilinearGrad"), 0)
+
+
+def test_keras_nearest_resizing_trains_on_pdk_like_cpu():
+    """Resizing(interpolation="nearest") down and up (ResizeNearestNeighbor,
+    half-pixel centers, and its gradient), which ran on the CPU before."""
+    import keras
+
+    _resizing_trains_like_cpu(
+        lambda: [keras.layers.Resizing(7, 9, interpolation="nearest"),
+                 keras.layers.Resizing(16, 16, interpolation="nearest")],
+        ("ResizeNearestNeighbor", "ResizeNearestNeighborGrad"), 1)
+
+
 RB, RBG = tf.raw_ops.ResizeBilinear, tf.raw_ops.ResizeBilinearGrad
+RN, RNG = tf.raw_ops.ResizeNearestNeighbor, tf.raw_ops.ResizeNearestNeighborGrad
 ERROR_CASES = {
     "images rank 3": lambda: RB(images=tf.zeros([4, 4, 3]), size=[2, 2]),
     "images without channels": lambda: RB(images=tf.zeros([1, 4, 4, 0]), size=[2, 2]),
@@ -48,6 +68,13 @@ ERROR_CASES = {
                                                  original_image=tf.zeros([1, 0, 4, 2])),
     "original_image rank 3": lambda: RBG(grads=tf.zeros([1, 8, 8, 2]),
                                          original_image=tf.zeros([4, 4, 2])),
+    "nearest: images rank 3": lambda: RN(images=tf.zeros([4, 4, 3]), size=[2, 2]),
+    "nearest: size 0": lambda: RN(images=tf.zeros([1, 4, 4, 3]), size=[2, 0]),
+    "nearest: align_corners and half_pixel_centers": lambda: RN(
+        images=tf.zeros([1, 4, 4, 3]), size=[2, 2], align_corners=True, half_pixel_centers=True),
+    "nearest grad: grads rank 3": lambda: RNG(grads=tf.zeros([8, 8, 2]), size=[4, 4]),
+    "nearest grad: size of 3 values": lambda: RNG(grads=tf.zeros([1, 8, 8, 2]), size=[4, 4, 4]),
+    "nearest grad: size 0": lambda: RNG(grads=tf.zeros([1, 8, 8, 2]), size=[0, 4]),
 }
 
 
@@ -61,7 +88,7 @@ def _error(device, fn):
 
 
 @pytest.mark.parametrize("name", list(ERROR_CASES))
-def test_resize_bilinear_errors_are_the_cpus(name):
+def test_resize_errors_are_the_cpus(name):
     """Each invalid call raises on PDK what it raises on the CPU (TensorFlow's
     checks in its order): the same class, TensorFlow's message first."""
     cpu = _error("/CPU:0", ERROR_CASES[name])

@@ -47,25 +47,21 @@
 #include "compute/channel_blocks.h"
 #include "compute/eigen.h"
 #include "compute/parallel_for.h"
+#include "kernels/image/image_resizer.h"
 #include "pdk/tf/op_kernel.h"
 
 namespace tensorflow {
 namespace {
 
 using Index = Eigen::Index;
-
-// TensorFlow's FastBoundsCheck(d, max int32): d < 2^31 - 1.
-constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+using pdk_image::kInt32Max;
+using pdk_image::ResizeBase;
+using pdk_image::ResizeScale;
 
 struct Interp {
   int64_t lower, upper;
   float lerp;
 };
-
-float ResizeScale(int64_t in, int64_t out, bool align_corners) {
-  return (align_corners && out > 1) ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
-                                    : static_cast<float>(in) / static_cast<float>(out);
-}
 
 std::vector<Interp> Weights(int64_t in, int64_t out, float scale, bool half_pixel) {
   std::vector<Interp> w(static_cast<size_t>(out));
@@ -80,22 +76,6 @@ std::vector<Interp> Weights(int64_t in, int64_t out, float scale, bool half_pixe
   return w;
 }
 
-class ResizeBase : public OpKernel {
- public:
-  explicit ResizeBase(OpKernelConstruction* c) : OpKernel(c) {
-    if (c->HasAttr("align_corners"))
-      OP_REQUIRES_OK(c, c->GetAttr("align_corners", &align_corners_));
-    if (c->HasAttr("half_pixel_centers"))
-      OP_REQUIRES_OK(c, c->GetAttr("half_pixel_centers", &half_pixel_));
-    OP_REQUIRES(c, !(align_corners_ && half_pixel_),
-                errors::InvalidArgument(
-                    "If half_pixel_centers is True, align_corners must be False."));
-  }
-
- protected:
-  bool align_corners_ = false, half_pixel_ = false;
-};
-
 template <class T>
 class ResizeBilinearOp : public ResizeBase {
  public:
@@ -103,47 +83,11 @@ class ResizeBilinearOp : public ResizeBase {
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const Tensor& size = ctx->input(1);
-    const TensorShape& in = x.shape();
-    const std::string& op = type_string();
-    // TensorFlow's checks, in its order (ImageResizerState::
-    // ValidateAndCalculateOutputSize, tensorflow/core/util/image_resizer_state.h).
-    OP_REQUIRES(ctx, in.dims() == 4,
-                errors::InvalidArgument("input must be 4-dimensional", in.DebugString(), " (", op,
-                                        ": images must be [batch, height, width, channels])"));
-    OP_REQUIRES(ctx, in.dim_size(3) > 0,
-                errors::InvalidArgument("image must have at least one channel (", op,
-                                        ": images of shape ", in, ")"));
-    OP_REQUIRES(ctx, in.dim_size(1) > 0 && in.dim_size(2) > 0,
-                errors::InvalidArgument("input image must be of non-zero size (", op,
-                                        ": images of shape ", in, ")"));
-    OP_REQUIRES(ctx, in.dim_size(1) < kInt32Max && in.dim_size(2) < kInt32Max,
-                errors::InvalidArgument("input sizes must be between 0 and max int32 (", op,
-                                        ": images of shape ", in, ")"));
-    OP_REQUIRES(ctx, size.dims() == 1,
-                errors::InvalidArgument("shape_t must be 1-dimensional",
-                                        size.shape().DebugString(), " (", op,
-                                        ": size must be [new_height, new_width])"));
-    OP_REQUIRES(ctx, size.NumElements() == 2,
-                errors::InvalidArgument("shape_t must have two elements",
-                                        size.shape().DebugString(), " (", op,
-                                        ": size must be [new_height, new_width])"));
-    const int32_t* sz = size.flat<int32>().data();
-    OP_REQUIRES(ctx, sz[0] > 0 && sz[1] > 0,
-                errors::InvalidArgument("output dimensions must be positive (", op, ": size [",
-                                        sz[0], ",", sz[1], "])"));
-    const int64_t b = in.dim_size(0), h = in.dim_size(1), w = in.dim_size(2),
-                  c = in.dim_size(3), oh = sz[0], ow = sz[1];
-    const float hs = ResizeScale(h, oh, align_corners_), ws = ResizeScale(w, ow, align_corners_);
-    OP_REQUIRES(ctx,
-                !(std::ceil(static_cast<float>(oh - 1) * hs) >
-                  static_cast<float>(std::numeric_limits<int64_t>::max())),
-                errors::InvalidArgument("input image height scale would cause an overflow (", op,
-                                        ")"));
-    OP_REQUIRES(ctx,
-                !(std::ceil(static_cast<float>(ow - 1) * ws) > static_cast<float>(kInt32Max)),
-                errors::InvalidArgument("input image width scale would cause an overflow (", op,
-                                        ")"));
+    pdk_image::ResizeShape s;
+    OP_REQUIRES_OK(ctx,
+                   pdk_image::ValidateResize(type_string(), x, ctx->input(1), align_corners_, &s));
+    const int64_t b = s.b, h = s.h, w = s.w, c = s.c, oh = s.oh, ow = s.ow;
+    const float hs = s.hs, ws = s.ws;
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({b, oh, ow, c}), &y));
     if (y->NumElements() == 0) return;
