@@ -8,14 +8,16 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "graph/graph_view.h"
 #include "kernels/tensorflow_default_kernels.h"
 #include "pdk/env.h"
 #include "pdk/kernel.h"
-#include "pdk/types.h"
 #include "pdk/tf/op.h"
+#include "pdk/types.h"
 
 namespace pdk_graph {
 // A C++ stand-in for a dtype, for KernelDef::Type (no data is ever read).
@@ -176,9 +178,27 @@ int EnforceStrictPlacement(GraphDef* graph, const std::string& device_type, bool
   for (const NodeDef& n : graph->node)
     on_pdk = on_pdk || (DeviceTypeOf(n.device) == device_type && IsComputeOp(n.op));
   if (!on_pdk) return 0;
+  // A forwarding op passing on host values (placed beside its CPU inputs,
+  // e.g. a cond's Switch and Identity of a tf.data batch) computes nothing on
+  // anyone's behalf.
+  std::unordered_map<std::string, const std::string*> device_of;
+  for (const NodeDef& n : graph->node) device_of.emplace(n.name, &n.device);
+  auto forwards_host_values = [&](const NodeDef& n) {
+    static const std::unordered_set<std::string_view> kForwarding = {
+        "Identity", "IdentityN", "Switch", "Merge", "Enter", "Exit", "NextIteration"};
+    if (!kForwarding.count(n.op)) return false;
+    int slot = 0;
+    for (const std::string& in : n.input) {
+      if (!in.empty() && in[0] == '^') continue;
+      if (n.op == "Switch" && slot++ == 1) continue;  // the predicate
+      auto it = device_of.find(ParseInput(in).node);
+      if (it == device_of.end() || DeviceTypeOf(*it->second) != "CPU") return false;
+    }
+    return true;
+  };
   std::vector<NodeDef> guards;
   for (NodeDef& n : graph->node) {
-    if (DeviceTypeOf(n.device) != "CPU" || !IsComputeOp(n.op)) continue;
+    if (DeviceTypeOf(n.device) != "CPU" || !IsComputeOp(n.op) || forwards_host_values(n)) continue;
     if (GuardWithFailure(&n, n.device, Message(n), &guards) && report)
       std::fprintf(stderr, "PDK graph: %s\n", Message(n).c_str());
   }

@@ -1413,6 +1413,15 @@ TEST(StrictPlacement, GuardsCpuComputeOpsOfGraphsOnPdk) {
   const NodeDef* bi = Find(g, "bi");
   ASSERT_EQ(bi->input.size(), 4u);
   EXPECT_EQ(bi->input.back(), "^bi/_pdk_strict");
+  // An Identity of a CPU value on the CPU passes it on: not guarded.
+  g.node.push_back(Node("cpu_in", "Placeholder", {}, kCpu));
+  g.node.push_back(Node("fwd", "Identity", {"cpu_in", "^c"}, kCpu));
+  g.node.push_back(Node("fwd_pdk", "Identity", {"sq"}, kCpu));     // a copy out of PDK: guarded
+  g.node.push_back(Node("sw", "Switch", {"cpu_in", "sq"}, kCpu));  // predicate from PDK
+  EXPECT_EQ(EnforceStrictPlacement(&g, "PDK", false), 1);
+  EXPECT_EQ(Find(g, "fwd/_pdk_strict"), nullptr);
+  EXPECT_EQ(Find(g, "sw/_pdk_strict"), nullptr);
+  EXPECT_NE(Find(g, "fwd_pdk/_pdk_strict"), nullptr);
   // Const and Shape are no compute ops; a second pass adds nothing.
   EXPECT_EQ(Find(g, "c/_pdk_strict"), nullptr);
   EXPECT_EQ(Find(g, "s/_pdk_strict"), nullptr);

@@ -229,6 +229,29 @@ def test_strict_keras_training_runs_on_pdk():
     assert "LOSS" in out and int(out.split("LOSS", 1)[1].split()[1]) > 0, out
 
 
+def test_strict_masked_lstm_and_a_cond_on_host_labels_train():
+    """Two graphs strict mode once broke or refused: a masked LSTM (a guard
+    in front of a loop-body node had no inputs, so the graph had "inputs from
+    different frames"), and CategoricalHinge, whose cond passes the tf.data
+    labels through a Switch and an Identity the placer puts on the CPU beside
+    them (forwarding nodes of CPU values are not guarded)."""
+    code = """
+    import keras
+    x = np.random.default_rng(0).integers(1, 30, size=(32, 6)).astype("int32")
+    x[:, 4:] = 0
+    y = np.eye(3, dtype="float32")[np.arange(32) % 3]
+    model = keras.Sequential([keras.Input((6,), dtype="int32"),
+                              keras.layers.Embedding(30, 4, mask_zero=True),
+                              keras.layers.LSTM(5), keras.layers.Dense(3)])
+    model.compile("adam", keras.losses.CategoricalHinge(), jit_compile=False)
+    tensorflow_pdk.reset_launch_counts()
+    h = model.fit(x, y, batch_size=8, epochs=2, verbose=0)
+    print("LOSS", h.history["loss"][-1], tensorflow_pdk.launch_counts().get("MatMul", 0))
+    """
+    out = _ok(_run(code, strict=True))
+    assert "LOSS" in out and int(out.split("LOSS", 1)[1].split()[1]) > 0, out
+
+
 def test_compute_op_classification_is_the_plugins():
     for op in ("Const", "_Arg", "_Retval", "Shape", "NoOp", "VarHandleOp", "IteratorGetNext",
                "TensorSliceDataset", "OptionalGetValue", "_PdkStrictFallback"):
