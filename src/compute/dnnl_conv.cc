@@ -250,6 +250,14 @@ ThreadState& State() {
 // and 2.2x slower on a 1x1 64->256 filter at 1024 rows.
 constexpr int64_t kBwMinRowsPerShard = 512;
 
+// A convolution of fewer multiply-adds than this runs as one primitive on the
+// calling thread with an OpenMP team of one: its work (~10 us at oneDNN's
+// single-core rate) is less than handing it to the pool or a libgomp team,
+// whose threads spin at a barrier while another process holds the second
+// core (a ConvLSTM2D on 2x2 maps: a 32-row filter gradient took 2-12 ms with
+// a team of two and a busy core, measured).
+constexpr int64_t kSerialMultiplyAdds = 1 << 19;
+
 // The part of a convolution one shard computes: a primitive for `s` (a
 // batch slice, or a band of output rows of one image) reading `a` + a_off and
 // writing `out` + out_off (backward weights: reading b + out_off).
@@ -285,6 +293,11 @@ pdk::Status DnnlConv2D(const Eigen::ThreadPoolDevice& dev, DnnlConvKind kind,
   const int64_t a_img = kind == DnnlConvKind::kBackwardData ? y_img : x_img;
   const int64_t out_img = kind == DnnlConvKind::kBackwardData ? x_img : y_img;
   const int64_t wsize = s.kh * s.kw * (s.c / s.groups) * s.f;
+  if (s.n * s.oh * s.ow * wsize < kSerialMultiplyAdds) {
+    ThreadState& self = State();  // its OpenMP team is one thread (DnnlThreadStream)
+    pdk::StatusOr<Entry*> e = self.Get(Key{kind, s, 1});
+    return e.ok() ? self.Exec(*e, a, b, out, nullptr) : e.status();
+  }
 
   // Shards: slices of the batch; in the forward pass with fewer images than
   // threads (inference on one image), bands of output rows of each image.

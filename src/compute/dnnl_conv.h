@@ -52,14 +52,14 @@ enum class DnnlConvKind {
 };
 
 // Runs one convolution of `kind` on `dev`'s threads (every element of `out`
-// written). The work is split into up to kShardsPerThread * dev.numThreads()
-// shards run by RunShards (parallel_for.h: claimed dynamically by the calling thread
-// and the pool), each a oneDNN primitive with an OpenMP team of one: slices
-// of the batch; in the forward pass with fewer images than threads (inference
-// on one image), bands of output rows of each image (each band reads its
-// input rows, with its own top and bottom padding). Backward passes with fewer
-// images than threads, and a forward band that would read only padding, run
-// one primitive on the calling thread with an OpenMP team of
+// written). A convolution of fewer than kSerialMultiplyAdds multiply-adds
+// (dnnl_conv.cc) runs as one primitive on the calling thread. Otherwise the work is split into up
+// to kShardsPerThread * dev.numThreads() shards run by RunShards (parallel_for.h: claimed
+// dynamically by the calling thread and the pool), each a oneDNN primitive with an OpenMP team of
+// one: slices of the batch; in the forward pass with fewer images than threads (inference on one
+// image), bands of output rows of each image (each band reads its input rows, with its own top and
+// bottom padding). Backward passes with fewer images than threads, and a forward band that would
+// read only padding, run one primitive on the calling thread with an OpenMP team of
 // dev.numThreads() (libgomp threads; the pool idles), as do backward-weights
 // passes with fewer than kBwMinRowsPerShard output rows per shard
 // (dnnl_conv.cc). kBackwardWeights adds the shards' partial filter gradients
