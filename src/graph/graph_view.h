@@ -36,6 +36,13 @@ std::vector<std::string> ControlInputs(const NodeDef& n);
 // name).
 std::unordered_map<std::string, size_t> IndexByName(const GraphDef& graph);
 
+// "/job:localhost/replica:0/task:0" of a full device name, or "" if `device`
+// names no device type (an unplaced node).
+inline std::string_view TaskOf(std::string_view device) {
+  const size_t at = device.find("/device:");
+  return at == std::string_view::npos ? std::string_view() : device.substr(0, at);
+}
+
 // A new node (what the rewrites emit).
 NodeDef MakeNode(const std::string& name, const std::string& op, const std::string& device,
                  std::vector<std::string> inputs, std::map<std::string, AttrValue> attr);

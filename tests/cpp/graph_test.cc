@@ -924,6 +924,12 @@ TEST(BoolTensorLists, LeftAloneWhenAHandleLeavesTheLoopsOrNothingIsOnPdk) {
   EXPECT_EQ(Find(h, "get")->device, kCpu);
   EXPECT_EQ(Find(h, "get")->TypeAttr("element_dtype"), DT_BOOL);
 
+  GraphDef taken = MaskedLoop();  // a Cast's name already used: that list stays
+  taken.node.push_back(ListNode("from/pdk_bool_to_float", "Placeholder", {}));
+  Optimized(&taken);
+  EXPECT_EQ(Find(taken, "from")->TypeAttr("element_dtype"), DT_BOOL);
+  EXPECT_EQ(Find(taken, "from")->input[0], "mask");
+
   GraphDef cpu = MaskedLoop();
   for (NodeDef& n : cpu.node) n.device = kCpu;  // a function on the CPU
   EXPECT_TRUE(Optimized(&cpu).empty());

@@ -91,14 +91,12 @@ bool IsHandleForwarding(const NodeDef& n) {
          n.TypeAttr("T") == DT_VARIANT;
 }
 
-std::string_view TaskOf(std::string_view device) {
-  const size_t at = device.find("/device:");
-  return at == std::string_view::npos ? std::string_view() : device.substr(0, at);
-}
-
 std::string Ref(const std::string& node, int port) {
   return port == 0 ? node : node + ":" + std::to_string(port);
 }
+
+std::string CastIn(const std::string& node) { return node + "/pdk_bool_to_float"; }
+std::string CastOut(const std::string& node) { return node + "/pdk_float_to_bool"; }
 
 struct Component {
   std::vector<const NodeDef*> nodes;  // list ops and handle forwarding nodes
@@ -156,6 +154,7 @@ bool Grow(const GraphView& view, const NodeDef* seed, const RewriteContext& ctx,
   }
   if (out->device.empty()) return false;
   for (const NodeDef* n : out->nodes) {
+    if (view.node(CastIn(n->name)) || view.node(CastOut(n->name))) return false;  // names taken
     if (n->device == out->device) continue;
     if (DeviceTypeOf(n->device) != "CPU" || TaskOf(n->device) != TaskOf(out->device)) return false;
   }
@@ -196,7 +195,7 @@ void HoldBoolTensorListsAsFloat(GraphDef* graph, const RewriteContext& ctx) {
   }
   if (components.empty()) return;
 
-  std::unordered_map<std::string, size_t> index = IndexByName(*graph);
+  const std::unordered_map<std::string, size_t> index = IndexByName(*graph);
   std::vector<NodeDef> added;
   // Consumers of an element output read the Cast back to bool instead:
   // "<node>:<port>" -> the Cast's name.
@@ -215,8 +214,7 @@ void HoldBoolTensorListsAsFloat(GraphDef* graph, const RewriteContext& ctx) {
         for (std::string& in : n.input) {
           if (!in.empty() && in[0] == '^') continue;
           if (seen_regular++ != l->element_in) continue;
-          const std::string cast = n.name + "/pdk_bool_to_float";
-          if (index.count(cast)) break;
+          const std::string cast = CastIn(n.name);
           added.push_back(MakeNode(cast, "Cast", c.device, {in},
                                    {{"SrcT", AttrValue::Type(DT_BOOL)},
                                     {"DstT", AttrValue::Type(kHeldAs)},
@@ -226,8 +224,7 @@ void HoldBoolTensorListsAsFloat(GraphDef* graph, const RewriteContext& ctx) {
         }
       }
       if (l->element_out >= 0) {
-        const std::string cast = n.name + "/pdk_float_to_bool";
-        if (index.count(cast)) continue;
+        const std::string cast = CastOut(n.name);
         added.push_back(MakeNode(cast, "Cast", c.device, {Ref(n.name, l->element_out)},
                                  {{"SrcT", AttrValue::Type(kHeldAs)},
                                   {"DstT", AttrValue::Type(DT_BOOL)},

@@ -45,13 +45,6 @@
 namespace pdk_graph {
 namespace {
 
-// "/job:localhost/replica:0/task:0" of a full device name, or "" if `device`
-// names no device type (an unplaced node).
-std::string_view TaskOf(std::string_view device) {
-  const size_t at = device.find("/device:");
-  return at == std::string_view::npos ? std::string_view() : device.substr(0, at);
-}
-
 // A node whose kernel is PDK's own: not one PDK leaves to TensorFlow's
 // DEVICE_DEFAULT kernels, not a control-flow op (TensorFlow's kernels on
 // every device), not a node of T variant (the kernel C API cannot read one).
