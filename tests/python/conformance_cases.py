@@ -302,7 +302,8 @@ CASES: List[Case] = []
 
 
 def wide_reference(op):
-    """TF's CPU op computed in float32 and rounded to the 16-bit input dtype.
+    """TF's CPU op (or the reference function ``op``) computed in float32 and
+    rounded to the 16-bit input dtype.
 
     For 16-bit sums where TF's CPU kernel accumulates in half / bfloat16 and
     PDK in float: measured on [513, 1023] inputs in [-5, 5], TF's float16 Sum
@@ -322,7 +323,7 @@ def wide_reference(op):
             return v
         for k, v in kw.items():
             wide[k] = widen(v)
-        out = getattr(tf.raw_ops, op)(**wide)
+        out = (op if callable(op) else getattr(tf.raw_ops, op))(**wide)
         return tf.cast(out, low) if low is not None else out
     return ref
 
@@ -798,8 +799,13 @@ def _like_forward(op, attrs, **args):
         import tensorflow as tf
         with tf.device("/CPU:0"):
             # float32 copies: only the shape matters (TF's CPU lacks some float64 variants)
-            y = getattr(tf.raw_ops, op)(
-                **{k: tf.constant(prev[v].astype(np.float32)) for k, v in args.items()}, **attrs)
+            kw = {k: tf.constant(prev[v].astype(np.float32)) for k, v in args.items()}
+            if op == "DepthwiseConv2dNative" and list(attrs.get("dilations", [1])) != [1, 1, 1, 1]:
+                # TF's CPU kernel refuses dilations; tf.nn's space-to-batch form takes them
+                y = tf.nn.depthwise_conv2d(kw["input"], kw["filter"], attrs["strides"],
+                                           attrs["padding"], dilations=attrs["dilations"][1:3])
+            else:
+                y = getattr(tf.raw_ops, op)(**kw, **attrs)
         return rng.uniform(-1, 1, size=y.shape).astype(prev[next(iter(args.values()))].dtype)
     return fn
 
@@ -852,12 +858,12 @@ for x, k, oc, s, pad, dil in CONV:
             ("input_sizes", const(x, "int32")), ("filter", w), ("_x", x),
             ("out_backprop", computed(_like_forward(fwd, conv, input="_x", filter="filter")))],
             attrs=conv, dtypes={"T": FLOAT}, tol=CONV_TOL, gen=uniform(-1, 1),
-            reference=ref or wide_reference(fwd + "BackpropInput"))
+            reference=wide_reference(ref or fwd + "BackpropInput"))
         case(fwd + "BackpropFilter", inputs=[
             ("input", x), ("filter_sizes", const(w, "int32")), ("_w", w),
             ("out_backprop", computed(_like_forward(fwd, conv, input="input", filter="_w")))],
             attrs=conv, dtypes={"T": FLOAT}, tol=CONV_TOL, gen=uniform(-1, 1),
-            reference=ref or wide_reference(fwd + "BackpropFilter"))
+            reference=wide_reference(ref or fwd + "BackpropFilter"))
 
 def _fused_conv(input, filter, args, **attrs):
     """Calls PDK's own _PdkFusedConv2D, which tf.raw_ops does not know, through
