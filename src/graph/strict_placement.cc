@@ -196,9 +196,22 @@ int EnforceStrictPlacement(GraphDef* graph, const std::string& device_type, bool
     }
     return true;
   };
+  // A read or an assignment of a variable that lives on the CPU runs where
+  // the variable is. TensorFlow has no DEVICE_DEFAULT VarHandleOp for int32
+  // (int32 is host memory by design), so every int32 variable lives on the
+  // CPU, e.g. the int32 placeholder slots Keras's Adafactor creates.
+  auto uses_host_variable = [&](const NodeDef& n) {
+    static const std::unordered_set<std::string_view> kVariableOps = {
+        "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"};
+    if (!kVariableOps.count(n.op) || n.input.empty() || n.input[0][0] == '^') return false;
+    auto it = device_of.find(ParseInput(n.input[0]).node);
+    return it != device_of.end() && DeviceTypeOf(*it->second) == "CPU";
+  };
   std::vector<NodeDef> guards;
   for (NodeDef& n : graph->node) {
-    if (DeviceTypeOf(n.device) != "CPU" || !IsComputeOp(n.op) || forwards_host_values(n)) continue;
+    if (DeviceTypeOf(n.device) != "CPU" || !IsComputeOp(n.op) || forwards_host_values(n) ||
+        uses_host_variable(n))
+      continue;
     if (GuardWithFailure(&n, n.device, Message(n), &guards) && report)
       std::fprintf(stderr, "PDK graph: %s\n", Message(n).c_str());
   }

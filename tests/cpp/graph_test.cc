@@ -1428,6 +1428,20 @@ TEST(StrictPlacement, GuardsCpuComputeOpsOfGraphsOnPdk) {
   EXPECT_EQ(Find(g, "fwd/_pdk_strict"), nullptr);
   EXPECT_EQ(Find(g, "sw/_pdk_strict"), nullptr);
   EXPECT_NE(Find(g, "fwd_pdk/_pdk_strict"), nullptr);
+  // Reads and assignments of a variable living on the CPU run beside it (an
+  // int32 variable: TensorFlow keeps those in host memory); an assignment
+  // of a PDK variable's handle on the CPU is guarded.
+  g.node.push_back(Node("host_var", "_Arg", {}, kCpu));
+  g.node.push_back(Node("pdk_var", "_Arg", {}));
+  g.node.push_back(Node("assign", "AssignVariableOp", {"host_var", "sq"}, kCpu));
+  g.node.push_back(Node("read", "ReadVariableOp", {"host_var"}, kCpu));
+  g.node.push_back(Node("add", "AssignAddVariableOp", {"host_var", "cpu_in"}, kCpu));
+  g.node.push_back(Node("assign_pdk", "AssignVariableOp", {"pdk_var", "sq"}, kCpu));
+  EXPECT_EQ(EnforceStrictPlacement(&g, "PDK", false), 1);
+  EXPECT_EQ(Find(g, "assign/_pdk_strict"), nullptr);
+  EXPECT_EQ(Find(g, "read/_pdk_strict"), nullptr);
+  EXPECT_EQ(Find(g, "add/_pdk_strict"), nullptr);
+  EXPECT_NE(Find(g, "assign_pdk/_pdk_strict"), nullptr);
   // Const and Shape are no compute ops; a second pass adds nothing.
   EXPECT_EQ(Find(g, "c/_pdk_strict"), nullptr);
   EXPECT_EQ(Find(g, "s/_pdk_strict"), nullptr);

@@ -252,6 +252,26 @@ def test_strict_masked_lstm_and_a_cond_on_host_labels_train():
     assert "LOSS" in out and int(out.split("LOSS", 1)[1].split()[1]) > 0, out
 
 
+def test_strict_int32_variables_on_the_host_train():
+    """Keras's Adafactor keeps int32 placeholder slots; TensorFlow keeps int32
+    variables in host memory (no DEVICE_DEFAULT VarHandleOp for int32), so
+    their assignments run on the CPU beside them: not a fallback."""
+    code = """
+    import keras
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dense(3)])
+    model.compile(keras.optimizers.Adafactor(),
+                  keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=False)
+    x = np.random.default_rng(0).normal(size=(64, 8)).astype("float32")
+    y = (x[:, 0] > 0).astype("int32")
+    tensorflow_pdk.reset_launch_counts()
+    h = model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    print("LOSS", h.history["loss"][-1], tensorflow_pdk.launch_counts().get("MatMul", 0))
+    """
+    out = _ok(_run(code, strict=True))
+    assert "LOSS" in out and int(out.split("LOSS", 1)[1].split()[1]) > 0, out
+
+
 def test_compute_op_classification_is_the_plugins():
     for op in ("Const", "_Arg", "_Retval", "Shape", "NoOp", "VarHandleOp", "IteratorGetNext",
                "TensorSliceDataset", "OptionalGetValue", "_PdkStrictFallback"):
