@@ -1041,7 +1041,8 @@ for x, kk, s, pad in POOL3D:
          dtypes={"T": POOL3D_T})
 
 # ======================================================================
-# ResizeBilinear, ResizeNearestNeighbor (src/kernels/image/resize_*.cc)
+# ResizeBilinear, ResizeNearestNeighbor, ResizeBicubic, ResizeArea,
+# ScaleAndTranslate (src/kernels/image/resize_*.cc, scale_and_translate.cc)
 # ======================================================================
 
 RESIZE = [  # (images NHWC, [new_height, new_width])
@@ -1069,6 +1070,40 @@ for (x, size), (ac, hp) in itertools.product(RESIZE, [(False, False), (True, Fal
     case("ResizeNearestNeighborGrad",
          inputs=[("grads", [x[0], *size, x[3]]), ("size", const(x[1:3], "int32"))],
          attrs=attrs, dtypes={"T": FLOAT}, exact=True)
+    # ResizeBicubic (resize_bicubic.cc): TensorFlow's table, taps and order of
+    # the sums, bit for bit; ResizeArea (resize_area.cc) likewise. TensorFlow's
+    # CPU has the bicubic gradient for float32 and float64 only.
+    case("ResizeBicubic", inputs=[("images", x), ("size", const(size, "int32"))],
+         attrs=attrs, dtypes={"T": FLOAT + ["uint8"]}, gen=uniform(0, 100), exact=True)
+    case("ResizeBicubicGrad",
+         inputs=[("grads", arr([x[0], *size, x[3]], "float32")), ("original_image", x)],
+         attrs=attrs, dtypes={"T": ["float32", "float64"]}, exact=True)
+    if not hp:  # ResizeArea has align_corners only
+        case("ResizeArea", inputs=[("images", x), ("size", const(size, "int32"))],
+             attrs=dict(align_corners=ac), dtypes={"T": FLOAT + ["uint8"]},
+             gen=uniform(0, 100), exact=True)
+
+
+# ScaleAndTranslate (scale_and_translate.cc): every filter, with and without
+# antialiasing, down and up, a translation, and a sample grid that leaves
+# the image (empty spans); TensorFlow's CPU has the gradient for float32 only.
+SCALE_AND_TRANSLATE = [  # (images NHWC, size, scale, translation)
+    ([2, 9, 7, 3], [4, 3], [4 / 9, 3 / 7], [0.0, 0.0]),    # downsampling
+    ([1, 4, 5, 2], [9, 11], [9 / 4, 11 / 5], [0.0, 0.0]),  # upsampling
+    ([1, 6, 6, 1], [6, 6], [1.3, 0.7], [-1.5, 2.0]),      # scaled, shifted, partly outside
+]
+for (x, size, scale, shift), (kernel, aa) in itertools.product(
+        SCALE_AND_TRANSLATE,
+        itertools.product(["lanczos1", "lanczos3", "lanczos5", "gaussian", "box", "triangle",
+                           "keyscubic", "mitchellcubic"], [True, False])):
+    attrs = dict(kernel_type=kernel, antialias=aa)
+    geometry = [("scale", const(scale, "float32")), ("translation", const(shift, "float32"))]
+    case("ScaleAndTranslate",
+         inputs=[("images", x), ("size", const(size, "int32"))] + geometry, attrs=attrs,
+         dtypes={"T": FLOAT + ["uint8"]}, gen=uniform(0, 100), exact=True)
+    case("ScaleAndTranslateGrad",
+         inputs=[("grads", arr([x[0], *size, x[3]], "float32")), ("original_image", x)]
+         + geometry, attrs=attrs, dtypes={"T": ["float32"]}, exact=True)
 
 
 # ======================================================================

@@ -1,7 +1,8 @@
 """Image kernels (src/kernels/image/) in Keras models, against TensorFlow's
 CPU; the op-level comparison of every dtype and attribute combination is in
 the conformance sweep (conformance_cases.py, "ResizeBilinear",
-"ResizeNearestNeighbor")."""
+"ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea",
+"ScaleAndTranslate")."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -52,7 +53,71 @@ def test_keras_nearest_resizing_trains_on_pdk_like_cpu():
         ("ResizeNearestNeighbor", "ResizeNearestNeighborGrad"), 1)
 
 
+def test_keras_bicubic_resizing_trains_on_pdk_like_cpu():
+    """Resizing(interpolation="bicubic") down and up (ResizeBicubic with
+    Keys's kernel at half-pixel centers, and its gradient), which ran on the
+    CPU before."""
+    import keras
+
+    _resizing_trains_like_cpu(
+        lambda: [keras.layers.Resizing(7, 9, interpolation="bicubic"),
+                 keras.layers.Resizing(16, 16, interpolation="bicubic")],
+        ("ResizeBicubic", "ResizeBicubicGrad"), 2)
+
+
+def test_keras_lanczos_resizing_trains_on_pdk_like_cpu():
+    """Resizing(interpolation="lanczos3" | "lanczos5") down and up
+    (ScaleAndTranslate and ScaleAndTranslateGrad), which ran on the CPU
+    before."""
+    import keras
+
+    _resizing_trains_like_cpu(
+        lambda: [keras.layers.Resizing(7, 9, interpolation="lanczos3"),
+                 keras.layers.Resizing(16, 16, interpolation="lanczos5")],
+        ("ScaleAndTranslate", "ScaleAndTranslateGrad"), 4)
+
+
+def test_antialiased_resize_gradient_matches_cpu():
+    """tf.image.resize(antialias=True) (ScaleAndTranslate with the filter
+    stretched when downsampling) and its gradient, against the CPU."""
+    rng = np.random.default_rng(5)
+    x = tf.constant(rng.uniform(0, 1, (2, 33, 29, 3)), tf.float32)
+    out = {}
+    for device in ("/CPU:0", "/PDK:0"):
+        with tf.device(device):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = tf.image.resize(x, (10, 12), method="bilinear", antialias=True)
+                loss = tf.reduce_sum(y * y)
+            out[device] = (y, tape.gradient(loss, x))
+    assert out["/PDK:0"][0].device.endswith("PDK:0")
+    for a, b in zip(out["/PDK:0"], out["/CPU:0"]):
+        assert_close(a.numpy(), b.numpy(), what="antialiased resize", rtol=1e-5, atol=1e-5)
+
+
+def test_keras_area_resizing_runs_on_pdk_like_cpu():
+    """Resizing(interpolation="area") in front of a trained model (TensorFlow
+    has no ResizeArea gradient; the layer has no weights): the forward on
+    PDK, predictions and training equal to the CPU's."""
+    import keras
+
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 255, (8, 20, 18, 3)).astype(np.float32)
+    y = rng.integers(0, 3, size=(8,)).astype(np.int32)
+    w_pdk, w_cpu, rec, delta = fit_on_pdk_and_cpu(lambda: keras.Sequential(
+        [keras.Input((20, 18, 3)), keras.layers.Resizing(7, 9, interpolation="area"),
+         keras.layers.Rescaling(1 / 255.0), keras.layers.Conv2D(4, 3),
+         keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(3)]), x, y)
+    assert delta.get("ResizeArea", 0) >= 4, delta
+    assert not rec.compute_ops_on_cpu(), rec.report()
+    for a, b in zip(w_pdk, w_cpu):
+        assert_close(a, b, what="weights after 2 epochs", rtol=1e-4, atol=1e-5)
+
+
 RB, RBG = tf.raw_ops.ResizeBilinear, tf.raw_ops.ResizeBilinearGrad
+RC, RCG = tf.raw_ops.ResizeBicubic, tf.raw_ops.ResizeBicubicGrad
+RA = tf.raw_ops.ResizeArea
+ST, STG = tf.raw_ops.ScaleAndTranslate, tf.raw_ops.ScaleAndTranslateGrad
 RN, RNG = tf.raw_ops.ResizeNearestNeighbor, tf.raw_ops.ResizeNearestNeighborGrad
 ERROR_CASES = {
     "images rank 3": lambda: RB(images=tf.zeros([4, 4, 3]), size=[2, 2]),
@@ -75,6 +140,34 @@ ERROR_CASES = {
     "nearest grad: grads rank 3": lambda: RNG(grads=tf.zeros([8, 8, 2]), size=[4, 4]),
     "nearest grad: size of 3 values": lambda: RNG(grads=tf.zeros([1, 8, 8, 2]), size=[4, 4, 4]),
     "nearest grad: size 0": lambda: RNG(grads=tf.zeros([1, 8, 8, 2]), size=[0, 4]),
+    "bicubic: images rank 3": lambda: RC(images=tf.zeros([4, 4, 3]), size=[2, 2]),
+    "bicubic: size 0": lambda: RC(images=tf.zeros([1, 4, 4, 3]), size=[2, 0]),
+    "bicubic: align_corners and half_pixel_centers": lambda: RC(
+        images=tf.zeros([1, 4, 4, 3]), size=[2, 2], align_corners=True, half_pixel_centers=True),
+    "bicubic grad: grads of zero height": lambda: RCG(grads=tf.zeros([1, 0, 8, 2]),
+                                                      original_image=tf.zeros([1, 4, 4, 2])),
+    "bicubic grad: original_image rank 3": lambda: RCG(grads=tf.zeros([1, 8, 8, 2]),
+                                                       original_image=tf.zeros([4, 4, 2])),
+    "area: images without channels": lambda: RA(images=tf.zeros([1, 4, 4, 0]), size=[2, 2]),
+    "area: size of 1 value": lambda: RA(images=tf.zeros([1, 4, 4, 3]), size=[2]),
+    "scale_and_translate: images rank 3": lambda: ST(
+        images=tf.zeros([4, 4, 3]), size=[2, 2], scale=[0.5, 0.5], translation=[0.0, 0.0]),
+    "scale_and_translate: size 0": lambda: ST(
+        images=tf.zeros([1, 4, 4, 3]), size=[0, 2], scale=[0.5, 0.5], translation=[0.0, 0.0]),
+    "scale_and_translate: scale 0": lambda: ST(
+        images=tf.zeros([1, 4, 4, 3]), size=[2, 2], scale=[0.0, 0.5], translation=[0.0, 0.0]),
+    "scale_and_translate: translation of 3 values": lambda: ST(
+        images=tf.zeros([1, 4, 4, 3]), size=[2, 2], scale=[0.5, 0.5],
+        translation=[0.0, 0.0, 0.0]),
+    "scale_and_translate: unknown kernel_type": lambda: ST(
+        images=tf.zeros([1, 4, 4, 3]), size=[2, 2], scale=[0.5, 0.5], translation=[0.0, 0.0],
+        kernel_type="cubic"),
+    "scale_and_translate grad: original_image rank 3": lambda: STG(
+        grads=tf.zeros([1, 2, 2, 3]), original_image=tf.zeros([4, 4, 3]), scale=[0.5, 0.5],
+        translation=[0.0, 0.0]),
+    "scale_and_translate grad: scale negative": lambda: STG(
+        grads=tf.zeros([1, 2, 2, 3]), original_image=tf.zeros([1, 4, 4, 3]), scale=[0.5, -1.0],
+        translation=[0.0, 0.0]),
 }
 
 

@@ -9,7 +9,7 @@
 //
 // The formulas are TensorFlow's CPU kernel's (tensorflow/core/kernels/image/
 // resize_bilinear_op.cc), in float32:
-//   scale = (align_corners && out > 1) ? (in - 1) / float(out - 1) : in / float(out)
+//   scale = (align_corners && in > 1 && out > 1) ? (in - 1) / float(out - 1) : in / float(out)
 //   src(i) = half_pixel_centers ? (i + 0.5f) * scale - 0.5f : i * scale
 //   lower = max(floor(src), 0), upper = min(ceil(src), in - 1), lerp = src - floor(src)
 //   top = tl + (tr - tl) * x_lerp, bottom = bl + (br - bl) * x_lerp,
@@ -54,7 +54,6 @@ namespace tensorflow {
 namespace {
 
 using Index = Eigen::Index;
-using pdk_image::kInt32Max;
 using pdk_image::ResizeBase;
 using pdk_image::ResizeScale;
 
@@ -84,12 +83,10 @@ class ResizeBilinearOp : public ResizeBase {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     pdk_image::ResizeShape s;
-    OP_REQUIRES_OK(ctx,
-                   pdk_image::ValidateResize(type_string(), x, ctx->input(1), align_corners_, &s));
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ValidateAndAllocate(ctx, &s, &y));
     const int64_t b = s.b, h = s.h, w = s.w, c = s.c, oh = s.oh, ow = s.ow;
     const float hs = s.hs, ws = s.ws;
-    Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({b, oh, ow, c}), &y));
     if (y->NumElements() == 0) return;
     const std::vector<Interp> ys = Weights(h, oh, hs, half_pixel_);
     const std::vector<Interp> xs = Weights(w, ow, ws, half_pixel_);
@@ -129,30 +126,9 @@ class ResizeBilinearGradOp : public ResizeBase {
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& dy = ctx->input(0);
-    const Tensor& orig = ctx->input(1);
-    const TensorShape& gs = dy.shape();
-    const TensorShape& os = orig.shape();
-    const std::string& op = type_string();
-    // TensorFlow's checks, in its order (ImageResizerGradientState::
-    // ValidateAndCreateOutput): the output takes its batch and channels from
-    // grads and only its height and width from original_image.
-    OP_REQUIRES(ctx, gs.dims() == 4,
-                errors::InvalidArgument("input_grad must be 4-dimensional", gs.DebugString(),
-                                        " (", op, ")"));
-    OP_REQUIRES(ctx, gs.dim_size(1) > 0 && gs.dim_size(2) > 0,
-                errors::InvalidArgument("resized dimensions must be positive (", op,
-                                        ": grads of shape ", gs, ")"));
-    OP_REQUIRES(ctx, os.dims() == 4,
-                errors::InvalidArgument("original_image must be 4-dimensional", os.DebugString(),
-                                        " (", op, ")"));
-    OP_REQUIRES(ctx, os.dim_size(1) > 0 && os.dim_size(2) > 0,
-                errors::InvalidArgument("original dimensions must be positive (", op,
-                                        ": original_image of shape ", os, ")"));
-    OP_REQUIRES(ctx, os.dim_size(1) < kInt32Max && os.dim_size(2) < kInt32Max,
-                errors::InvalidArgument("original sizes must be between 0 and max int32 (", op,
-                                        ": original_image of shape ", os, ")"));
-    const int64_t b = gs.dim_size(0), h = os.dim_size(1), w = os.dim_size(2),
-                  c = gs.dim_size(3), oh = gs.dim_size(1), ow = gs.dim_size(2);
+    pdk_image::ResizeGradShape s;
+    OP_REQUIRES_OK(ctx, pdk_image::ValidateResizeGrad(type_string(), dy, ctx->input(1), &s));
+    const int64_t b = s.b, h = s.h, w = s.w, c = s.c, oh = s.oh, ow = s.ow;
     Tensor* dx = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({b, h, w, c}), &dx));
     if (dx->NumElements() == 0) return;

@@ -9,7 +9,7 @@
 //
 // TensorFlow's CPU kernel's mapping (tensorflow/core/kernels/image/
 // resize_nearest_neighbor_op.cc), in float32, per axis:
-//   scale = (align_corners && out > 1) ? (in - 1) / float(out - 1) : in / float(out)
+//   scale = (align_corners && in > 1 && out > 1) ? (in - 1) / float(out - 1) : in / float(out)
 //   src(i) = half_pixel_centers ? (i + 0.5f) * scale : i * scale
 //   j = min(align_corners ? roundf(src(i)) : floorf(src(i)), in - 1), and
 //   j = max(j, 0) with half_pixel_centers;
@@ -70,10 +70,8 @@ class ResizeNearestNeighborOp : public ResizeBase {
 
   void Compute(OpKernelContext* ctx) override {
     pdk_image::ResizeShape s;
-    OP_REQUIRES_OK(ctx, pdk_image::ValidateResize(type_string(), ctx->input(0), ctx->input(1),
-                                                  align_corners_, &s));
     Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({s.b, s.oh, s.ow, s.c}), &y));
+    OP_REQUIRES_OK(ctx, ValidateAndAllocate(ctx, &s, &y));
     if (y->NumElements() == 0) return;
     const std::vector<int64_t> ys = Nearest(s.h, s.oh, s.hs, align_corners_, half_pixel_);
     const std::vector<int64_t> xs = Nearest(s.w, s.ow, s.ws, align_corners_, half_pixel_);
