@@ -17,6 +17,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -316,9 +317,9 @@ inline constexpr int kMaxRank = 254;
 // "temp", "shape") with `index` (-1: none) and the shape. A kernel that reads a
 // shape from an input checks it with this where TensorFlow builds its
 // TensorShape, before the other operands are validated.
-inline Status CheckShape(const std::string& op, const char* kind, int index, const Shape& shape) {
+inline Status CheckShape(std::string_view op, const char* kind, int index, const Shape& shape) {
   auto where = [&] {
-    return " (" + op + ": " + kind + (index >= 0 ? " " + std::to_string(index) : "") +
+    return " (" + std::string(op) + ": " + kind + (index >= 0 ? " " + std::to_string(index) : "") +
            " of shape " + shape.ToString() + ")";
   };
   if (shape.rank() > kMaxRank)
@@ -339,8 +340,8 @@ inline Status CheckShape(const std::string& op, const char* kind, int index, con
 // if not, ResourceExhausted, "OOM when allocating tensor with shape[...] and
 // type ...", as TensorFlow's allocator reports it (Allocator::Allocate<T>
 // refuses such a count), when the allocation is tried.
-inline Status CheckAllocatable(const std::string& op, const char* kind, int index,
-                               const Shape& shape, TF_DataType dtype) {
+inline Status CheckAllocatable(std::string_view op, const char* kind, int index, const Shape& shape,
+                               TF_DataType dtype) {
   PDK_RETURN_IF_ERROR(CheckShape(op, kind, index, shape));
   const int64_t size = static_cast<int64_t>(TF_DataTypeSize(dtype));  // 0: variable-size type
   int64_t bytes;

@@ -414,8 +414,11 @@ BINARY = {
     "GreaterEqual": (NUMERIC, discrete(), discrete()),
     "BitwiseAnd": (INT + SMALL_INT + ["uint16", "uint32", "uint64"],
                    uniform(-1000, 1000), uniform(-1000, 1000)),
-    "BitwiseOr": (INT, uniform(-1000, 1000), uniform(-1000, 1000)),
-    "BitwiseXor": (INT, uniform(-1000, 1000), uniform(-1000, 1000)),
+    "BitwiseOr": (INT + ["uint8"], uniform(-1000, 1000), uniform(-1000, 1000)),
+    "BitwiseXor": (INT + ["uint8"], uniform(-1000, 1000), uniform(-1000, 1000)),
+    # Shifts past the width and negative shifts on purpose (clamped, as TF's CPU).
+    "LeftShift": (INT + ["uint8"], uniform(-1000, 1000), discrete(-3, 70)),
+    "RightShift": (INT + ["uint8"], uniform(-1000, 1000), discrete(-3, 70)),
 }
 
 for xs, ys in BINARY_SHAPES:
@@ -522,7 +525,11 @@ for shape in UNARY_SHAPES:
 # Cast: every source x destination, values with fractions and sign changes.
 for shape in ([3, 5], [], [0], [257, 1023]):
     case("Cast", inputs=[("x", arr(shape, gen=uniform(-100, 100)))], dtypes={
-        "SrcT": FLOAT + INT + ["bool"] + SMALL_INT, "DstT": FLOAT + INT + ["bool"] + SMALL_INT})
+        "SrcT": FLOAT + INT + ["bool"] + SMALL_INT, "DstT": FLOAT + INT + ["bool", "int8", "int16"]})
+    # Into uint8 from values it holds (TF's CPU has no one answer for a float out
+    # of range; PDK saturates: test_kernels_cwise.py).
+    case("Cast", inputs=[("x", arr(shape, gen=uniform(0, 255)))], dtypes={
+        "SrcT": FLOAT + INT + ["bool", "uint8"], "DstT": ["uint8"]}, exact=True)
     # Truncate: rounding toward zero must match TF bit for bit (exact).
     case("Cast", inputs=[("x", arr(shape, gen=uniform(0, 200)))], attrs={"Truncate": True},
          dtypes={"SrcT": F32_64, "DstT": ["float16", "bfloat16"]}, exact=True)
@@ -1748,6 +1755,25 @@ for shape, full in (([5, 3], False), ([3, 5], False), ([4, 4], True), ([5, 3], T
          dtypes={"T": F32_64}, tol=QR_TOL)
 case("Qr", inputs=[("input", computed(_zero_first_column))], attrs={"full_matrices": True},
      dtypes={"T": F32_64}, tol=QR_TOL)
+
+
+# MatrixSolve (src/kernels/linalg/matrix_solve.cc; Keras's RandomPerspective
+# solves 8 x 8 systems): the same Eigen PartialPivLU as TF's CPU kernel, with
+# other vector code (ISA level, FMA): float32 1e-4, float64 1e-10. Diagonally
+# dominant matrices, so every system is well conditioned.
+def _well_conditioned(shape):
+    def gen(dt, rng, prev):
+        a = rng.uniform(-1, 1, size=shape)
+        return (a + shape[-1] * np.eye(shape[-1])).astype(dt["T"])
+    return computed(gen)
+
+
+SOLVE_TOL = {"float32": (1e-4, 1e-4), "float64": (1e-10, 1e-10)}
+for ms, rs in (([3, 3], [3, 2]), ([1, 8, 8], [1, 8, 1]), ([2, 3, 5, 5], [2, 3, 5, 4]),
+               ([0, 4, 4], [0, 4, 2]), ([3, 3], [3, 0]), ([0, 0], [0, 3]), ([64, 64], [64, 33])):
+    for adjoint in (False, True):
+        case("MatrixSolve", inputs=[("matrix", _well_conditioned(ms)), ("rhs", rs)],
+             attrs={"adjoint": adjoint}, dtypes={"T": F32_64}, tol=SOLVE_TOL)
 
 for shape, k, align in (([3, 4], 0, "RIGHT_LEFT"), ([2, 3, 4], [-1, 2], "RIGHT_LEFT"),
                         ([2, 3, 4], [-1, 2], "LEFT_RIGHT"), ([2, 3, 4], [-1, 2], "LEFT_LEFT"),

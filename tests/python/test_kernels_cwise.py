@@ -240,6 +240,29 @@ def test_cast(src, dst, shape, rng):
     assert out[0].dtype == np.dtype(dst) and out[0].shape == tuple(shape)
 
 
+@pytest.mark.parametrize("src", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("n", [5, 20000])
+def test_cast_float_to_uint8_saturates(src, n):
+    """A float to uint8: in range truncated toward zero (the CPU's result),
+    out of range saturated at every size, NaN -> 0 (cast.cc, SaturateToUint8:
+    TensorFlow's CPU saturates on its vectorized path and wraps on its scalar
+    one, so it has no one answer to compare with)."""
+    import ml_dtypes
+    vals = np.array([-5.0, -100.75, 300.0, 255.5, -0.5, 0.75, 254.9, 128.0, np.nan, np.inf,
+                     -np.inf, 1e30], np.float64)
+    x = np.resize(vals, n).astype(ml_dtypes.bfloat16 if src == "bfloat16" else src)
+    with tf.device("/PDK:0"), launches() as delta:
+        got = tf.cast(tf.constant(x), tf.uint8).numpy()
+    assert delta.get("Cast", 0) == 1, delta
+    wide = x.astype(np.float64)
+    want = np.where(np.isnan(wide), 0, np.clip(np.trunc(np.nan_to_num(wide)), 0, 255)).astype(np.uint8)
+    np.testing.assert_array_equal(got, want)
+    in_range = (wide >= 0) & (wide < 256)
+    with tf.device("/CPU:0"):
+        cpu = tf.cast(tf.constant(x), tf.uint8).numpy()
+    np.testing.assert_array_equal(got[in_range], cpu[in_range])
+
+
 SELECT_SHAPES = [
     ((), (), ()),
     ((0,), (0,), (0,)),

@@ -341,3 +341,30 @@ def test_keras_random_elastic_transform_runs_on_pdk_like_cpu():
 
     rec, _ = _fit_on_pdk(layers, x, y, epochs=1)
     assert not rec.compute_ops_on_cpu(), rec.report()
+
+
+def test_keras_random_perspective_and_posterization_run_on_pdk_like_cpu():
+    """RandomPerspective (MatrixSolve of each image's 8 x 8 homography
+    system, ImageProjectiveTransformV3) and RandomPosterization (Cast to and
+    from uint8, RightShift and LeftShift of uint8): the same seed gives the
+    CPU's images, and fit() runs them with no compute op on the CPU."""
+    import keras
+
+    def layers():
+        return [keras.layers.RandomPerspective(factor=1.0, scale=0.5, seed=1),
+                keras.layers.RandomPosterization(factor=(1, 6), value_range=(0, 255), seed=2)]
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 255, (8, 12, 10, 3)).astype(np.float32)
+    y = rng.integers(0, 3, size=(8,)).astype(np.int32)
+    images, n = _augment_on_cpu_and_pdk(layers, [x[:4], x[4:]])
+    for op in ("MatrixSolve", "ImageProjectiveTransformV3", "RightShift", "LeftShift"):
+        assert n.get(op, 0) >= 2, (op, n)
+    for a, b in zip(images["/PDK:0"], images["/CPU:0"]):
+        # The homography is solved with other vector code than the CPU's
+        # (ulps); a pixel whose sample point moves across a pixel boundary
+        # changes a little, so compare closely but not bit for bit.
+        assert_close(a, b, what="augmented images", rtol=1e-4, atol=1e-2)
+
+    rec, _ = _fit_on_pdk(layers, x, y, epochs=1)
+    assert not rec.compute_ops_on_cpu(), rec.report()

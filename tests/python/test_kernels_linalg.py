@@ -123,3 +123,57 @@ def test_space_to_batch_errors(rng):
     back = _on_pdk(lambda y: tf.raw_ops.BatchToSpaceND(input=y, block_shape=[2], crops=[[1, 0]]),
                    y.numpy())
     np.testing.assert_array_equal(back.numpy(), x)
+
+
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_matrix_solve_against_numpy_and_its_gradient_against_cpu(adjoint, rng):
+    """tf.linalg.solve on PDK (MatrixSolve) against NumPy's LAPACK solve in
+    float64, and its gradient (MatrixSolve with the other adjoint, MatMul)
+    against TensorFlow's CPU."""
+    a = rng.standard_normal((2, 3, 6, 6)) + 4 * np.eye(6)
+    b = rng.standard_normal((2, 3, 6, 5))
+    with launches() as delta:
+        x = _on_pdk(lambda m, r: tf.linalg.solve(m, r, adjoint=adjoint), a, b).numpy()
+    assert delta.get("MatrixSolve", 0) == 1, delta
+    want = np.linalg.solve(np.swapaxes(a, -1, -2) if adjoint else a, b)
+    np.testing.assert_allclose(x, want, rtol=1e-12, atol=1e-12)
+
+    def grads(m, r):
+        with tf.GradientTape() as tape:
+            tape.watch([m, r])
+            loss = tf.reduce_sum(tf.sin(tf.linalg.solve(m, r, adjoint=adjoint)))
+        return tape.gradient(loss, [m, r])
+
+    with launches() as delta:
+        got = _on_pdk(grads, a.astype(np.float32), b.astype(np.float32))
+    assert delta.get("MatrixSolve", 0) == 2, delta
+    with tf.device("/CPU:0"):
+        want = grads(tf.constant(a.astype(np.float32)), tf.constant(b.astype(np.float32)))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("a_shape, b_shape, message", [
+    ([4], [4, 1], "Input tensor 0 must have rank >= 2, got 1"),
+    ([3, 3], [2, 3, 1], "All input tensors must have the same rank."),
+    ([2, 3, 3], [3, 3, 1], "All input tensors must have the same outer dimensions."),
+    ([3, 4], [3, 1], "First input (lhs) must be a square matrix."),
+    ([3, 3], [4, 1], "Input matrix and rhs are incompatible."),
+])
+def test_matrix_solve_shape_errors_are_the_cpus(a_shape, b_shape, message):
+    """Bad shapes: TensorFlow's wording on both devices (PDK adds the shapes).
+    raw_ops skip the Python shape checks, so the kernels decide."""
+    a, b = np.ones(a_shape, np.float32), np.ones(b_shape, np.float32)
+    for device in ("/CPU:0", "/PDK:0"):
+        with tf.device(device), pytest.raises(tf.errors.InvalidArgumentError) as e:
+            tf.raw_ops.MatrixSolve(matrix=tf.constant(a), rhs=tf.constant(b))
+        assert message in str(e.value), (device, str(e.value))
+    assert "matrix shape" in str(e.value), str(e.value)
+
+
+def test_matrix_solve_singular_is_an_error_like_cpu():
+    a = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)  # rank 1: an exact zero pivot
+    for device in ("/CPU:0", "/PDK:0"):
+        with tf.device(device), pytest.raises(tf.errors.InvalidArgumentError,
+                                              match="Input matrix is not invertible."):
+            tf.linalg.solve(tf.constant(a), tf.constant([[1.0], [1.0]]))

@@ -6,7 +6,8 @@
 //   CollectiveReduceV2's final_op="Div");
 //   Add (the v1 op tf.distribute and FusedBatchNorm's gradient emit; the same
 //   kernel as AddV2, registered under both names):
-//       float32, float64, int32, int64 (z has x's dtype); int32 AddV2 is
+//       float32, float64, int32, int64 (z has x's dtype); AddV2, Add, Sub,
+//       Mul, Maximum, Minimum also uint8 (modulo 256); int32 AddV2 is
 //       TensorFlow's DEVICE_DEFAULT kernel (src/kernels/tensorflow_default_kernels.h)
 //   RealDiv, DivNoNan: float32, float64
 //   MulNoNan (x * y, 0 where y == 0), Xlogy (x * log y, 0 where x == 0), Xlog1py
@@ -19,7 +20,8 @@
 //       incompatible_shape_error=false, shapes that don't broadcast give a bool
 //       scalar (false for Equal, true for NotEqual), as TensorFlow does
 //   LogicalAnd, LogicalOr: bool
-//   BitwiseAnd, BitwiseOr, BitwiseXor: int32, int64
+//   BitwiseAnd, BitwiseOr, BitwiseXor, LeftShift, RightShift (the shift clamped
+//       to [0, bits - 1], as TensorFlow's CPU kernel): int32, int64, uint8
 // Gradient ops (inputs y, dy with equal element counts; output shaped like y):
 //   SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad: float32, float64
 // float16 and bfloat16 (computed in float32, rounded once, as Eigen's own
@@ -272,13 +274,18 @@ using DivOp = std::conditional_t<std::is_integral_v<T>,
   PDK_REGISTER_BINARY_("LessEqual", T, HOST, ToBool<T, Cmp<T, ei::cmp_LE>>)                      \
   PDK_REGISTER_BINARY_("Greater", T, HOST, ToBool<T, Cmp<T, ei::cmp_GT>>)                        \
   PDK_REGISTER_BINARY_("GreaterEqual", T, HOST, ToBool<T, Cmp<T, ei::cmp_GE>>)
-// Integers only: TruncateDiv and the bitwise ops.
-#define PDK_REGISTER_INTEGER_(T, HOST)                                                          \
-  PDK_REGISTER_BINARY_("TruncateDiv", T, HOST,                                                   \
-                       Same<T, functors::TruncateDiv<T>, NonzeroDivisor<T>>)                     \
-  PDK_REGISTER_BINARY_("BitwiseAnd", T, HOST, Same<T, functors::BitwiseAnd<T>>)                  \
-  PDK_REGISTER_BINARY_("BitwiseOr", T, HOST, Same<T, functors::BitwiseOr<T>>)                    \
-  PDK_REGISTER_BINARY_("BitwiseXor", T, HOST, Same<T, functors::BitwiseXor<T>>)
+// Integers only: the bitwise ops and shifts (int32, int64, uint8) and
+// TruncateDiv (int32, int64).
+#define PDK_REGISTER_BITS_(T, HOST)                                             \
+  PDK_REGISTER_BINARY_("BitwiseAnd", T, HOST, Same<T, functors::BitwiseAnd<T>>) \
+  PDK_REGISTER_BINARY_("BitwiseOr", T, HOST, Same<T, functors::BitwiseOr<T>>)   \
+  PDK_REGISTER_BINARY_("BitwiseXor", T, HOST, Same<T, functors::BitwiseXor<T>>) \
+  PDK_REGISTER_BINARY_("LeftShift", T, HOST, Same<T, functors::LeftShift<T>>)   \
+  PDK_REGISTER_BINARY_("RightShift", T, HOST, Same<T, functors::RightShift<T>>)
+#define PDK_REGISTER_INTEGER_(T, HOST)                                       \
+  PDK_REGISTER_BINARY_("TruncateDiv", T, HOST,                               \
+                       Same<T, functors::TruncateDiv<T>, NonzeroDivisor<T>>) \
+  PDK_REGISTER_BITS_(T, HOST)
 // float32, float64, int32, int64, bool.
 #define PDK_REGISTER_EQUALITY_(T, HOST)                                                         \
   PDK_REGISTER_BINARY_("Equal", T, HOST, EqualityOp<T, Cmp<T, ei::cmp_EQ>, false>)               \
@@ -349,12 +356,22 @@ PDK_REGISTER_FLOAT_(float)
 PDK_REGISTER_FLOAT_(double)
 PDK_REGISTER_INTEGER_(int32, PDK_INT32_ON_HOST_)
 PDK_REGISTER_INTEGER_(int64, )
+PDK_REGISTER_BITS_(uint8, )
+// uint8 arithmetic (modulo 256, as TensorFlow's CPU): image augmentations
+// work on uint8 pixels (Keras's RandomPosterization: 8 - factor).
+PDK_REGISTER_BINARY_("AddV2", uint8, , Same<uint8, ei::scalar_sum_op<uint8, uint8>>)
+PDK_REGISTER_BINARY_("Add", uint8, , Same<uint8, ei::scalar_sum_op<uint8, uint8>>)
+PDK_REGISTER_BINARY_("Sub", uint8, , Same<uint8, ei::scalar_difference_op<uint8, uint8>>)
+PDK_REGISTER_BINARY_("Mul", uint8, , Same<uint8, ei::scalar_product_op<uint8, uint8>>)
+PDK_REGISTER_BINARY_("Maximum", uint8, , Same<uint8, ei::scalar_max_op<uint8, uint8>>)
+PDK_REGISTER_BINARY_("Minimum", uint8, , Same<uint8, ei::scalar_min_op<uint8, uint8>>)
 PDK_REGISTER_HALF_(Eigen::half)
 PDK_REGISTER_HALF_(Eigen::bfloat16)
 #undef PDK_REGISTER_HALF_
 #undef PDK_REGISTER_FLOAT_
 #undef PDK_REGISTER_EQUALITY_
 #undef PDK_REGISTER_INTEGER_
+#undef PDK_REGISTER_BITS_
 #undef PDK_REGISTER_REAL_
 #undef PDK_REGISTER_LOOP_OPS_
 #undef PDK_INT32_ON_HOST_

@@ -287,6 +287,30 @@ struct BitwiseXor {
   }
 };
 
+// LeftShift / RightShift: the shift clamped to [0, bits - 1] (a negative
+// shift is 0), a left shift done unsigned, a right shift arithmetic for signed
+// types: TensorFlow's left_shift_op / right_shift_op
+// (tensorflow/core/kernels/cwise_ops.h), so results match its CPU kernel.
+template <class T>
+T ClampShift(T y) {
+  constexpr T kMax = static_cast<T>(sizeof(T) * 8 - 1);
+  if constexpr (std::is_signed_v<T>) {
+    if (y < 0) return 0;
+  }
+  return y > kMax ? kMax : y;
+}
+template <class T>
+struct LeftShift {
+  T operator()(const T& x, const T& y) const {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(x) << static_cast<U>(ClampShift(y)));
+  }
+};
+template <class T>
+struct RightShift {
+  T operator()(const T& x, const T& y) const { return static_cast<T>(x >> ClampShift(y)); }
+};
+
 // Gradients: first argument y (the forward output), second dy.
 template <class T>
 struct SigmoidGrad {
@@ -367,6 +391,8 @@ PDK_FUNCTOR_TRAITS_(IntPow, 10 * NumTraits<T>::MulCost, false);
 PDK_FUNCTOR_TRAITS_(BitwiseAnd, 1, true);
 PDK_FUNCTOR_TRAITS_(BitwiseOr, 1, true);
 PDK_FUNCTOR_TRAITS_(BitwiseXor, 1, true);
+PDK_FUNCTOR_TRAITS_(LeftShift, 2, false);
+PDK_FUNCTOR_TRAITS_(RightShift, 2, false);
 PDK_FUNCTOR_TRAITS_(SigmoidGrad, 3 * NumTraits<T>::MulCost, packet_traits<T>::HasMul);
 PDK_FUNCTOR_TRAITS_(TanhGrad, 3 * NumTraits<T>::MulCost, packet_traits<T>::HasMul);
 PDK_FUNCTOR_TRAITS_(SqrtGrad, 6 * NumTraits<T>::MulCost,
